@@ -1,0 +1,12 @@
+// PLACEHOLDER: replaced by the module that implements 'report'. Must not survive into a finished issue.
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "common/input_error.hpp"
+
+namespace autotune::cli {
+int cmd_report(const Args&) {
+  std::fprintf(stderr, "nccl-autotune: 'report' is not built yet\n");
+  return kExitFailed;
+}
+}  // namespace autotune::cli

@@ -1,0 +1,26 @@
+#pragma once
+// Boost.Program_options with the project's conventions: bad usage is an InputError (exit 2), `--help`
+// prints the usage line and the option table.
+
+#include <boost/program_options.hpp>
+#include <optional>
+#include <string>
+
+#include "cli/commands.hpp"
+
+namespace autotune::cli {
+
+namespace po = boost::program_options;
+
+struct CommandSpec {
+  std::string usage;        // "nccl-autotune probe [--input FILE] [--format text|json|nccl-xml]"
+  std::string description;  // a paragraph shown under the usage by --help
+  po::options_description options{"options"};
+  po::positional_options_description positional;
+};
+
+// Parses args. Returns nullopt after printing help (the command then returns 0). Adds --help itself.
+// Throws InputError("<arguments>", 0, "...") for unknown options, missing values, bad values.
+std::optional<po::variables_map> parse_command_line(CommandSpec& spec, const Args& args);
+
+}  // namespace autotune::cli

@@ -1,0 +1,17 @@
+#pragma once
+// Writing a file so that readers see the old content or the new, never a half-written one: a temporary file
+// in the same directory, flushed to disk, then renamed over the target (rename is atomic within a directory).
+
+#include <filesystem>
+#include <string_view>
+
+namespace autotune {
+
+// Throws std::runtime_error (with the path and errno text) when any step fails; the target is then untouched
+// and the temporary file removed.
+void write_file_atomically(const std::filesystem::path& target, std::string_view content);
+
+// Reads a whole file; throws InputError naming the file when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace autotune

@@ -1,0 +1,96 @@
+#pragma once
+// The profile: what one calibration of one cluster decided. One TOML file (profile_toml.hpp reads and writes
+// it); the plugin compiles its rules into a RuleTable, the launcher exports its [env].
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiles/vocabulary.hpp"
+
+namespace autotune::profiles {
+
+inline constexpr int kSchemaVersion = 1;
+
+// An inclusive range of node or rank counts; a rule without one applies at any scale.
+struct CountRange {
+  int min = 1;
+  int max = std::numeric_limits<int>::max();
+  bool contains(int n) const { return n >= min && n <= max; }
+  bool overlaps(const CountRange& o) const { return min <= o.max && o.min <= max; }
+  bool operator==(const CountRange&) const = default;
+};
+
+struct Rule {
+  Collective collective = Collective::allreduce;
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = 0;  // inclusive
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  int channels = 0;  // 0 = NCCL decides
+  std::optional<CountRange> nodes;
+  std::optional<CountRange> ranks;
+  // Evidence from the calibration (absent in hand-written or imported rules).
+  std::optional<double> busbw_gbps;
+  std::optional<double> default_busbw_gbps;
+  std::optional<int> samples;
+  int source_line = 0;  // where it was read from, for messages; not written back
+
+  bool applies_to(int n_nodes, int n_ranks) const {
+    return (!nodes || nodes->contains(n_nodes)) && (!ranks || ranks->contains(n_ranks));
+  }
+};
+
+struct ClusterInfo {
+  std::string name;
+  std::string fingerprint;
+  std::string gpu_model;
+  int gpus_per_node = 0;
+  int nodes = 0;
+  int nics_per_node = 0;
+};
+
+enum class Source { measured, simulated, imported };
+std::string_view name(Source s);
+std::optional<Source> parse_source(std::string_view text);
+
+struct Provenance {
+  std::string created;  // RFC 3339
+  std::string tool_version;
+  std::string nccl_version;  // "2.28.9"
+  Source source = Source::measured;
+  std::string command;
+};
+
+// What the plugin does for a communicator whose (nodes, ranks) no rule names.
+enum class UncalibratedPolicy {
+  nccl_decides,   // no rule applies: NCCL's own choice (the default)
+  nearest_scale  // use the rules of the nearest calibrated scale
+};
+
+// One override of NCCL's tuning constants (ncclTunerConstants_v5_t), applied by the v5/v6 plugin at init.
+// `table` is one of: base_latency [algorithm][protocol], hw_latency [nvlink|pci|net][algorithm][protocol],
+// ll_max_bw / per_ch_max_ring_ll128_bw / per_ch_max_tree_ll128_bw / per_ch_max_tree_bw /
+// per_ch_max_nvls_tree_bw [volta|ampere|hopper|blackwell][1|2|3 = nodes 1, 2, more]. `index` holds the
+// indices in that order.
+struct ConstantOverride {
+  std::string table;
+  std::vector<int> index;
+  double value = 0.0;
+  int source_line = 0;
+};
+
+struct Profile {
+  int schema = kSchemaVersion;
+  ClusterInfo cluster;
+  Provenance provenance;
+  std::map<std::string, std::string> env;  // process-wide NCCL settings chosen by calibration
+  UncalibratedPolicy uncalibrated = UncalibratedPolicy::nccl_decides;
+  std::vector<ConstantOverride> constants;
+  std::vector<Rule> rules;
+};
+
+}  // namespace autotune::profiles
