@@ -1,0 +1,66 @@
+#pragma once
+// The rules of a profile compiled for one communicator scale (nodes, ranks): per collective, a flat array of
+// disjoint byte ranges sorted by min_bytes, so the plugin's per-collective lookup is a binary search that
+// never allocates. Immutable after compile(): find() may be called from any number of threads at once.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "profiles/profile.hpp"
+
+namespace autotune::profiles {
+
+struct CompiledRule {
+  uint64_t min_bytes, max_bytes;  // inclusive
+  int8_t algorithm;               // NCCL_ALGO_* id
+  int8_t protocol;                // NCCL_PROTO_* id
+  int32_t channels;               // 0 = NCCL decides
+};
+
+class RuleTable {
+ public:
+  RuleTable() = default;
+  // Keeps the rules that apply to (nodes, ranks), per collective sorted by min_bytes. A validated profile has
+  // no overlaps at one scale; should overlapping rules arrive anyway, the one with the lower min_bytes (then
+  // the earlier one in `rules`) keeps the shared bytes, so lookups stay deterministic.
+  static RuleTable compile(const std::vector<Rule>& rules, int nodes, int ranks);
+  // compile() under a policy: with nearest_scale, a scale that no rule names explicitly borrows the rules of
+  // the nearest named scale (see nearest_named_scale); rules without nodes/ranks bounds apply either way.
+  static RuleTable compile(const std::vector<Rule>& rules, int nodes, int ranks, UncalibratedPolicy policy);
+
+  // O(log n), no allocation, noexcept; nullptr when no rule covers (collective id, bytes). collective_id is
+  // NCCL's ncclFunc_t; out-of-range ids return nullptr.
+  const CompiledRule* find(int collective_id, uint64_t bytes) const noexcept;
+  size_t size() const noexcept;
+
+ private:
+  std::array<std::vector<CompiledRule>, kNumCollectives> by_collective_;
+};
+
+// A communicator scale.
+struct Scale {
+  int nodes = 1;
+  int ranks = 1;
+  bool operator==(const Scale&) const = default;
+};
+
+// The scales the rules name explicitly: each distinct (nodes, ranks) bound pair of a rule that has a nodes or
+// ranks bound (an absent bound is the full range). Sorted, without duplicates.
+struct NamedScale {
+  CountRange nodes;
+  CountRange ranks;
+  bool contains(Scale s) const { return nodes.contains(s.nodes) && ranks.contains(s.ranks); }
+  bool operator==(const NamedScale&) const = default;
+};
+std::vector<NamedScale> named_scales(const std::vector<Rule>& rules);
+
+// For the "nearest" policy: nullopt when some named scale contains `at` (its own rules apply) or when the
+// rules name no scale at all; otherwise the point of the nearest named scale closest to `at`. Distance is
+// measured in powers of two, nodes first (crossing the network matters more than ranks per node), then
+// ranks; ties go to the smaller scale.
+std::optional<Scale> nearest_named_scale(const std::vector<Rule>& rules, Scale at);
+
+}  // namespace autotune::profiles
