@@ -31,12 +31,12 @@ struct NvLink {
 };
 
 struct Gpu {
-  int index = 0;             // CUDA device order (or order found in the file)
-  std::string name;          // "NVIDIA H100 80GB HBM3"; may be "" from a skeleton file
-  std::string pci_bus_id;    // "0000:1b:00.0", lower case, with domain
+  int index = 0;               // CUDA device order (or order found in the file)
+  std::string name;            // "NVIDIA H100 80GB HBM3"; may be "" from a skeleton file
+  std::string pci_bus_id;      // "0000:1b:00.0", lower case, with domain
   uint32_t pci_device_id = 0;  // 0x2330
   int numa_node = -1;
-  int sm = 0;                // 90 for Hopper; 0 = unknown
+  int sm = 0;                         // 90 for Hopper; 0 = unknown
   std::vector<PciAncestor> pci_path;  // host bridge first
   PcieLink link;
   PcieLink link_max;
@@ -50,7 +50,7 @@ struct Gpu {
 
 struct NicPort {
   int port = 1;
-  std::string state = "ACTIVE";  // verbs names: ACTIVE, DOWN, INIT, ARMED
+  std::string state = "ACTIVE";           // verbs names: ACTIVE, DOWN, INIT, ARMED
   std::string link_layer = "InfiniBand";  // or "Ethernet"
   double speed_gbps = 0.0;
   std::string guid;
