@@ -121,13 +121,16 @@ void fill_from_hwloc(hwloc_topology_t topology, Topology& out) {
       nic.model = nic_model_for(a.vendor_id, a.device_id);
       nic.numa_node = numa_of(pci);
       nic.pci_path = path_of(pci);
-      // hwloc records each port's GID/LID but neither state nor speed: ports come from verbs/sysfs live.
+      // hwloc records each port's state (verbs' numbering) and LID but not its speed or link layer: those come
+      // from verbs/sysfs on a live node.
       for (unsigned i = 0; i < child->infos_count; ++i) {
-        unsigned port = 0;
-        if (std::sscanf(child->infos[i].name, "Port%uLID", &port) == 1) {
+        unsigned port = 0, state = 0;
+        if (std::sscanf(child->infos[i].name, "Port%uState", &port) == 1 &&
+            std::sscanf(child->infos[i].value, "%u", &state) == 1) {
+          static const char* const kStates[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
           NicPort p;
           p.port = static_cast<int>(port);
-          p.state = "unknown";
+          p.state = state < 6 ? kStates[state] : "unknown";
           p.link_layer = "unknown";
           nic.ports.push_back(p);
         }
