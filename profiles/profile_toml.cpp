@@ -1,0 +1,757 @@
+#include "profiles/profile_toml.hpp"
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+#include "common/atomic_file.hpp"
+#include "common/input_error.hpp"
+#include "profiles/byte_size.hpp"
+#include "profiles/env_policy.hpp"
+#include "profiles/tuner_constants.hpp"
+
+namespace autotune::profiles {
+namespace {
+
+constexpr int kMaxChannels = 64;
+
+std::string in_quotes(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
+
+std::string join(std::initializer_list<std::string_view> names) {
+  std::string out;
+  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+std::string all_collective_names() {
+  std::string out;
+  for (auto c : kAllCollectives) out += (out.empty() ? "" : ", ") + std::string(name(c));
+  return out;
+}
+std::string all_algorithm_names() {
+  std::string out;
+  for (auto a : kAllAlgorithms) out += (out.empty() ? "" : ", ") + std::string(name(a));
+  return out;
+}
+
+std::string rule_key(size_t index) {
+  return "rule[" + std::to_string(index + 1) + "]";
+}
+
+std::string format_double(double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // keeps it a TOML float
+  return s;
+}
+
+bool is_rfc3339(std::string_view s) {
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
+  auto digits = [&](size_t pos, size_t n) {
+    if (pos + n > s.size()) return false;
+    for (size_t i = pos; i < pos + n; ++i)
+      if (s[i] < '0' || s[i] > '9') return false;
+    return true;
+  };
+  if (!(digits(0, 4) && s.size() > 19 && s[4] == '-' && digits(5, 2) && s[7] == '-' && digits(8, 2) &&
+        (s[10] == 'T' || s[10] == 't') && digits(11, 2) && s[13] == ':' && digits(14, 2) && s[16] == ':' &&
+        digits(17, 2)))
+    return false;
+  size_t pos = 19;
+  if (s[pos] == '.') {
+    size_t start = ++pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+    if (pos == start) return false;
+  }
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) return pos + 1 == s.size();
+  return pos + 6 == s.size() && (s[pos] == '+' || s[pos] == '-') && digits(pos + 1, 2) && s[pos + 3] == ':' &&
+         digits(pos + 4, 2);
+}
+
+bool is_version(std::string_view s) {
+  // "2.28" or "2.28.9"
+  int parts = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+    ++parts;
+    if (i < s.size()) {
+      if (s[i] != '.') return false;
+      if (++i == s.size()) return false;
+    }
+  }
+  return parts >= 2 && parts <= 4;
+}
+
+// --- Checks shared by the reader and validate_profile
+// -------------------------------------------------------
+
+struct Where {
+  std::string_view file;
+  [[noreturn]] void fail(int line, const std::string& key, const std::string& message) const {
+    throw InputError(std::string(file), line, key + ": " + message);
+  }
+};
+
+void check_cluster(const Where& w, const ClusterInfo& c, int line) {
+  if (c.name.empty()) w.fail(line, "cluster.name", "expected a non-empty cluster name; found \"\"");
+}
+
+void check_provenance(const Where& w, const Provenance& p, int created_line, int version_line) {
+  if (!is_rfc3339(p.created))
+    w.fail(created_line, "provenance.created",
+           "expected an RFC 3339 time such as 2025-06-01T12:00:00Z; found " + in_quotes(p.created));
+  if (!is_version(p.nccl_version))
+    w.fail(version_line, "provenance.nccl_version",
+           "expected a version such as 2.28.9; found " + in_quotes(p.nccl_version));
+}
+
+void check_env(const Where& w, const std::string& key, const std::string& value, int line) {
+  try {
+    check_env_entry(key, value);
+  } catch (const InputError& e) {
+    w.fail(line, "env", e.message());
+  }
+}
+
+void check_constant(const Where& w, const ConstantOverride& c) {
+  const ConstantTable* t = find_constant_table(c.table);
+  std::string key = "constants." + c.table;
+  if (!t) {
+    std::string names;
+    for (const auto& tt : constant_tables()) names += (names.empty() ? "" : ", ") + std::string(tt.name);
+    w.fail(c.source_line, "constants", "expected one of " + names + "; found " + in_quotes(c.table));
+  }
+  if (c.index.size() != t->indices.size())
+    w.fail(c.source_line, key,
+           "expected " + std::to_string(t->indices.size()) + " indices; found " +
+               std::to_string(c.index.size()));
+  for (size_t i = 0; i < c.index.size(); ++i) {
+    std::string probe;
+    bool ok = c.index[i] >= 0;
+    if (ok) {
+      probe = constant_index_name(t->indices[i], c.index[i]);
+      ok = parse_constant_index(t->indices[i], probe) == c.index[i];
+    }
+    if (!ok) w.fail(c.source_line, key, "index " + std::to_string(c.index[i]) + " is out of range");
+    key += "." + probe;
+  }
+  double max = constant_max(t->unit);
+  if (!std::isfinite(c.value) || c.value < 0 || c.value > max) {
+    std::string unit = t->unit == ConstantUnit::microseconds ? " us" : " GB/s";
+    w.fail(c.source_line, key,
+           "expected a finite number 0.." + format_double(max) + unit + "; found " + format_double(c.value));
+  }
+}
+
+void check_count_range(const Where& w, const std::optional<CountRange>& r, int line, const std::string& key) {
+  if (r && (r->min < 1 || r->min > r->max))
+    w.fail(line, key,
+           "expected a count >= 1 or a range such as \"2-8\" with min <= max; found " +
+               in_quotes(format_count_range(r)));
+}
+
+struct RuleLines {
+  int header = 0, algorithm = 0, protocol = 0, max_bytes = 0, channels = 0, nodes = 0, ranks = 0,
+      evidence = 0;
+};
+
+void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& lines) {
+  std::string key = rule_key(index);
+  if (!is_allowed(r.collective, r.algorithm))
+    w.fail(lines.algorithm, key + ".algorithm",
+           "expected one of " + allowed_algorithms_text(r.collective) + " (what NCCL allows for " +
+               std::string(name(r.collective)) + "); found " + in_quotes(name(r.algorithm)));
+  if (!is_allowed(r.collective, r.algorithm, r.protocol))
+    w.fail(lines.protocol, key + ".protocol",
+           "expected simple (" + std::string(name(r.algorithm)) + " takes Simple only); found " +
+               in_quotes(name(r.protocol)));
+  if (r.min_bytes > r.max_bytes)
+    w.fail(lines.max_bytes, key + ".max_bytes",
+           "expected at least min_bytes (" + std::to_string(r.min_bytes) + "); found " +
+               std::to_string(r.max_bytes));
+  if (r.channels < 0 || r.channels > kMaxChannels)
+    w.fail(lines.channels, key + ".channels",
+           "expected an integer 0..64 (0 = NCCL decides); found " + std::to_string(r.channels));
+  check_count_range(w, r.nodes, lines.nodes, key + ".nodes");
+  check_count_range(w, r.ranks, lines.ranks, key + ".ranks");
+  auto check_bw = [&](const std::optional<double>& v, const char* what) {
+    if (v && (!std::isfinite(*v) || *v < 0 || *v > 1e5))
+      w.fail(lines.evidence, key + "." + what,
+             "expected a finite number 0..100000.0 GB/s; found " + format_double(*v));
+  };
+  check_bw(r.busbw_gbps, "busbw_gbps");
+  check_bw(r.default_busbw_gbps, "default_busbw_gbps");
+  if (r.samples && *r.samples < 1)
+    w.fail(lines.evidence, key + ".samples", "expected an integer >= 1; found " + std::to_string(*r.samples));
+}
+
+std::string describe_rule(const Rule& r) {
+  return format_byte_size(r.min_bytes) + ".." + format_byte_size(r.max_bytes) + ", nodes " +
+         format_count_range(r.nodes) + ", ranks " + format_count_range(r.ranks);
+}
+
+// Two rules overlap when they share a collective, their byte ranges intersect and so do their node and rank
+// ranges. A sweep over rules sorted by min_bytes keeps this near-linear for real profiles.
+void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
+  const CountRange any{};
+  std::vector<size_t> order(rules.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(rules[a].collective, rules[a].min_bytes, a) <
+           std::tie(rules[b].collective, rules[b].min_bytes, b);
+  });
+  std::vector<size_t> active;
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const Rule& r = rules[order[pos]];
+    if (pos > 0 && rules[order[pos - 1]].collective != r.collective) active.clear();
+    std::erase_if(active, [&](size_t i) { return rules[i].max_bytes < r.min_bytes; });
+    for (size_t i : active) {
+      const Rule& o = rules[i];
+      if (!o.nodes.value_or(any).overlaps(r.nodes.value_or(any)) ||
+          !o.ranks.value_or(any).overlaps(r.ranks.value_or(any)))
+        continue;
+      size_t later = std::max(i, order[pos]), earlier = std::min(i, order[pos]);
+      const Rule& a = rules[later];
+      const Rule& b = rules[earlier];
+      w.fail(a.source_line, rule_key(later),
+             "expected byte ranges that do not overlap for one collective and scale; found " +
+                 describe_rule(a) + " overlapping " + rule_key(earlier) +
+                 (b.source_line ? " at line " + std::to_string(b.source_line) : "") + " (" +
+                 describe_rule(b) + ")");
+    }
+    active.push_back(order[pos]);
+  }
+}
+
+// --- The TOML reader
+// ----------------------------------------------------------------------------------------
+
+int line_of(const toml::node& n) {
+  return static_cast<int>(n.source().begin.line);
+}
+
+std::string describe(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string:
+      return "string " + in_quotes(n.as_string()->get());
+    case toml::node_type::integer:
+      return "integer " + std::to_string(n.as_integer()->get());
+    case toml::node_type::floating_point:
+      return "float " + format_double(n.as_floating_point()->get());
+    case toml::node_type::boolean:
+      return n.as_boolean()->get() ? "boolean true" : "boolean false";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    default:
+      return "a date or time";
+  }
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view file) : w_{file} {}
+
+  Profile read(const toml::table& root) {
+    Profile p;
+    check_keys(root, "", {"schema", "cluster", "provenance", "env", "policy", "constants", "rule"}, 1);
+    const toml::node* schema = root.get("schema");
+    if (!schema) w_.fail(1, "schema", "expected schema = 1 at the top of the file; found no such key");
+    p.schema = static_cast<int>(integer(*schema, "schema"));
+    if (p.schema > kSchemaVersion)
+      w_.fail(line_of(*schema), "schema",
+              "written by a newer nccl-autotune: schema " + std::to_string(p.schema) +
+                  ", this version reads " + std::to_string(kSchemaVersion));
+    if (p.schema < 1) w_.fail(line_of(*schema), "schema", "expected 1; found " + std::to_string(p.schema));
+
+    const toml::table& cluster = table(root, "cluster", 1);
+    int cluster_line = line_of(cluster);
+    check_keys(cluster, "cluster.",
+               {"name", "fingerprint", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"}, cluster_line);
+    p.cluster.name = string(cluster, "cluster.", "name", true);
+    p.cluster.fingerprint = string(cluster, "cluster.", "fingerprint", false);
+    p.cluster.gpu_model = string(cluster, "cluster.", "gpu_model", false);
+    p.cluster.gpus_per_node = count(cluster, "cluster.", "gpus_per_node");
+    p.cluster.nodes = count(cluster, "cluster.", "nodes");
+    p.cluster.nics_per_node = count(cluster, "cluster.", "nics_per_node");
+    check_cluster(w_, p.cluster, key_line(cluster, "name"));
+
+    const toml::table& prov = table(root, "provenance", 1);
+    check_keys(prov, "provenance.", {"created", "tool_version", "nccl_version", "source", "command"},
+               line_of(prov));
+    p.provenance.created = created(prov);
+    p.provenance.tool_version = string(prov, "provenance.", "tool_version", false);
+    p.provenance.nccl_version = string(prov, "provenance.", "nccl_version", true);
+    std::string source = string(prov, "provenance.", "source", true);
+    auto src = parse_source(source);
+    if (!src)
+      w_.fail(key_line(prov, "source"), "provenance.source",
+              "expected one of measured, simulated, imported; found " + in_quotes(source));
+    p.provenance.source = *src;
+    p.provenance.command = string(prov, "provenance.", "command", false);
+    check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
+
+    if (const toml::node* env = root.get("env")) {
+      const toml::table* t = env->as_table();
+      if (!t) w_.fail(line_of(*env), "env", "expected a table [env]; found " + describe(*env));
+      for (auto&& [k, v] : *t) {
+        std::string key(k.str());
+        if (!v.is_string())
+          w_.fail(line_of(v), "env." + key,
+                  "expected a string (NCCL reads text: \"1\"); found " + describe(v));
+        std::string value = v.as_string()->get();
+        check_env(w_, key, value, line_of(v));
+        p.env[key] = value;
+      }
+    }
+
+    if (const toml::node* policy = root.get("policy")) {
+      const toml::table* t = policy->as_table();
+      if (!t) w_.fail(line_of(*policy), "policy", "expected a table [policy]; found " + describe(*policy));
+      check_keys(*t, "policy.", {"uncalibrated"}, line_of(*t));
+      if (t->get("uncalibrated")) {
+        std::string u = string(*t, "policy.", "uncalibrated", true);
+        if (u == "nccl")
+          p.uncalibrated = UncalibratedPolicy::nccl_decides;
+        else if (u == "nearest")
+          p.uncalibrated = UncalibratedPolicy::nearest_scale;
+        else
+          w_.fail(key_line(*t, "uncalibrated"), "policy.uncalibrated",
+                  "expected \"nccl\" or \"nearest\"; found " + in_quotes(u));
+      }
+    }
+
+    if (const toml::node* constants = root.get("constants")) {
+      const toml::table* t = constants->as_table();
+      if (!t)
+        w_.fail(line_of(*constants), "constants",
+                "expected a table [constants]; found " + describe(*constants));
+      for (auto&& [k, v] : *t) read_constant_table(p, std::string(k.str()), v);
+    }
+
+    if (const toml::node* rules = root.get("rule")) {
+      const toml::array* a = rules->as_array();
+      if (!a || !a->is_array_of_tables())
+        w_.fail(line_of(*rules), "rule", "expected [[rule]] tables; found " + describe(*rules));
+      p.rules.reserve(a->size());
+      for (size_t i = 0; i < a->size(); ++i) p.rules.push_back(read_rule(*(*a)[i].as_table(), i));
+    }
+    check_overlaps(w_, p.rules);
+    return p;
+  }
+
+ private:
+  Where w_;
+
+  void check_keys(const toml::table& t, const std::string& prefix,
+                  std::initializer_list<std::string_view> allowed, int fallback_line) {
+    for (auto&& [k, v] : t) {
+      if (std::find(allowed.begin(), allowed.end(), k.str()) != allowed.end()) continue;
+      int line = k.source().begin.line ? static_cast<int>(k.source().begin.line) : fallback_line;
+      w_.fail(line, prefix + std::string(k.str()),
+              "expected one of " + join(allowed) + "; found an unknown key");
+    }
+  }
+
+  int key_line(const toml::table& t, std::string_view key) {
+    const toml::node* n = t.get(key);
+    return n ? line_of(*n) : line_of(t);
+  }
+
+  const toml::table& table(const toml::table& root, const std::string& key, int line) {
+    const toml::node* n = root.get(key);
+    if (!n) w_.fail(line, key, "expected a table [" + key + "]; found no such table");
+    if (!n->is_table()) w_.fail(line_of(*n), key, "expected a table [" + key + "]; found " + describe(*n));
+    return *n->as_table();
+  }
+
+  int64_t integer(const toml::node& n, const std::string& key) {
+    if (!n.is_integer()) w_.fail(line_of(n), key, "expected an integer; found " + describe(n));
+    return n.as_integer()->get();
+  }
+
+  std::string string(const toml::table& t, const std::string& prefix, std::string_view key, bool required) {
+    const toml::node* n = t.get(key);
+    if (!n) {
+      if (required)
+        w_.fail(line_of(t), prefix + std::string(key),
+                "expected a string; found no such key (it is required)");
+      return "";
+    }
+    if (!n->is_string())
+      w_.fail(line_of(*n), prefix + std::string(key), "expected a string; found " + describe(*n));
+    return n->as_string()->get();
+  }
+
+  int count(const toml::table& t, const std::string& prefix, std::string_view key) {
+    const toml::node* n = t.get(key);
+    if (!n) return 0;
+    int64_t v = integer(*n, prefix + std::string(key));
+    if (v < 0 || v > 1'000'000)
+      w_.fail(line_of(*n), prefix + std::string(key),
+              "expected an integer 0..1000000; found " + std::to_string(v));
+    return static_cast<int>(v);
+  }
+
+  std::string created(const toml::table& prov) {
+    const toml::node* n = prov.get("created");
+    if (n && n->is_date_time()) {
+      std::ostringstream out;
+      out << *n->as_date_time();
+      return out.str();
+    }
+    return string(prov, "provenance.", "created", true);
+  }
+
+  void read_constant_table(Profile& p, const std::string& table_name, const toml::node& node) {
+    const ConstantTable* t = find_constant_table(table_name);
+    if (!t) {
+      std::string names;
+      for (const auto& tt : constant_tables()) names += (names.empty() ? "" : ", ") + std::string(tt.name);
+      w_.fail(line_of(node), "constants." + table_name,
+              "expected one of " + names + "; found an unknown table");
+    }
+    std::vector<int> index;
+    walk_constant(p, *t, "constants." + table_name, node, index);
+  }
+
+  void walk_constant(Profile& p, const ConstantTable& t, const std::string& key, const toml::node& node,
+                     std::vector<int>& index) {
+    size_t depth = index.size();
+    if (depth == t.indices.size()) {
+      if (!node.is_number()) w_.fail(line_of(node), key, "expected a number; found " + describe(node));
+      ConstantOverride c;
+      c.table = std::string(t.name);
+      c.index = index;
+      c.value =
+          node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
+      c.source_line = line_of(node);
+      check_constant(w_, c);
+      p.constants.push_back(std::move(c));
+      return;
+    }
+    const toml::table* sub = node.as_table();
+    if (!sub)
+      w_.fail(line_of(node), key,
+              "expected " + std::to_string(t.indices.size() - depth) + " more index names (" +
+                  constant_index_names(t.indices[depth]) + "); found " + describe(node));
+    for (auto&& [k, v] : *sub) {
+      auto i = parse_constant_index(t.indices[depth], k.str());
+      if (!i)
+        w_.fail(
+            line_of(v), key + "." + std::string(k.str()),
+            "expected one of " + constant_index_names(t.indices[depth]) + "; found " + in_quotes(k.str()));
+      index.push_back(*i);
+      walk_constant(p, t, key + "." + std::string(k.str()), v, index);
+      index.pop_back();
+    }
+  }
+
+  uint64_t byte_size(const toml::node& n, const std::string& key) {
+    if (n.is_integer()) {
+      int64_t v = n.as_integer()->get();
+      if (v < 0) w_.fail(line_of(n), key, "expected a size >= 0; found " + std::to_string(v));
+      return static_cast<uint64_t>(v);
+    }
+    if (n.is_string()) {
+      const std::string& s = n.as_string()->get();
+      if (auto v = parse_byte_size(s)) return *v;
+    }
+    w_.fail(line_of(n), key,
+            "expected a byte count or a size such as \"64K\", \"1M\", \"8G\"; found " + describe(n));
+  }
+
+  std::optional<CountRange> count_range(const toml::node& n, const std::string& key) {
+    auto bad = [&]() {
+      w_.fail(line_of(n), key,
+              "expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found " + describe(n));
+    };
+    if (n.is_integer()) {
+      int64_t v = n.as_integer()->get();
+      if (v < 1 || v > std::numeric_limits<int>::max()) bad();
+      return CountRange{static_cast<int>(v), static_cast<int>(v)};
+    }
+    if (!n.is_string()) bad();
+    std::string_view s = n.as_string()->get();
+    auto number = [&](std::string_view t) -> int {
+      if (t.empty() || t.size() > 9) bad();
+      int v = 0;
+      for (char c : t) {
+        if (c < '0' || c > '9') bad();
+        v = v * 10 + (c - '0');
+      }
+      return v;
+    };
+    CountRange r;
+    if (!s.empty() && s.back() == '+') {
+      r.min = number(s.substr(0, s.size() - 1));
+    } else if (size_t dash = s.find('-'); dash != std::string_view::npos) {
+      r.min = number(s.substr(0, dash));
+      r.max = number(s.substr(dash + 1));
+    } else {
+      r.min = r.max = number(s);
+    }
+    if (r.min < 1 || r.min > r.max) bad();
+    return r;
+  }
+
+  Rule read_rule(const toml::table& t, size_t index) {
+    std::string key = rule_key(index);
+    RuleLines lines;
+    lines.header = line_of(t);
+    check_keys(t, key + ".",
+               {"collective", "min_bytes", "max_bytes", "algorithm", "protocol", "channels", "nodes", "ranks",
+                "busbw_gbps", "default_busbw_gbps", "samples"},
+               lines.header);
+    auto required = [&](std::string_view k) -> const toml::node& {
+      const toml::node* n = t.get(k);
+      if (!n)
+        w_.fail(lines.header, key + "." + std::string(k),
+                "expected a value; found no such key (it is required)");
+      return *n;
+    };
+    auto name_of = [&](std::string_view k) -> std::string {
+      const toml::node& n = required(k);
+      if (!n.is_string())
+        w_.fail(line_of(n), key + "." + std::string(k), "expected a name; found " + describe(n));
+      return n.as_string()->get();
+    };
+    Rule r;
+    r.source_line = lines.header;
+    std::string coll = name_of("collective");
+    auto c = parse_collective(coll);
+    if (!c)
+      w_.fail(line_of(required("collective")), key + ".collective",
+              "expected one of " + all_collective_names() + "; found " + in_quotes(coll));
+    r.collective = *c;
+    r.min_bytes = byte_size(required("min_bytes"), key + ".min_bytes");
+    r.max_bytes = byte_size(required("max_bytes"), key + ".max_bytes");
+    lines.max_bytes = line_of(required("max_bytes"));
+    std::string algo = name_of("algorithm");
+    lines.algorithm = line_of(required("algorithm"));
+    auto a = parse_algorithm(algo);
+    if (!a)
+      w_.fail(lines.algorithm, key + ".algorithm",
+              "expected one of " + all_algorithm_names() + "; found " + in_quotes(algo));
+    r.algorithm = *a;
+    std::string proto = name_of("protocol");
+    lines.protocol = line_of(required("protocol"));
+    auto pr = parse_protocol(proto);
+    if (!pr)
+      w_.fail(lines.protocol, key + ".protocol",
+              "expected one of ll, ll128, simple; found " + in_quotes(proto));
+    r.protocol = *pr;
+    lines.channels = lines.header;
+    if (const toml::node* n = t.get("channels")) {
+      lines.channels = line_of(*n);
+      int64_t v = integer(*n, key + ".channels");
+      if (v < 0 || v > kMaxChannels)
+        w_.fail(lines.channels, key + ".channels",
+                "expected an integer 0..64 (0 = NCCL decides); found " + std::to_string(v));
+      r.channels = static_cast<int>(v);
+    }
+    if (const toml::node* n = t.get("nodes"))
+      r.nodes = count_range(*n, key + ".nodes"), lines.nodes = line_of(*n);
+    if (const toml::node* n = t.get("ranks"))
+      r.ranks = count_range(*n, key + ".ranks"), lines.ranks = line_of(*n);
+    auto number = [&](std::string_view k) -> std::optional<double> {
+      const toml::node* n = t.get(k);
+      if (!n) return std::nullopt;
+      lines.evidence = line_of(*n);
+      if (!n->is_number())
+        w_.fail(line_of(*n), key + "." + std::string(k), "expected a number; found " + describe(*n));
+      return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
+    };
+    r.busbw_gbps = number("busbw_gbps");
+    r.default_busbw_gbps = number("default_busbw_gbps");
+    if (const toml::node* n = t.get("samples")) {
+      lines.evidence = line_of(*n);
+      int64_t v = integer(*n, key + ".samples");
+      if (v < 1 || v > std::numeric_limits<int>::max())
+        w_.fail(line_of(*n), key + ".samples", "expected an integer >= 1; found " + std::to_string(v));
+      r.samples = static_cast<int>(v);
+    }
+    if (!lines.evidence) lines.evidence = lines.header;
+    check_rule(w_, r, index, lines);
+    return r;
+  }
+};
+
+// --- The writer
+// ---------------------------------------------------------------------------------------------
+
+std::string toml_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", u);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string toml_size(uint64_t bytes) {
+  std::string exact = format_byte_size(bytes);
+  // Values that have a short exact unit spelling are written that way; odd values (often 2^k - 1, the
+  // inclusive end of a range) as integers with a rounded reading beside them.
+  if (bytes < 1024 || exact.back() > '9') return toml_string(exact);
+  return std::to_string(bytes) + "  # ~" + human_byte_size(bytes);
+}
+
+std::string toml_count_range(const CountRange& r) {
+  if (r.min == r.max) return std::to_string(r.min);
+  return toml_string(format_count_range(r));
+}
+
+auto rule_order_key(const Rule& r) {
+  const CountRange none{0, 0};  // absent ranges ("any") sort first
+  CountRange n = r.nodes.value_or(none), k = r.ranks.value_or(none);
+  return std::make_tuple(static_cast<int>(r.collective), n.min, n.max, k.min, k.max, r.min_bytes,
+                         r.max_bytes);
+}
+
+}  // namespace
+
+std::string format_count_range(const std::optional<CountRange>& range) {
+  if (!range) return "any";
+  if (range->min == range->max) return std::to_string(range->min);
+  if (range->max == std::numeric_limits<int>::max()) return std::to_string(range->min) + "+";
+  return std::to_string(range->min) + "-" + std::to_string(range->max);
+}
+
+Profile parse_profile(std::string_view text, std::string_view file_name) {
+  toml::table root;
+  try {
+    root = toml::parse(text, file_name);
+  } catch (const toml::parse_error& e) {
+    throw InputError(std::string(file_name), static_cast<int>(e.source().begin.line),
+                     "TOML syntax: " + std::string(e.description()));
+  }
+  return Reader(file_name).read(root);
+}
+
+Profile read_profile(const std::filesystem::path& path) {
+  return parse_profile(read_file(path), path.string());
+}
+
+void validate_profile(const Profile& p, std::string_view file_name) {
+  Where w{file_name};
+  if (p.schema != kSchemaVersion)
+    w.fail(0, "schema", "expected " + std::to_string(kSchemaVersion) + "; found " + std::to_string(p.schema));
+  check_cluster(w, p.cluster, 0);
+  check_provenance(w, p.provenance, 0, 0);
+  for (const auto& [k, v] : p.env) check_env(w, k, v, 0);
+  for (const auto& c : p.constants) check_constant(w, c);
+  for (size_t i = 0; i < p.rules.size(); ++i) {
+    RuleLines lines;
+    int l = p.rules[i].source_line;
+    lines = {l, l, l, l, l, l, l, l};
+    check_rule(w, p.rules[i], i, lines);
+  }
+  check_overlaps(w, p.rules);
+}
+
+std::string format_profile(const Profile& p) {
+  std::string out;
+  out.reserve(256 + p.rules.size() * 160);
+  out += "# nccl-autotune profile; the format is described in docs/profiles.md.\n";
+  out += "schema = " + std::to_string(p.schema) + "\n\n";
+  out += "[cluster]\n";
+  out += "name = " + toml_string(p.cluster.name) + "\n";
+  out += "fingerprint = " + toml_string(p.cluster.fingerprint) + "\n";
+  out += "gpu_model = " + toml_string(p.cluster.gpu_model) + "\n";
+  out += "gpus_per_node = " + std::to_string(p.cluster.gpus_per_node) + "\n";
+  out += "nodes = " + std::to_string(p.cluster.nodes) + "\n";
+  out += "nics_per_node = " + std::to_string(p.cluster.nics_per_node) + "\n\n";
+  out += "[provenance]\n";
+  out += "created = " + toml_string(p.provenance.created) + "\n";
+  out += "tool_version = " + toml_string(p.provenance.tool_version) + "\n";
+  out += "nccl_version = " + toml_string(p.provenance.nccl_version) + "\n";
+  out += "source = " + toml_string(name(p.provenance.source)) + "\n";
+  out += "command = " + toml_string(p.provenance.command) + "\n\n";
+  out += "[env]\n";
+  for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";
+  out += "\n[policy]\n";
+  out += std::string("uncalibrated = ") +
+         (p.uncalibrated == UncalibratedPolicy::nearest_scale ? "\"nearest\"" : "\"nccl\"") + "\n";
+  if (!p.constants.empty()) {
+    std::vector<const ConstantOverride*> cs;
+    for (const auto& c : p.constants) cs.push_back(&c);
+    std::sort(cs.begin(), cs.end(), [](const ConstantOverride* a, const ConstantOverride* b) {
+      return std::make_tuple(constant_table_order(a->table), a->index) <
+             std::make_tuple(constant_table_order(b->table), b->index);
+    });
+    out += "\n[constants]\n";
+    for (const ConstantOverride* c : cs) {
+      const ConstantTable* t = find_constant_table(c->table);
+      out += c->table;
+      for (size_t i = 0; i < c->index.size(); ++i)
+        out += "." + (t && i < t->indices.size() ? constant_index_name(t->indices[i], c->index[i])
+                                                 : std::to_string(c->index[i]));
+      out += " = " + format_double(c->value) + "\n";
+    }
+  }
+  std::vector<const Rule*> rules;
+  rules.reserve(p.rules.size());
+  for (const auto& r : p.rules) rules.push_back(&r);
+  std::stable_sort(rules.begin(), rules.end(),
+                   [](const Rule* a, const Rule* b) { return rule_order_key(*a) < rule_order_key(*b); });
+  for (const Rule* r : rules) {
+    out += "\n[[rule]]\n";
+    out += "collective = " + toml_string(name(r->collective)) + "\n";
+    out += "min_bytes = " + toml_size(r->min_bytes) + "\n";
+    out += "max_bytes = " + toml_size(r->max_bytes) + "\n";
+    out += "algorithm = " + toml_string(name(r->algorithm)) + "\n";
+    out += "protocol = " + toml_string(name(r->protocol)) + "\n";
+    out += "channels = " + std::to_string(r->channels) + "\n";
+    if (r->nodes) out += "nodes = " + toml_count_range(*r->nodes) + "\n";
+    if (r->ranks) out += "ranks = " + toml_count_range(*r->ranks) + "\n";
+    if (r->busbw_gbps) out += "busbw_gbps = " + format_double(*r->busbw_gbps) + "\n";
+    if (r->default_busbw_gbps) out += "default_busbw_gbps = " + format_double(*r->default_busbw_gbps) + "\n";
+    if (r->samples) out += "samples = " + std::to_string(*r->samples) + "\n";
+  }
+  return out;
+}
+
+void write_profile(const std::filesystem::path& path, const Profile& profile) {
+  validate_profile(profile, path.string());
+  write_file_atomically(path, format_profile(profile));
+}
+
+}  // namespace autotune::profiles

@@ -1,0 +1,168 @@
+#include <catch2/catch.hpp>
+
+#include "common/input_error.hpp"
+#include "profiles/algo_proto_spec.hpp"
+#include "profiles/byte_size.hpp"
+#include "profiles/env_policy.hpp"
+#include "profiles/ib_hca_spec.hpp"
+
+using namespace autotune::profiles;
+using autotune::InputError;
+
+namespace {
+template <typename Fn>
+std::string error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("byte sizes: parse, format, round trip", "[byte_size]") {
+  CHECK(parse_byte_size("8") == 8u);
+  CHECK(parse_byte_size("64K") == 65536u);
+  CHECK(parse_byte_size("64k") == 65536u);
+  CHECK(parse_byte_size("64KB") == 65536u);
+  CHECK(parse_byte_size("1M") == 1048576u);
+  CHECK(parse_byte_size("8G") == 8ull << 30);
+  CHECK(parse_byte_size("2T") == 2ull << 40);
+  CHECK(parse_byte_size("0") == 0u);
+  CHECK(parse_byte_size("18446744073709551615") == UINT64_MAX);
+  CHECK_FALSE(parse_byte_size("18446744073709551616"));
+  CHECK_FALSE(parse_byte_size("16777216T"));
+  for (const char* bad : {"", "K", "-1", " 8", "8 ", "1.5M", "8X", "8KK", "0x10"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_byte_size(bad));
+  }
+  CHECK(format_byte_size(0) == "0");
+  CHECK(format_byte_size(8) == "8");
+  CHECK(format_byte_size(1 << 20) == "1M");
+  CHECK(format_byte_size(1536 * 1024) == "1536K");
+  CHECK(format_byte_size(8ull << 30) == "8G");
+  CHECK(format_byte_size(1023) == "1023");
+  CHECK(format_byte_size(4ull << 50) == "4096T");
+  for (uint64_t v : std::initializer_list<uint64_t>{0ull, 1ull, 1000ull, 1024ull, 1025ull, 3ull << 20,
+                                                    (1ull << 40) + 1024, UINT64_MAX})
+    CHECK(parse_byte_size(format_byte_size(v)) == v);
+  CHECK(human_byte_size(8) == "8 B");
+  CHECK(human_byte_size(1536) == "1.5 KiB");
+  CHECK(human_byte_size(64ull << 20) == "64 MiB");
+}
+
+TEST_CASE("NCCL_ALGO and NCCL_PROTO: parse and round trip", "[algo_proto]") {
+  AlgoSpec a = parse_algo_spec("ring,tree;allreduce:nvls,ring");
+  REQUIRE(a.entries.size() == 2);
+  CHECK_FALSE(a.entries[0].collective);
+  CHECK(a.entries[0].names == std::vector<Algorithm>{Algorithm::ring, Algorithm::tree});
+  CHECK(a.entries[1].collective == Collective::allreduce);
+  CHECK(format_algo_spec(a) == "Ring,Tree;AllReduce:NVLS,Ring");
+  CHECK(parse_algo_spec(format_algo_spec(a)) == a);
+
+  AlgoSpec b = parse_algo_spec("AllGather:^PAT;ReduceScatter:Ring");
+  CHECK(b.entries[0].collective == Collective::allgather);
+  CHECK(b.entries[0].exclude);
+  CHECK(format_algo_spec(b) == "AllGather:^PAT;ReduceScatter:Ring");
+  CHECK(parse_algo_spec(format_algo_spec(b)) == b);
+
+  ProtoSpec p = parse_proto_spec("^LL128");
+  CHECK(p.entries[0].exclude);
+  CHECK(p.entries[0].names == std::vector<Protocol>{Protocol::ll128});
+  CHECK(format_proto_spec(p) == "^LL128");
+  CHECK(format_proto_spec(parse_proto_spec("simple;allreduce:ll,ll128")) == "Simple;AllReduce:LL,LL128");
+  CHECK(format_algo_spec(parse_algo_spec("collnetdirect,NVLSTREE")) == "CollNetDirect,NVLSTree");
+}
+
+TEST_CASE("NCCL_ALGO and NCCL_PROTO: errors", "[algo_proto]") {
+  CHECK(error_of([] { parse_algo_spec("rign"); }) ==
+        "NCCL_ALGO: expected one of tree, ring, collnetdirect, collnetchain, nvls, nvlstree, pat; found "
+        "\"rign\"");
+  CHECK(error_of([] { parse_algo_spec(""); }) == "NCCL_ALGO: expected a list of names; found an empty value");
+  CHECK(error_of([] { parse_algo_spec("ring;tree"); }) ==
+        "NCCL_ALGO: expected 'collective:' before entry 2 (only the first may omit it); found \"tree\"");
+  CHECK(
+      error_of([] { parse_algo_spec("allreduse:ring"); }) ==
+      "NCCL_ALGO: expected a collective before ':' (broadcast, reduce, allgather, reducescatter, allreduce); "
+      "found \"allreduse\"");
+  CHECK(error_of([] { parse_algo_spec("allreduce:ring;AllReduce:tree"); }) ==
+        "NCCL_ALGO: expected each collective once; found \"allreduce\" twice");
+  CHECK(
+      error_of([] { parse_algo_spec("ring,"); }) ==
+      "NCCL_ALGO: expected one of tree, ring, collnetdirect, collnetchain, nvls, nvlstree, pat; found \"\"");
+  CHECK(error_of([] { parse_proto_spec("LL256"); }) ==
+        "NCCL_PROTO: expected one of ll, ll128, simple; found \"LL256\"");
+}
+
+TEST_CASE("NCCL_IB_HCA: parse, round trip, selection", "[ib_hca]") {
+  IbHcaSpec s = parse_ib_hca_spec("mlx5_0:1,mlx5_1");
+  CHECK_FALSE(s.exclude);
+  CHECK_FALSE(s.exact);
+  REQUIRE(s.devices.size() == 2);
+  CHECK(s.devices[0] == IbHcaDevice{"mlx5_0", 1});
+  CHECK(s.devices[1] == IbHcaDevice{"mlx5_1", std::nullopt});
+  for (const char* text : {"mlx5_0:1,mlx5_1", "^mlx5_2", "=mlx5_0:1,mlx5_3:2", "^=mlx5_10", "mlx5"}) {
+    INFO(text);
+    CHECK(format_ib_hca_spec(parse_ib_hca_spec(text)) == text);
+  }
+  IbHcaSpec prefix = parse_ib_hca_spec("mlx5_1");
+  CHECK(prefix.selects("mlx5_1", 1));
+  CHECK(prefix.selects("mlx5_10", 1));  // a prefix, as NCCL matches it
+  CHECK_FALSE(prefix.selects("mlx5_0", 1));
+  IbHcaSpec exact = parse_ib_hca_spec("=mlx5_1:1");
+  CHECK(exact.selects("mlx5_1", 1));
+  CHECK_FALSE(exact.selects("mlx5_10", 1));
+  CHECK_FALSE(exact.selects("mlx5_1", 2));
+  IbHcaSpec excl = parse_ib_hca_spec("^=mlx5_1");
+  CHECK_FALSE(excl.selects("mlx5_1", 1));
+  CHECK(excl.selects("mlx5_10", 1));
+}
+
+TEST_CASE("NCCL_IB_HCA: errors", "[ib_hca]") {
+  CHECK(error_of([] { parse_ib_hca_spec(""); }) ==
+        "NCCL_IB_HCA: expected device names such as mlx5_0 or mlx5_0:1; found \"\"");
+  CHECK(error_of([] { parse_ib_hca_spec("^="); }) ==
+        "NCCL_IB_HCA: expected device names such as mlx5_0 or mlx5_0:1; found \"^=\"");
+  CHECK(error_of([] { parse_ib_hca_spec("mlx5_0:0"); }) ==
+        "NCCL_IB_HCA: expected a port number 1..255 after ':'; found \"0\"");
+  CHECK(error_of([] { parse_ib_hca_spec("mlx5_0:x"); }) ==
+        "NCCL_IB_HCA: expected a port number 1..255 after ':'; found \"x\"");
+  CHECK(error_of([] { parse_ib_hca_spec("mlx5_0,,mlx5_1"); }) ==
+        "NCCL_IB_HCA: expected a device name before each ',' or ':'; found \"\"");
+  CHECK(error_of([] { parse_ib_hca_spec("mlx5 0"); }) ==
+        "NCCL_IB_HCA: expected a device name (letters, digits, '_', '-', '.'); found \"mlx5 0\"");
+}
+
+TEST_CASE("env policy: allowlist and value syntax", "[env_policy]") {
+  CHECK(is_allowed_env_key("NCCL_IB_HCA"));
+  CHECK_FALSE(is_allowed_env_key("LD_PRELOAD"));
+  CHECK_FALSE(is_allowed_env_key("NCCL_TUNER_PLUGIN"));
+  auto keys = allowed_env_keys();
+  CHECK(std::is_sorted(keys.begin(), keys.end()));
+  CHECK_NOTHROW(check_env_entry("NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1"));
+  CHECK_NOTHROW(check_env_entry("NCCL_ALGO", "ring;allreduce:tree,ring"));
+  CHECK_NOTHROW(check_env_entry("NCCL_CROSS_NIC", "2"));
+  CHECK_NOTHROW(check_env_entry("NCCL_NET_GDR_LEVEL", "PHB"));
+  CHECK_NOTHROW(check_env_entry("NCCL_NET_GDR_LEVEL", "3"));
+  CHECK(error_of([] { check_env_entry("LD_PRELOAD", "/tmp/x.so"); }) ==
+        "LD_PRELOAD: expected an NCCL tuning variable; found a variable that loads code, which a profile may "
+        "never set");
+  CHECK(error_of([] { check_env_entry("NCCL_NET_PLUGIN", "evil"); }).find("loads code") != std::string::npos);
+  CHECK(error_of([] {
+          check_env_entry("NCCL_DEBUG", "INFO");
+        }).rfind("NCCL_DEBUG: expected one of NCCL_ALGO, ", 0) == 0);
+  CHECK(error_of([] { check_env_entry("NCCL_CROSS_NIC", "3"); }) ==
+        "NCCL_CROSS_NIC: expected an integer 0..2; found \"3\"");
+  CHECK(error_of([] { check_env_entry("NCCL_MAX_NCHANNELS", "1e3"); }) ==
+        "NCCL_MAX_NCHANNELS: expected an integer 1..64; found \"1e3\"");
+  CHECK(error_of([] { check_env_entry("NCCL_IB_HCA", "mlx5_0$(reboot)"); }) ==
+        "NCCL_IB_HCA: expected no spaces, quotes or shell metacharacters; found \"mlx5_0$(reboot)\"");
+  CHECK(error_of([] { check_env_entry("NCCL_IB_HCA", "mlx5_0\n"); }) ==
+        "NCCL_IB_HCA: expected no control characters; found \"\\x0a\"");
+  CHECK(error_of([] { check_env_entry("NCCL_ALGO", "ring;rm"); }) ==
+        "NCCL_ALGO: expected 'collective:' before entry 2 (only the first may omit it); found \"rm\"");
+  CHECK(error_of([] { check_env_entry("NCCL_P2P_LEVEL", "NVLINK"); }) ==
+        "NCCL_P2P_LEVEL: expected a path level (LOC, NVL, NVB, C2C, PIX, PXB, PXN, P2C, PHB, SYS, NET) or an "
+        "integer 0..10; found \"NVLINK\"");
+}
