@@ -121,8 +121,8 @@ void fill_from_hwloc(hwloc_topology_t topology, Topology& out) {
       nic.model = nic_model_for(a.vendor_id, a.device_id);
       nic.numa_node = numa_of(pci);
       nic.pci_path = path_of(pci);
-      // hwloc records each port's state (verbs' numbering) and LID but not its speed or link layer: those come
-      // from verbs/sysfs on a live node.
+      // hwloc records each port's state (verbs' numbering) and LID but not its speed or link layer: those
+      // come from verbs/sysfs on a live node.
       for (unsigned i = 0; i < child->infos_count; ++i) {
         unsigned port = 0, state = 0;
         if (std::sscanf(child->infos[i].name, "Port%uState", &port) == 1 &&

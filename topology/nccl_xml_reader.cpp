@@ -28,7 +28,7 @@ class NcclXmlReader {
       if (numaid >= 0) numa.insert(numaid);
       if (topo_.cpu_arch.empty()) topo_.cpu_arch = cpu.attribute("arch").value();
       if (topo_.cpu_vendor.empty()) topo_.cpu_vendor = cpu.attribute("vendor").value();
-      walk(cpu, {}, numaid, "");
+      walk(cpu, {}, numaid, "", false);
     }
     if (cpus == 0)
       throw InputError(
@@ -96,12 +96,12 @@ class NcclXmlReader {
   }
 
   void walk(const pugi::xml_node& parent, const std::vector<PciAncestor>& path, int numa,
-            const std::string& parent_bus_id) {
+            const std::string& parent_bus_id, bool parent_bcm) {
     for (const auto& child : parent.children()) {
       if (child.type() != pugi::node_element) continue;
       const std::string name = child.name();
       if (name == "pci") {
-        pci(child, path, numa);
+        pci(child, path, numa, parent_bcm);
       } else if (name == "nic") {
         nic(child, path, numa, parent_bus_id, 0, 0);
       }
@@ -109,7 +109,7 @@ class NcclXmlReader {
     }
   }
 
-  void pci(const pugi::xml_node& node, const std::vector<PciAncestor>& path, int numa) {
+  void pci(const pugi::xml_node& node, const std::vector<PciAncestor>& path, int numa, bool parent_bcm) {
     const std::string id = bus_id(node, "busid");
     const uint32_t cls = optional_hex(node, "class");
     const uint32_t vendor = optional_hex(node, "vendor");
@@ -136,9 +136,12 @@ class NcclXmlReader {
     } else if (is_nvswitch_class(cls)) {
       add_nvswitch(id);
     } else {
+      // Broadcom PEX Gen4/Gen5 switches appear as a switch of switches; NCCL flattens the second level into
+      // the first, and so do we, so that path types match NCCL's.
+      const bool bcm = vendor == 0x1000 && (device == 0xc010 || device == 0xc030);
       std::vector<PciAncestor> below = path;
-      below.push_back({id, is_pci_bridge_class(cls)});
-      walk(node, below, numa, id);
+      if (!(bcm && parent_bcm)) below.push_back({id, is_pci_bridge_class(cls)});
+      walk(node, below, numa, id, bcm);
     }
   }
 

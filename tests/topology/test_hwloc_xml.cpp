@@ -29,7 +29,8 @@ TEST_CASE("hwloc XML: a <topology> without objects is not a topology", "[hwloc-x
     read_topology_text("<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n</topology>\n", "h.xml");
     FAIL("expected InputError");
   } catch (const autotune::InputError& e) {
-    CHECK(std::string(e.what()) == "h.xml:2: expected an <object> (the machine) inside <topology>, found none");
+    CHECK(std::string(e.what()) ==
+          "h.xml:2: expected an <object> (the machine) inside <topology>, found none");
   }
 }
 

@@ -1,0 +1,335 @@
+#include "topology/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "topology/nvlink.hpp"
+
+namespace autotune::topology {
+namespace {
+
+bool is_live(const Topology& t) {
+  return t.origin == "live";
+}
+
+std::string fmt_num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+std::vector<const NicPort*> active_ports(const Nic& n) {
+  std::vector<const NicPort*> out;
+  for (const auto& p : n.ports)
+    if (p.state == "ACTIVE") out.push_back(&p);
+  return out;
+}
+
+Feature nvls_feature(const Topology& t, bool nvswitch) {
+  if (t.gpus.empty()) return {FeatureStatus::not_available, "no GPUs seen"};
+  int min_sm = 1000;
+  for (const auto& g : t.gpus) min_sm = std::min(min_sm, g.sm);
+  if (min_sm > 0 && min_sm < 90)
+    return {FeatureStatus::not_available,
+            "GPUs are sm " + std::to_string(min_sm) + "; NVLS needs Hopper (sm 90) or newer"};
+  if (!nvswitch)
+    return {FeatureStatus::not_available,
+            "no NVSwitch seen; NVLS needs GPUs behind third-generation NVSwitches"};
+  if (min_sm == 0) return {FeatureStatus::unknown, "NVSwitch seen but the GPUs' SM version is unknown"};
+  const std::string base = "sm " + std::to_string(min_sm) + " GPUs behind NVSwitch";
+  if (t.cuda_multicast.has_value()) {
+    if (*t.cuda_multicast) return {FeatureStatus::available, base + ", CUDA reports multicast supported"};
+    return {FeatureStatus::not_available, base +
+                                              ", but CUDA reports multicast unsupported (fabric manager or "
+                                              "driver; check nvidia-fabricmanager)"};
+  }
+  if (is_live(t)) return {FeatureStatus::unknown, base + "; the CUDA multicast attribute could not be read"};
+  return {FeatureStatus::available, base + " (recorded topology: CUDA multicast support not checked)"};
+}
+
+Feature collnet_feature(const Topology& t) {
+  std::vector<std::string> ib, unknown_layer;
+  std::string recorded;
+  for (const auto& n : t.nics) {
+    for (const auto* p : active_ports(n)) {
+      if (p->link_layer == "InfiniBand")
+        ib.push_back(n.name);
+      else if (p->link_layer == "unknown")
+        unknown_layer.push_back(n.name);
+    }
+    if (n.collnet && recorded.empty()) recorded = n.name;
+  }
+  if (!recorded.empty())
+    return {FeatureStatus::available,
+            "NCCL recorded coll=1 on " + recorded + " (a CollNet run succeeded on this node)"};
+  if (ib.empty() && unknown_layer.empty())
+    return {FeatureStatus::not_available, "no active InfiniBand port (SHARP needs InfiniBand)"};
+  const std::string ports =
+      ib.empty() ? "active ports of unknown link layer (" + unknown_layer.front() + ")"
+                 : "active InfiniBand ports (" + ib.front() + (ib.size() > 1 ? ", ..." : "") + ")";
+  if (!t.net_plugins.empty())
+    return {FeatureStatus::unknown,
+            "CollNet net plugin " + t.net_plugins.front() + " found and " + ports +
+                "; whether a SHARP aggregation manager runs on the fabric cannot be seen from a node"};
+  if (is_live(t))
+    return {FeatureStatus::not_available,
+            ports + " but no net plugin exporting ncclCollNetPlugin_v* was found"};
+  return {FeatureStatus::unknown, ports + "; a recorded file does not show the net plugins installed"};
+}
+
+Feature gdr_feature(const Topology& t) {
+  if (is_live(t)) {
+    for (const auto& m : t.loaded_modules)
+      if (m == "nvidia_peermem" || m == "nv_peer_mem")
+        return {FeatureStatus::available, "kernel module " + m + " is loaded"};
+    return {FeatureStatus::not_available, "neither nvidia_peermem nor nv_peer_mem is loaded (/proc/modules)"};
+  }
+  for (const auto& n : t.nics)
+    if (n.gdr) return {FeatureStatus::available, "NCCL recorded gdr=1 on " + n.name};
+  return {FeatureStatus::unknown, "GPUDirect RDMA can only be checked on a live node"};
+}
+
+void health(const Topology& t, Analysis& a) {
+  for (const auto& n : t.nics)
+    for (const auto& p : n.ports)
+      if (p.state != "ACTIVE" && p.state != "unknown")
+        a.health.push_back({"nic_port_not_active", n.name + " port " + std::to_string(p.port) + " is " +
+                                                       p.state + " (expected ACTIVE)"});
+  for (const auto& g : t.gpus)
+    for (const auto& l : g.nvlinks)
+      if (!l.up)
+        a.health.push_back({"nvlink_down", "GPU " + std::to_string(g.index) + " NVLink " +
+                                               std::to_string(l.link) + " is down"});
+  // Expected PCIe link: the GPU's own maximum where known, else the best any GPU of the same model has.
+  std::map<uint32_t, PcieLink> best;
+  for (const auto& g : t.gpus) {
+    auto& b = best[g.pci_device_id];
+    b.width = std::max({b.width, g.link.width, g.link_max.width});
+    b.speed_gts = std::max({b.speed_gts, g.link.speed_gts, g.link_max.speed_gts});
+  }
+  for (const auto& g : t.gpus) {
+    if (g.link.width == 0 && g.link.speed_gts == 0) continue;
+    const PcieLink expected = g.link_max.width > 0 ? g.link_max : best[g.pci_device_id];
+    if ((g.link.width > 0 && g.link.width < expected.width) ||
+        (g.link.speed_gts > 0 && g.link.speed_gts + 0.01 < expected.speed_gts))
+      a.health.push_back({"pcie_degraded", "GPU " + std::to_string(g.index) + " (" + g.pci_bus_id +
+                                               ") runs PCIe x" + std::to_string(g.link.width) + " at " +
+                                               fmt_num(g.link.speed_gts) + " GT/s, expected x" +
+                                               std::to_string(expected.width) + " at " +
+                                               fmt_num(expected.speed_gts) + " GT/s"});
+  }
+  std::set<std::string> models;
+  for (const auto& g : t.gpus)
+    models.insert(!g.name.empty()   ? g.name
+                  : g.pci_device_id ? "device " + std::to_string(g.pci_device_id)
+                                    : "");
+  models.erase("");
+  if (models.size() > 1) {
+    std::string list;
+    for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
+    a.health.push_back({"mixed_gpu_models", "GPUs of different models in one node: " + list});
+  }
+}
+
+std::string hca_value(const std::vector<std::pair<std::string, int>>& ports) {
+  std::string v = "=";
+  for (size_t i = 0; i < ports.size(); ++i)
+    v += (i ? "," : "") + ports[i].first + ":" + std::to_string(ports[i].second);
+  return v;
+}
+
+}  // namespace
+
+std::string_view path_name(PathType t) {
+  switch (t) {
+    case PathType::nvl:
+      return "NVL";
+    case PathType::pix:
+      return "PIX";
+    case PathType::pxb:
+      return "PXB";
+    case PathType::pxn:
+      return "PXN";
+    case PathType::phb:
+      return "PHB";
+    case PathType::sys:
+      return "SYS";
+  }
+  return "?";
+}
+
+std::string_view shape_name(NvLinkShape s) {
+  switch (s) {
+    case NvLinkShape::none:
+      return "none";
+    case NvLinkShape::nvswitch:
+      return "nvswitch";
+    case NvLinkShape::all_to_all:
+      return "all-to-all";
+    case NvLinkShape::partial:
+      return "partial";
+  }
+  return "?";
+}
+
+std::string_view status_name(FeatureStatus s) {
+  switch (s) {
+    case FeatureStatus::available:
+      return "available";
+    case FeatureStatus::not_available:
+      return "not available";
+    case FeatureStatus::unknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+PathType pci_path_type(const std::vector<PciAncestor>& a, int numa_a, const std::vector<PciAncestor>& b,
+                       int numa_b) {
+  size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common].bus_id == b[common].bus_id) ++common;
+  if (common > 0 && a[common - 1].is_switch) {
+    // NCCL counts the PCIe switches a transfer crosses: one (the shared one) is PIX, more is PXB.
+    auto below = [common](const std::vector<PciAncestor>& p) {
+      return std::count_if(p.begin() + static_cast<std::ptrdiff_t>(common), p.end(),
+                           [](const PciAncestor& x) { return x.is_switch; });
+    };
+    return below(a) + below(b) == 0 ? PathType::pix : PathType::pxb;
+  }
+  if (common > 0) return PathType::phb;  // meet at a host bridge
+  return numa_a == numa_b ? PathType::phb : PathType::sys;
+}
+
+Analysis analyze(const Topology& t) {
+  Analysis a;
+  const size_t ng = t.gpus.size();
+
+  // NVLink shape and peers.
+  std::map<std::string, int> position_of_bus;
+  for (size_t i = 0; i < ng; ++i) position_of_bus[t.gpus[i].pci_bus_id] = static_cast<int>(i);
+  std::vector<std::set<int>> peers(ng);
+  bool any_link = false, all_switch = ng > 0;
+  a.nvswitch = t.nvswitch_seen || !t.nvswitches.empty();
+  for (size_t i = 0; i < ng; ++i) {
+    const Gpu& g = t.gpus[i];
+    bool to_switch = false;
+    for (const auto& l : g.nvlinks) {
+      any_link = true;
+      if (l.remote == NvLinkRemote::nvswitch) to_switch = true;
+      if (l.remote == NvLinkRemote::gpu) {
+        auto it = position_of_bus.find(l.remote_bus_id);
+        if (it != position_of_bus.end()) peers[i].insert(it->second);
+      }
+    }
+    if (!to_switch) all_switch = false;
+    a.nvlink_gbps.push_back(g.nvlink_links() * nvlink_link_gbps(g.sm));
+  }
+  if (any_link && all_switch) {
+    a.nvlink_shape = NvLinkShape::nvswitch;
+    a.nvswitch = true;
+    for (size_t i = 0; i < ng; ++i)
+      for (size_t j = 0; j < ng; ++j)
+        if (i != j) peers[i].insert(static_cast<int>(j));
+  } else if (any_link) {
+    bool full = true;
+    for (size_t i = 0; i < ng; ++i)
+      if (peers[i].size() + 1 < ng) full = false;
+    a.nvlink_shape = full ? NvLinkShape::all_to_all : NvLinkShape::partial;
+  }
+
+  // Paths.
+  a.nearest_nics.resize(ng);
+  std::map<std::string, int> near_gpu_count;
+  for (size_t i = 0; i < ng; ++i) {
+    const Gpu& g = t.gpus[i];
+    std::vector<GpuNicPath> row;
+    for (const auto& n : t.nics) {
+      GpuNicPath p;
+      p.gpu = g.index;
+      p.nic = n.name;
+      p.type = pci_path_type(g.pci_path, g.numa_node, n.pci_path, n.numa_node);
+      p.best = p.type;
+      if (p.type == PathType::phb || p.type == PathType::sys) {
+        for (int peer : peers[i]) {
+          const Gpu& pg = t.gpus[static_cast<size_t>(peer)];
+          const PathType via = pci_path_type(pg.pci_path, pg.numa_node, n.pci_path, n.numa_node);
+          if (via == PathType::pix || via == PathType::pxb) {
+            p.best = PathType::pxn;
+            p.pxn_via = pg.index;
+            break;
+          }
+        }
+      }
+      row.push_back(p);
+    }
+    if (!row.empty()) {
+      const PathType nearest = std::min_element(row.begin(), row.end(), [](const auto& x, const auto& y) {
+                                 return x.type < y.type;
+                               })->type;
+      for (const auto& p : row)
+        if (p.type == nearest) a.nearest_nics[i].push_back(p.nic);
+      if (nearest == PathType::pix || nearest == PathType::pxb)
+        for (const auto& n : a.nearest_nics[i]) ++near_gpu_count[n];
+    }
+    a.paths.insert(a.paths.end(), row.begin(), row.end());
+  }
+  a.rail_aligned = ng > 0 && !t.nics.empty();
+  for (size_t i = 0; i < ng && a.rail_aligned; ++i) {
+    bool own = false;
+    for (const auto& p : a.paths)
+      if (p.gpu == t.gpus[i].index && (p.type == PathType::pix || p.type == PathType::pxb)) own = true;
+    if (!own) a.rail_aligned = false;
+    for (const auto& n : a.nearest_nics[i])
+      if (near_gpu_count[n] > 1) a.rail_aligned = false;
+  }
+  if (a.rail_aligned)
+    for (size_t i = 0; i < ng; ++i) a.rails.push_back({t.gpus[i].index, a.nearest_nics[i]});
+
+  a.nvls = nvls_feature(t, a.nvswitch);
+  a.collnet = collnet_feature(t);
+  a.gdr = gdr_feature(t);
+  health(t, a);
+
+  // NCCL_IB_HCA candidates: every active port; the rail NICs only (leaves out NICs no GPU is near, such as a
+  // storage NIC); one NIC per NUMA node.
+  std::vector<std::pair<std::string, int>> all, rail_ports, per_numa;
+  std::set<std::string> rail_nics;
+  for (const auto& r : a.rails) rail_nics.insert(r.nics.begin(), r.nics.end());
+  std::set<int> numa_seen;
+  for (const auto& n : t.nics) {
+    const auto ports = active_ports(n);
+    if (ports.empty()) continue;
+    for (const auto* p : ports) {
+      all.emplace_back(n.name, p->port);
+      if (rail_nics.count(n.name)) rail_ports.emplace_back(n.name, p->port);
+    }
+    if (numa_seen.insert(n.numa_node).second) per_numa.emplace_back(n.name, ports.front()->port);
+  }
+  for (const auto* set : {&all, &rail_ports, &per_numa}) {
+    if (set->empty()) continue;
+    if (set == &per_numa && numa_seen.size() < 2) continue;
+    const std::string v = hca_value(*set);
+    if (std::find(a.ib_hca_candidates.begin(), a.ib_hca_candidates.end(), v) == a.ib_hca_candidates.end())
+      a.ib_hca_candidates.push_back(v);
+  }
+  a.sweep_cross_nic = all.size() > 1;
+
+  if (ng > 0) {
+    a.algorithms = {"Tree", "Ring"};
+    if (a.collnet.status != FeatureStatus::not_available) {
+      a.algorithms.push_back("CollNetDirect");
+      a.algorithms.push_back("CollNetChain");
+    }
+    if (a.nvls.status == FeatureStatus::available) {
+      a.algorithms.push_back("NVLS");
+      a.algorithms.push_back("NVLSTree");
+    }
+    // PAT runs with one GPU per node only.
+    if (ng == 1) a.algorithms.push_back("PAT");
+  }
+  return a;
+}
+
+}  // namespace autotune::topology
