@@ -1,0 +1,219 @@
+#include "launcher/launch_plan.hpp"
+
+#include <exception>
+#include <system_error>
+
+#include "common/input_error.hpp"
+#include "profiles/file_trust.hpp"
+
+namespace autotune::launcher {
+namespace fs = std::filesystem;
+
+std::string_view describe(ProfileOrigin o) {
+  switch (o) {
+    case ProfileOrigin::option_profile:
+      return "--profile";
+    case ProfileOrigin::option_cluster:
+      return "--cluster";
+    case ProfileOrigin::env_variable:
+      return "NCCL_AUTOTUNE_PROFILE";
+    case ProfileOrigin::store_fingerprint:
+      return "store fingerprint match";
+  }
+  return "?";
+}
+
+std::string_view name(Problem p) {
+  switch (p) {
+    case Problem::none:
+      return "none";
+    case Problem::disabled:
+      return "disabled";
+    case Problem::no_profile:
+      return "no-profile";
+    case Problem::fingerprint_mismatch:
+      return "fingerprint-mismatch";
+    case Problem::no_fingerprint:
+      return "no-fingerprint";
+    case Problem::untrusted:
+      return "untrusted";
+    case Problem::invalid_profile:
+      return "invalid-profile";
+    case Problem::no_plugin:
+      return "no-plugin";
+  }
+  return "?";
+}
+
+int LaunchPlan::strict_exit_status() const {
+  switch (problem) {
+    case Problem::none:
+    case Problem::disabled:
+      return kExitOk;
+    case Problem::no_plugin:
+      return kExitFailed;
+    default:
+      return kExitBadInput;
+  }
+}
+
+namespace {
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+fs::path absolute_path(const fs::path& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec);
+  return ec ? p : a.lexically_normal();
+}
+
+// Fills plan.fingerprint; on failure sets the problem and returns false.
+bool need_fingerprint(LaunchPlan& plan, const Services& services) {
+  if (plan.fingerprint) return true;
+  try {
+    FingerprintLookup fp = services.node_fingerprint();
+    plan.fingerprint = fp.fingerprint;
+    plan.fingerprint_from_cache = fp.from_cache;
+    if (!fp.note.empty()) plan.details.push_back(fp.note);
+    return true;
+  } catch (const std::exception& e) {
+    plan.problem = Problem::no_fingerprint;
+    plan.problem_text = std::string("cannot fingerprint this node: ") + e.what();
+    return false;
+  }
+}
+
+bool trusted(LaunchPlan& plan, const fs::path& path, const char* what) {
+  if (profiles::insecure_allowed()) return true;
+  if (auto why = profiles::untrusted_reason(path)) {
+    plan.problem = Problem::untrusted;
+    plan.problem_text = std::string("not using ") + what + " " + path.string() + ": " + *why +
+                        " (fix the permissions, or set NCCL_AUTOTUNE_INSECURE=1)";
+    return false;
+  }
+  return true;
+}
+
+// Steps 1-2: which file. False (with the problem set) when there is none.
+bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services& services,
+                  const EnvLookup& current) {
+  if (options.profile) {
+    plan.profile_path = absolute_path(*options.profile);
+    plan.origin = ProfileOrigin::option_profile;
+    return true;
+  }
+  if (!options.cluster) {
+    if (auto v = current("NCCL_AUTOTUNE_PROFILE"); v && !v->empty()) {
+      plan.profile_path = absolute_path(*v);
+      plan.origin = ProfileOrigin::env_variable;
+      return true;
+    }
+  }
+  plan.store = absolute_path(services.store_dir(options.store));
+  std::error_code ec;
+  if (!fs::is_directory(*plan.store, ec)) {
+    plan.problem = Problem::no_profile;
+    plan.problem_text = "profile store " + plan.store->string() + " does not exist";
+    return false;
+  }
+  if (!trusted(plan, *plan.store, "profile store")) return false;
+  if (options.cluster) {
+    auto found = services.find_by_name(*plan.store, *options.cluster);
+    if (!found) {
+      plan.problem = Problem::no_profile;
+      plan.problem_text = "no profile for cluster '" + *options.cluster + "' in " + plan.store->string();
+      return false;
+    }
+    plan.profile_path = absolute_path(*found);
+    plan.origin = ProfileOrigin::option_cluster;
+    return true;
+  }
+  if (!need_fingerprint(plan, services)) return false;
+  // A simulated profile describes a modelled machine; it is used only when named, never matched.
+  size_t simulated = 0;
+  for (const fs::path& candidate : services.find_by_fingerprint(*plan.store, *plan.fingerprint)) {
+    try {
+      profiles::Profile p = services.read_profile(candidate);
+      if (p.provenance.source == profiles::Source::simulated) {
+        ++simulated;
+        continue;
+      }
+    } catch (const std::exception&) {
+      // Chosen anyway: its validation error is then reported, rather than another profile silently used.
+    }
+    plan.profile_path = absolute_path(candidate);
+    plan.origin = ProfileOrigin::store_fingerprint;
+    return true;
+  }
+  plan.problem = Problem::no_profile;
+  plan.problem_text =
+      "no profile in " + plan.store->string() + " matches this node (fingerprint " + *plan.fingerprint + ")";
+  if (simulated)
+    plan.problem_text += "; simulated profiles are used only when named with --profile or --cluster";
+  return false;
+}
+
+}  // namespace
+
+LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, const EnvLookup& current) {
+  LaunchPlan plan;
+  if (auto v = current("NCCL_TUNER_PLUGIN"); v && equals_ignoring_case(*v, "none")) {
+    plan.problem = Problem::disabled;
+    plan.problem_text = "NCCL_TUNER_PLUGIN=none: tuning is off";
+    return plan;
+  }
+  if (!resolve_path(plan, options, services, current)) return plan;
+  const fs::path& path = *plan.profile_path;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    plan.problem = Problem::no_profile;
+    plan.problem_text =
+        "profile " + path.string() + " (from " + std::string(describe(*plan.origin)) + ") does not exist";
+    return plan;
+  }
+  if (!trusted(plan, path, "profile")) return plan;
+  try {
+    plan.profile = services.read_profile(path);
+  } catch (const InputError& e) {
+    plan.problem = Problem::invalid_profile;
+    plan.problem_text = std::string("profile does not validate: ") + e.what();
+    return plan;
+  }
+  const profiles::Profile& profile = *plan.profile;
+  if (profile.provenance.source == profiles::Source::simulated) {
+    plan.notes.push_back(
+        "using SIMULATED profile " + path.string() +
+        ": its rules come from the performance model, not from measurements on this cluster");
+    plan.details.push_back("fingerprint not checked: a simulated profile describes a modelled node");
+  } else if (plan.origin != ProfileOrigin::store_fingerprint) {
+    if (profile.cluster.fingerprint.empty()) {
+      plan.details.push_back("fingerprint not checked: the profile records none");
+    } else {
+      if (!need_fingerprint(plan, services)) return plan;
+      if (*plan.fingerprint != profile.cluster.fingerprint) {
+        plan.problem = Problem::fingerprint_mismatch;
+        plan.problem_text = "profile " + path.string() + " was calibrated for nodes with fingerprint " +
+                            profile.cluster.fingerprint + ", this node is " + *plan.fingerprint;
+        return plan;
+      }
+    }
+  }
+  fs::path plugin;
+  try {
+    plugin = services.plugin();
+  } catch (const std::exception& e) {
+    plan.problem = Problem::no_plugin;
+    plan.problem_text = e.what();
+    return plan;
+  }
+  plan.vars = plan_environment({profile.env, plugin, path, options.override_user}, current);
+  return plan;
+}
+
+}  // namespace autotune::launcher

@@ -1,0 +1,241 @@
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "common/input_error.hpp"
+#include "launcher/launch_plan.hpp"
+#include "temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using namespace autotune::launcher;
+using autotune::profiles::Profile;
+using autotune::profiles::Source;
+
+namespace {
+
+// A store of profile files whose contents the fake reader supplies; records what the world was asked.
+struct World {
+  TempDir dir;
+  fs::path store = dir.path() / "store";
+  std::map<fs::path, Profile> profiles;
+  std::string node_fp = "fp-node";
+  int fingerprint_calls = 0;
+  bool plugin_present = true;
+
+  World() { fs::create_directory(store); }
+
+  fs::path add(const std::string& name, const std::string& fp, Source source = Source::measured,
+               std::map<std::string, std::string> env = {{"NCCL_IB_HCA", "mlx5_0"}}) {
+    fs::path p = dir.write("store/" + name + ".toml", "profile " + name);
+    ::chmod(p.c_str(), 0644);
+    Profile prof;
+    prof.cluster.name = name;
+    prof.cluster.fingerprint = fp;
+    prof.provenance.source = source;
+    prof.env = std::move(env);
+    profiles[p] = prof;
+    return p;
+  }
+
+  Services services() {
+    Services s;
+    s.read_profile = [this](const fs::path& p) -> Profile {
+      auto it = profiles.find(p);
+      if (it == profiles.end()) throw autotune::InputError(p.string(), 3, "rule[1].algorithm: expected ...");
+      return it->second;
+    };
+    s.store_dir = [this](const std::optional<fs::path>& opt) { return opt ? *opt : store; };
+    s.find_by_name = [this](const fs::path&, const std::string& n) -> std::optional<fs::path> {
+      for (const auto& [p, prof] : profiles)
+        if (prof.cluster.name == n) return p;
+      return std::nullopt;
+    };
+    s.find_by_fingerprint = [this](const fs::path&, const std::string& fp) {
+      std::vector<fs::path> out;
+      for (const auto& [p, prof] : profiles)
+        if (prof.cluster.fingerprint == fp) out.push_back(p);
+      return out;
+    };
+    s.node_fingerprint = [this] {
+      ++fingerprint_calls;
+      if (node_fp.empty()) throw std::runtime_error("hwloc failed");
+      return FingerprintLookup{node_fp, true, ""};
+    };
+    s.plugin = [this]() -> fs::path {
+      if (!plugin_present)
+        throw std::runtime_error("tuner plugin libnccl-tuner-autotune.so not found (looked at /x)");
+      return "/lib/libnccl-tuner-autotune.so";
+    };
+    return s;
+  }
+};
+
+EnvLookup env(std::map<std::string, std::string> vars = {}) {
+  return [vars](const std::string& n) -> std::optional<std::string> {
+    auto it = vars.find(n);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("resolution order: --profile, --cluster, NCCL_AUTOTUNE_PROFILE, fingerprint", "[launch_plan]") {
+  World w;
+  fs::path a = w.add("a", "fp-node");
+  fs::path b = w.add("b", "fp-node");
+  fs::path c = w.add("c", "fp-node");
+  fs::path d = w.add("d", "fp-node");
+  LaunchOptions o;
+  o.profile = a;
+  o.cluster = "b";
+  auto plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
+  REQUIRE(plan.tuned());
+  CHECK(plan.profile_path == a);
+  CHECK(plan.origin == ProfileOrigin::option_profile);
+
+  o.profile.reset();
+  plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
+  CHECK(plan.profile_path == b);
+  CHECK(plan.origin == ProfileOrigin::option_cluster);
+
+  o.cluster.reset();
+  plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
+  CHECK(plan.profile_path == c);
+  CHECK(plan.origin == ProfileOrigin::env_variable);
+
+  plan = plan_launch(o, w.services(), env());
+  REQUIRE(plan.tuned());
+  CHECK(plan.origin == ProfileOrigin::store_fingerprint);
+  CHECK(plan.fingerprint == "fp-node");
+  CHECK(plan.store == w.store);
+  REQUIRE(plan.vars.size() == 3);
+  CHECK(plan.vars[0].name == "NCCL_IB_HCA");
+  CHECK(plan.vars[2].value() == plan.profile_path->string());
+}
+
+TEST_CASE("NCCL_TUNER_PLUGIN=none turns everything off without probing", "[launch_plan]") {
+  World w;
+  w.add("a", "fp-node");
+  auto plan = plan_launch({}, w.services(), env({{"NCCL_TUNER_PLUGIN", "none"}}));
+  CHECK(plan.problem == Problem::disabled);
+  CHECK(plan.vars.empty());
+  CHECK(plan.strict_exit_status() == 0);
+  CHECK(w.fingerprint_calls == 0);
+}
+
+TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") {
+  World w;
+  SECTION("no store") {
+    LaunchOptions o;
+    o.store = w.dir.path() / "nowhere";
+    auto plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem == Problem::no_profile);
+    CHECK(plan.problem_text == "profile store " + (w.dir.path() / "nowhere").string() + " does not exist");
+    CHECK(plan.strict_exit_status() == 2);
+  }
+  SECTION("no match") {
+    w.add("a", "fp-other");
+    auto plan = plan_launch({}, w.services(), env());
+    CHECK(plan.problem == Problem::no_profile);
+    CHECK(plan.problem_text ==
+          "no profile in " + w.store.string() + " matches this node (fingerprint fp-node)");
+  }
+  SECTION("unknown cluster") {
+    LaunchOptions o;
+    o.cluster = "zeta";
+    auto plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem_text == "no profile for cluster 'zeta' in " + w.store.string());
+  }
+  SECTION("missing file") {
+    LaunchOptions o;
+    o.profile = w.dir.path() / "absent.toml";
+    auto plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem == Problem::no_profile);
+    CHECK(plan.problem_text == "profile " + o.profile->string() + " (from --profile) does not exist");
+  }
+  SECTION("fingerprint mismatch") {
+    LaunchOptions o;
+    o.profile = w.add("a", "fp-other");
+    auto plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem == Problem::fingerprint_mismatch);
+    CHECK(plan.problem_text ==
+          "profile " + o.profile->string() +
+              " was calibrated for nodes with fingerprint fp-other, this node is fp-node");
+    CHECK(plan.strict_exit_status() == 2);
+  }
+  SECTION("probe fails") {
+    w.node_fp.clear();
+    auto plan = plan_launch({}, w.services(), env());
+    CHECK(plan.problem == Problem::no_fingerprint);
+    CHECK(plan.problem_text == "cannot fingerprint this node: hwloc failed");
+  }
+  SECTION("invalid profile") {
+    LaunchOptions o;
+    o.profile = w.dir.write("bad.toml", "x");
+    ::chmod(o.profile->c_str(), 0644);
+    auto plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem == Problem::invalid_profile);
+    CHECK(plan.problem_text ==
+          "profile does not validate: " + o.profile->string() + ":3: rule[1].algorithm: expected ...");
+  }
+  SECTION("untrusted profile, unless NCCL_AUTOTUNE_INSECURE=1") {
+    LaunchOptions o;
+    o.profile = w.add("a", "fp-node");
+    ::chmod(o.profile->c_str(), 0666);
+    auto plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem == Problem::untrusted);
+    CHECK(plan.problem_text.find("is writable by everyone (mode 0666)") != std::string::npos);
+    CHECK(plan.problem_text.find("NCCL_AUTOTUNE_INSECURE=1") != std::string::npos);
+    ::setenv("NCCL_AUTOTUNE_INSECURE", "1", 1);
+    plan = plan_launch(o, w.services(), env());
+    ::unsetenv("NCCL_AUTOTUNE_INSECURE");
+    CHECK(plan.tuned());
+  }
+  SECTION("untrusted store") {
+    w.add("a", "fp-node");
+    ::chmod(w.store.c_str(), 0777);
+    auto plan = plan_launch({}, w.services(), env());
+    CHECK(plan.problem == Problem::untrusted);
+    CHECK(plan.problem_text.find("not using profile store " + w.store.string()) == 0);
+  }
+  SECTION("no plugin") {
+    w.plugin_present = false;
+    w.add("a", "fp-node");
+    auto plan = plan_launch({}, w.services(), env());
+    CHECK(plan.problem == Problem::no_plugin);
+    CHECK(plan.strict_exit_status() == 1);
+  }
+}
+
+TEST_CASE("a simulated profile is used only when named, and says so", "[launch_plan]") {
+  World w;
+  fs::path sim = w.add("sim", "fp-node", Source::simulated);
+  auto plan = plan_launch({}, w.services(), env());
+  CHECK(plan.problem == Problem::no_profile);
+  CHECK(plan.problem_text.find("simulated profiles are used only when named") != std::string::npos);
+
+  LaunchOptions o;
+  o.cluster = "sim";
+  plan = plan_launch(o, w.services(), env());
+  REQUIRE(plan.tuned());
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0].find("SIMULATED") != std::string::npos);
+
+  // Named explicitly, its modelled node need not be this one.
+  w.profiles[sim].cluster.fingerprint = "fp-model";
+  o.cluster.reset();
+  o.profile = sim;
+  CHECK(plan_launch(o, w.services(), env()).tuned());
+}
+
+TEST_CASE("the fingerprint is needed only to match or to check", "[launch_plan]") {
+  World w;
+  LaunchOptions o;
+  o.profile = w.add("a", "");
+  auto plan = plan_launch(o, w.services(), env());
+  CHECK(plan.tuned());
+  CHECK(w.fingerprint_calls == 0);
+  CHECK(plan.details.at(0) == "fingerprint not checked: the profile records none");
+}
