@@ -1,10 +1,15 @@
 #pragma once
 // Where a Topology comes from: a recorded file (hwloc 2 XML or NCCL topology XML, told apart by content) or
-// the live node. Reading is stateless and thread-safe; bad files throw InputError naming the file and line.
+// the live node (optionally a recorded sysfs tree). Reading is stateless and thread-safe; bad files throw
+// InputError naming the file and line. A live source that is missing is reported in Topology::sources as
+// "not available: why", never as zero devices, and the probe succeeds with what it has.
 
 #include <filesystem>
+#include <memory>
+#include <string_view>
 
 #include "topology/model.hpp"
+#include "topology/system_reader.hpp"
 
 namespace autotune::topology {
 
@@ -14,5 +19,21 @@ Topology read_topology_file(const std::filesystem::path& path);
 
 // Parses text already in memory; `file` only names it in errors and in Topology::origin.
 Topology read_topology_text(std::string_view text, const std::string& file);
+
+struct LiveOptions {
+  std::filesystem::path sysfs_root = "/sys";
+  // Empty: "/proc" for the real /sys, else the "proc" folder beside a recorded sysfs root.
+  std::filesystem::path proc_root;
+};
+
+// The live node. With a sysfs_root other than /sys (a recorded tree), the libraries (hwloc, CUDA, NVML,
+// verbs) are not asked: they would describe this machine, not the recorded one.
+Topology probe_live(const LiveOptions& options = {});
+
+// The probe itself, on any reader (tests pass recorded or fault-injecting ones).
+Topology probe_system(const SystemReader& reader);
+
+// The real reader behind probe_live.
+std::unique_ptr<SystemReader> make_system_reader(const LiveOptions& options);
 
 }  // namespace autotune::topology
