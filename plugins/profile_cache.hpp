@@ -1,0 +1,71 @@
+#pragma once
+// The profiles the plugin has read in this process, keyed by path and file identity (device, inode, size,
+// modification time): each version of a file is read and parsed once and shared by every communicator, and a
+// file replaced or rewritten since is read again by the next communicator that names it.
+// Thread-safe: load() takes a mutex (communicator init only; never on the per-collective path). What it
+// returns is immutable and lives as long as any communicator holds it.
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "profiles/profile.hpp"
+
+namespace autotune::plugin {
+
+// One validated [constants] override, resolved to its place in ncclTunerConstants_v5_t.
+struct ConstantPatch {
+  size_t offset = 0;  // byte offset of the double inside the struct
+  double value = 0.0;
+};
+
+struct LoadedProfile {
+  std::string path;
+  std::string format;  // "TOML" or "CSV"
+  profiles::Profile profile;
+  std::vector<ConstantPatch> constants;
+  std::string constants_problem;  // non-empty: the overrides were rejected as a whole, and why
+};
+
+struct LoadResult {
+  std::shared_ptr<const LoadedProfile> profile;  // null when the file cannot be used
+  std::string problem;                           // why, as one sentence for a WARN line
+};
+
+class ProfileCache {
+ public:
+  // The process-wide cache every communicator uses.
+  static ProfileCache& instance();
+
+  // Never throws for a bad file: missing, unreadable, untrusted, malformed or newer-schema files give a
+  // problem. (std::bad_alloc may still escape; the adapters catch it.)
+  LoadResult load(const std::string& path);
+
+ private:
+  struct Identity {
+    unsigned long long device = 0, inode = 0, size = 0;
+    long long mtime_sec = 0, mtime_nsec = 0;
+    bool operator==(const Identity&) const = default;
+  };
+  struct Entry {
+    Identity identity;
+    LoadResult result;
+  };
+
+  std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;
+};
+
+// Parses a profile from text: TOML, or the CSV of NCCL's example tuner plugin, told apart by content. Throws
+// InputError. Exposed for the tests and the benchmark.
+profiles::Profile parse_any_profile(const std::string& text, const std::string& file_name,
+                                    std::string* format = nullptr);
+
+// Resolves and range-checks every [constants] override; throws InputError naming the first bad one.
+std::vector<ConstantPatch> resolve_constants(const std::vector<profiles::ConstantOverride>& overrides,
+                                             const std::string& file_name);
+
+}  // namespace autotune::plugin

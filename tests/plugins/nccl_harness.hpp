@@ -1,0 +1,257 @@
+#pragma once
+// Calls the built libnccl-tuner-autotune.so exactly as NCCL does: dlopen(RTLD_NOW | RTLD_LOCAL), the symbol
+// lookup in NCCL's order (v6, v5, v4, v3, v2), init with a logger (here one that records every line),
+// getCollInfo with one contiguous float[7][3] cost table passed as float**, pre-filled like NCCL (entries
+// NCCL supports hold a positive time, the others -1), and finalize/destroy. The path of the library comes
+// from the compile definition AUTOTUNE_PLUGIN_PATH. Thread-safe: the recorder takes a lock.
+
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plugins/sweep_hook.h"
+#include "plugins/tuner_abi.h"
+
+namespace autotune::plugin::test {
+
+struct LogLine {
+  int level;
+  unsigned long flags;
+  std::string text;
+};
+
+// Every line the plugin logged through the harness's logger, process-wide.
+class LogRecorder {
+ public:
+  static LogRecorder& instance() {
+    static LogRecorder r;
+    return r;
+  }
+  void add(LogLine line) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_.push_back(std::move(line));
+  }
+  std::vector<LogLine> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(lines_, {});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<LogLine> lines_;
+};
+
+inline void record_log(ncclDebugLogLevel level, unsigned long flags, const char* /*file*/, int /*line*/,
+                       const char* fmt, ...) {
+  char buf[2048];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  LogRecorder::instance().add({static_cast<int>(level), flags, buf});
+}
+
+// The loaded library and its exported structs (all of them, so every version can be tested).
+struct Plugin {
+  void* handle = nullptr;
+  ncclTuner_v6_t* v6 = nullptr;
+  ncclTuner_v5_t* v5 = nullptr;
+  ncclTuner_v4_t* v4 = nullptr;
+  ncclTuner_v3_t* v3 = nullptr;
+  ncclTuner_v2_t* v2 = nullptr;
+  int (*force)(int, int, int) = nullptr;
+  int (*last)(nccl_autotune_seen_t*) = nullptr;
+  int (*hook_version)() = nullptr;
+  // The first version found in NCCL 2.30's order, as NCCL would use it.
+  int first_version = 0;
+
+  static Plugin& get() {
+    static Plugin p = load(AUTOTUNE_PLUGIN_PATH);
+    return p;
+  }
+
+  static Plugin load(const char* path) {
+    Plugin p;
+    p.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!p.handle) throw std::runtime_error(std::string("dlopen failed: ") + dlerror());
+    p.v6 = static_cast<ncclTuner_v6_t*>(dlsym(p.handle, "ncclTunerPlugin_v6"));
+    p.v5 = static_cast<ncclTuner_v5_t*>(dlsym(p.handle, "ncclTunerPlugin_v5"));
+    p.v4 = static_cast<ncclTuner_v4_t*>(dlsym(p.handle, "ncclTunerPlugin_v4"));
+    p.v3 = static_cast<ncclTuner_v3_t*>(dlsym(p.handle, "ncclTunerPlugin_v3"));
+    p.v2 = static_cast<ncclTuner_v2_t*>(dlsym(p.handle, "ncclTunerPlugin_v2"));
+    p.force = reinterpret_cast<int (*)(int, int, int)>(dlsym(p.handle, "nccl_autotune_force"));
+    p.last = reinterpret_cast<int (*)(nccl_autotune_seen_t*)>(dlsym(p.handle, "nccl_autotune_last"));
+    p.hook_version = reinterpret_cast<int (*)()>(dlsym(p.handle, "nccl_autotune_hook_version"));
+    p.first_version = p.v6 ? 6 : p.v5 ? 5 : p.v4 ? 4 : p.v3 ? 3 : p.v2 ? 2 : 0;
+    return p;
+  }
+};
+
+inline constexpr int kAlgos = NCCL_NUM_ALGORITHMS;
+inline constexpr int kProtos = NCCL_NUM_PROTOCOLS;
+
+// NCCL's cost table for one call: contiguous, as NCCL allocates it.
+struct CostTable {
+  float t[kAlgos][kProtos];
+  float** as_nccl() { return reinterpret_cast<float**>(&t[0][0]); }
+  bool operator==(const CostTable& o) const { return std::memcmp(t, o.t, sizeof t) == 0; }
+};
+
+// Pre-filled like NCCL for this collective on a node without CollNet: the combinations NCCL can run hold a
+// positive time (different per cell, so NCCL's own pick is well defined), the rest -1.
+inline CostTable nccl_like_table(int collective) {
+  CostTable c;
+  for (int a = 0; a < kAlgos; ++a)
+    for (int p = 0; p < kProtos; ++p) {
+      bool ok;
+      switch (collective) {
+        case 0:
+        case 1:
+          ok = a == 1;
+          break;
+        case 2:
+        case 3:
+          ok = a == 1 || a == 4 || a == 6;
+          break;
+        default:
+          ok = a != 6 && a != 2 && a != 3;
+      }
+      if ((a == 4 || a == 5 || a == 6) && p != 2) ok = false;
+      c.t[a][p] = ok ? 50.0f + 7.0f * a + 3.0f * p : -1.0f;
+    }
+  return c;
+}
+
+// What NCCL takes from the table after the plugin returns: the smallest entry >= 0, ties to the lower index.
+struct Choice {
+  int algorithm = -1, protocol = -1;
+  bool operator==(const Choice&) const = default;
+};
+inline Choice nccl_choice(const CostTable& c) {
+  Choice best;
+  float best_time = 0;
+  for (int a = 0; a < kAlgos; ++a)
+    for (int p = 0; p < kProtos; ++p)
+      if (c.t[a][p] >= 0 && (best.algorithm < 0 || c.t[a][p] < best_time))
+        best = {a, p}, best_time = c.t[a][p];
+  return best;
+}
+
+// One communicator through one ABI version.
+class Comm {
+ public:
+  Comm(int version, size_t ranks, size_t nodes, ncclTunerConstants_v5_t* constants = nullptr,
+       ncclDebugLogger_t log = record_log)
+      : version_(version) {
+    Plugin& p = Plugin::get();
+    ncclNvlDomainInfo_v5_t nvl{1, static_cast<int>(ranks), static_cast<int>(ranks)};
+    ncclResult_t rc = ncclInternalError;
+    switch (version) {
+      case 6:
+        rc = p.v6->init(&ctx_, 0x1234, ranks, nodes, log, &nvl, constants);
+        break;
+      case 5:
+        rc = p.v5->init(&ctx_, 0x1234, ranks, nodes, log, &nvl, constants);
+        break;
+      case 4:
+        rc = p.v4->init(ranks, nodes, log, &ctx_);
+        break;
+      case 3:
+        rc = p.v3->init(ranks, nodes, log, &ctx_);
+        break;
+      case 2:
+        rc = p.v2->init(ranks, nodes, log, &ctx_);
+        break;
+    }
+    init_result_ = rc;
+  }
+  ~Comm() {
+    Plugin& p = Plugin::get();
+    switch (version_) {
+      case 6:
+        p.v6->finalize(ctx_);
+        break;
+      case 5:
+        p.v5->finalize(ctx_);
+        break;
+      case 4:
+        p.v4->destroy(ctx_);
+        break;
+      case 3:
+        p.v3->destroy(ctx_);
+        break;
+      case 2:
+        p.v2->destroy(ctx_);
+        break;
+    }
+  }
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  ncclResult_t init_result() const { return init_result_; }
+  void* ctx() const { return ctx_; }
+  int version() const { return version_; }
+
+  // v3-v6: one getCollInfo call on `table`; *channels as NCCL passes it (0).
+  ncclResult_t coll_info(int collective, size_t bytes, CostTable& table, int& channels, int reg_buff = 0) {
+    Plugin& p = Plugin::get();
+    auto coll = static_cast<ncclFunc_t>(collective);
+    switch (version_) {
+      case 6:
+        return p.v6->getCollInfo(ctx_, coll, bytes, 1, table.as_nccl(), kAlgos, kProtos, reg_buff, &channels);
+      case 5:
+        return p.v5->getCollInfo(ctx_, coll, bytes, 1, table.as_nccl(), kAlgos, kProtos, reg_buff, &channels);
+      case 4:
+        return p.v4->getCollInfo(ctx_, coll, bytes, 1, table.as_nccl(), kAlgos, kProtos, reg_buff, &channels);
+      case 3:
+        return p.v3->getCollInfo(ctx_, coll, bytes, 1, table.as_nccl(), kAlgos, kProtos, &channels);
+    }
+    throw std::logic_error("coll_info is for v3-v6");
+  }
+
+  // v2: NCCL's algorithm/protocol come in undefined (-1).
+  ncclResult_t coll_info_v2(int collective, size_t bytes, int collnet, int nvls, int& algorithm,
+                            int& protocol, int& channels) {
+    return Plugin::get().v2->getCollInfo(ctx_, static_cast<ncclFunc_t>(collective), bytes, collnet, nvls, 1,
+                                         &algorithm, &protocol, &channels);
+  }
+
+  struct Decision {
+    Choice choice;
+    int channels = 0;
+    bool table_untouched = true;
+    bool operator==(const Decision&) const = default;
+  };
+  // One call as NCCL makes it, on a fresh NCCL-like table; for v2, the choice is what the plugin set.
+  Decision decide(int collective, size_t bytes) {
+    Decision d;
+    if (version_ == 2) {
+      int a = -1, p = -1, ch = 0;
+      coll_info_v2(collective, bytes, 0, 1, a, p, ch);
+      d.choice = {a, p};
+      d.channels = ch;
+      d.table_untouched = a == -1;
+      if (a == -1) d.choice = nccl_choice(nccl_like_table(collective));
+      return d;
+    }
+    CostTable before = nccl_like_table(collective), table = before;
+    coll_info(collective, bytes, table, d.channels);
+    d.choice = nccl_choice(table);
+    d.table_untouched = table == before;
+    return d;
+  }
+
+ private:
+  int version_;
+  void* ctx_ = nullptr;
+  ncclResult_t init_result_ = ncclInternalError;
+};
+
+}  // namespace autotune::plugin::test
