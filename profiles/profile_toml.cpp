@@ -151,7 +151,8 @@ void check_constant(const Where& w, const ConstantOverride& c) {
   if (!std::isfinite(c.value) || c.value < 0 || c.value > max) {
     std::string unit = t->unit == ConstantUnit::microseconds ? " us" : " GB/s";
     w.fail(c.source_line, key,
-           "expected a finite number 0.." + format_double(max) + unit + "; found " + format_double(c.value));
+           "expected a finite number 0.." + std::to_string(static_cast<long long>(max)) + unit + "; found " +
+               format_double(c.value));
   }
 }
 
@@ -189,7 +190,7 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
   auto check_bw = [&](const std::optional<double>& v, const char* what) {
     if (v && (!std::isfinite(*v) || *v < 0 || *v > 1e5))
       w.fail(lines.evidence, key + "." + what,
-             "expected a finite number 0..100000.0 GB/s; found " + format_double(*v));
+             "expected a finite number 0..100000 GB/s; found " + format_double(*v));
   };
   check_bw(r.busbw_gbps, "busbw_gbps");
   check_bw(r.default_busbw_gbps, "default_busbw_gbps");
@@ -594,9 +595,20 @@ class Reader {
 // ---------------------------------------------------------------------------------------------
 
 std::string toml_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
+  auto plain = [](char c) {
     unsigned char u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u != 0x7f && c != '"' && c != '\\';
+  };
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t run = i;
+    while (run < s.size() && plain(s[run])) ++run;
+    out.append(s.data() + i, run - i);
+    if (run == s.size()) break;
+    char c = s[run];
     switch (c) {
       case '"':
         out += "\\\"";
@@ -613,24 +625,24 @@ std::string toml_string(std::string_view s) {
       case '\r':
         out += "\\r";
         break;
-      default:
-        if (u < 0x20 || u == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", u);
-          out += buf;
-        } else {
-          out += c;
-        }
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+        out += buf;
+      }
     }
+    i = run + 1;
   }
-  return out + "\"";
+  out += '"';
+  return out;
 }
 
 std::string toml_size(uint64_t bytes) {
   std::string exact = format_byte_size(bytes);
   // Values that have a short exact unit spelling are written that way; odd values (often 2^k - 1, the
   // inclusive end of a range) as integers with a rounded reading beside them.
-  if (bytes < 1024 || exact.back() > '9') return toml_string(exact);
+  if (bytes < 1024 || exact.back() > '9' || bytes > static_cast<uint64_t>(INT64_MAX))
+    return toml_string(exact);
   return std::to_string(bytes) + "  # ~" + human_byte_size(bytes);
 }
 
