@@ -1,0 +1,262 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "common/input_error.hpp"
+#include "tests/tuner_runners/test_topologies.hpp"
+#include "tuner/bandwidth.hpp"
+#include "tuner/mpi_context.hpp"
+#include "tuner/runner_factory.hpp"
+#include "tuner/sim_model.hpp"
+#include "tuner/sim_runner.hpp"
+
+using namespace autotune;
+using namespace autotune::tuner;
+using profiles::Algorithm;
+using profiles::Collective;
+using profiles::Protocol;
+
+namespace {
+
+constexpr uint64_t kGiB = 1ULL << 30;
+
+SimModel h100_model(int nodes = 1, std::map<std::string, std::string> env = {}, SimDeviations dev = {}) {
+  return SimModel(describe_cluster(test::h100_node(), nodes), env, dev);
+}
+
+std::vector<uint64_t> sizes_8_to_8g() {
+  std::vector<uint64_t> s;
+  for (uint64_t b = 8; b <= 8 * kGiB; b *= 2) s.push_back(b);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("describe_cluster reads the node's generation, fabric and NICs", "[sim]") {
+  SimCluster c = describe_cluster(test::h100_node(), 2);
+  CHECK(c.sm == 90);
+  CHECK(c.generation() == 2);
+  CHECK(c.gpus_per_node == 8);
+  CHECK(c.ranks() == 16);
+  CHECK(c.nvlink);
+  CHECK(c.nvswitch);
+  CHECK(c.nvls);
+  CHECK(c.intra_gbps == Approx(18 * 20.6));
+  CHECK(c.nics.size() == 8);
+  CHECK(c.net_gbps() == Approx(8 * 48.0));
+
+  SimCluster p = describe_cluster(test::a100_pcie_node(), 1);
+  CHECK_FALSE(p.nvlink);
+  CHECK_FALSE(p.nvls);
+  CHECK_FALSE(p.ll128_safe());
+  CHECK(p.intra_gbps < 32.0);
+
+  topology::Topology empty;
+  empty.origin = "x.xml";
+  CHECK_THROWS_AS(describe_cluster(empty, 1), InputError);
+  CHECK_THROWS_AS(describe_cluster(test::h100_node(), 0), InputError);
+}
+
+TEST_CASE("NCCL's default on one 8x H100 node: Ring LL for the smallest sizes, NVLS for 1 GiB", "[sim]") {
+  SimModel m = h100_model();
+  SimChoice small = m.nccl_default(Collective::allreduce, 8);
+  CHECK(small.algorithm == Algorithm::ring);
+  CHECK(small.protocol == Protocol::ll);
+  SimChoice big = m.nccl_default(Collective::allreduce, kGiB);
+  CHECK(big.algorithm == Algorithm::nvls);
+  CHECK(big.protocol == Protocol::simple);
+  CHECK(big.channels == 32);
+  // Without NVSwitch-backed NVLS (NCCL_NVLS_ENABLE=0) the big sizes go to Ring/Simple.
+  SimModel no_nvls = h100_model(1, {{"NCCL_NVLS_ENABLE", "0"}});
+  CHECK(no_nvls.nccl_default(Collective::allreduce, kGiB).algorithm == Algorithm::ring);
+  // The truth without deviations agrees with NCCL at the small end.
+  SimModel exact = h100_model(1, {}, SimDeviations{.enabled = false});
+  CHECK(exact.best_true(Collective::allreduce, 8).algorithm == Algorithm::ring);
+  CHECK(exact.best_true(Collective::allreduce, 8).protocol == Protocol::ll);
+}
+
+TEST_CASE("The landscape has crossovers: the protocol changes from LL to Simple over the size range",
+          "[sim]") {
+  SimModel m = h100_model(2);
+  Protocol first = m.nccl_default(Collective::allreduce, 8).protocol;
+  Protocol last = m.nccl_default(Collective::allreduce, 8 * kGiB).protocol;
+  CHECK(first == Protocol::ll);
+  CHECK(last == Protocol::simple);
+  // Ring beats Tree at one size and loses at another, or NVLSTree takes over: more than one algorithm wins.
+  std::set<Algorithm> winners;
+  for (uint64_t b : sizes_8_to_8g()) winners.insert(m.nccl_default(Collective::allreduce, b).algorithm);
+  CHECK(winners.size() >= 2);
+}
+
+TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and configurable amount", "[sim]") {
+  SimModel m = h100_model(2);
+  int differs = 0;
+  double best_gain = 1.0;
+  for (Collective c : profiles::kAllCollectives)
+    for (uint64_t b : sizes_8_to_8g()) {
+      SimChoice d = m.nccl_default(c, b), t = m.best_true(c, b);
+      if (!(d == t)) {
+        ++differs;
+        best_gain = std::max(best_gain, m.true_time_us(c, b, d) / m.true_time_us(c, b, t));
+      }
+    }
+  CHECK(differs > 5);
+  CHECK(best_gain > 1.05);
+  CHECK(best_gain < 2.0);
+  // Without deviations, NCCL's estimate is the truth.
+  SimModel exact = h100_model(2, {}, SimDeviations{.enabled = false});
+  SimChoice d = exact.nccl_default(Collective::allreduce, 1 << 20);
+  CHECK(exact.true_time_us(Collective::allreduce, 1 << 20, d) ==
+        Approx(exact.nccl_estimate_us(Collective::allreduce, 1 << 20, d.algorithm, d.protocol, d.channels)));
+  // Another deviation seed is another machine.
+  SimModel other = h100_model(2, {}, SimDeviations{.seed = 7});
+  SimChoice r{Algorithm::ring, Protocol::simple, 32};
+  CHECK(other.true_time_us(Collective::allreduce, kGiB, r) != m.true_time_us(Collective::allreduce, kGiB, r));
+}
+
+TEST_CASE("Bigger messages never get slower in algbw within one candidate", "[sim]") {
+  SimModel m = h100_model(2);
+  for (Collective c : profiles::kAllCollectives)
+    for (Algorithm a : profiles::kAllAlgorithms)
+      for (Protocol p : profiles::kAllProtocols) {
+        if (m.unsupported(c, a, p)) continue;
+        for (int ch : {1, 8, 32}) {
+          double prev = 0.0;
+          for (uint64_t b : sizes_8_to_8g()) {
+            double bw = algbw_gbps(b, m.true_time_us(c, b, SimChoice{a, p, ch}));
+            INFO(profiles::name(c) << " " << profiles::name(a) << "/" << profiles::name(p) << " ch" << ch
+                                   << " " << b);
+            CHECK(bw >= prev);
+            prev = bw;
+          }
+        }
+      }
+}
+
+TEST_CASE("NVLS needs NVSwitches, CollNet needs SHARP NICs and NCCL_COLLNET_ENABLE, PAT one GPU per node",
+          "[sim]") {
+  SimModel pcie(describe_cluster(test::a100_pcie_node(), 2));
+  CHECK(pcie.unsupported(Collective::allreduce, Algorithm::nvls, Protocol::simple));
+  CHECK(pcie.unsupported(Collective::allreduce, Algorithm::collnet_direct, Protocol::simple));
+  CHECK(pcie.unsupported(Collective::allgather, Algorithm::pat, Protocol::simple));
+  CHECK(pcie.unsupported(Collective::broadcast, Algorithm::tree, Protocol::simple));
+  CHECK_FALSE(pcie.unsupported(Collective::allreduce, Algorithm::ring, Protocol::ll128));
+  CHECK(pcie.corrupts(Algorithm::ring, Protocol::ll128));
+  // NCCL's own choice never picks LL128 where it is unsafe.
+  for (uint64_t b : sizes_8_to_8g())
+    CHECK(pcie.nccl_default(Collective::allreduce, b).protocol != Protocol::ll128);
+
+  SimModel one_node = h100_model(1);
+  CHECK(one_node.unsupported(Collective::allreduce, Algorithm::nvls_tree, Protocol::simple));
+  CHECK_FALSE(one_node.unsupported(Collective::allreduce, Algorithm::nvls, Protocol::simple));
+
+  SimCluster sharp = describe_cluster(test::h100_node(8, true), 4);
+  CHECK(SimModel(sharp).unsupported(Collective::allreduce, Algorithm::collnet_direct, Protocol::simple));
+  CHECK_FALSE(SimModel(sharp, {{"NCCL_COLLNET_ENABLE", "1"}})
+                  .unsupported(Collective::allreduce, Algorithm::collnet_direct, Protocol::simple));
+
+  topology::Topology single = test::h100_node();
+  single.gpus.resize(1);
+  SimModel pat(describe_cluster(single, 4));
+  CHECK_FALSE(pat.unsupported(Collective::allgather, Algorithm::pat, Protocol::simple));
+}
+
+TEST_CASE("Process settings: fewer NICs in NCCL_IB_HCA cost inter-node bandwidth, CROSS_NIC a little",
+          "[sim]") {
+  SimModel all = h100_model(2);
+  SimModel half = h100_model(2, {{"NCCL_IB_HCA", "=mlx5_0,mlx5_1,mlx5_2,mlx5_3"}});
+  SimModel excl = h100_model(2, {{"NCCL_IB_HCA", "^mlx5_7"}});
+  CHECK(half.cluster().nics.size() == 4);
+  CHECK(excl.cluster().nics.size() == 7);
+  CHECK(half.effective_net_gbps() < 0.5 * all.effective_net_gbps());  // half the NICs and a rail mismatch
+  CHECK(excl.effective_net_gbps() < all.effective_net_gbps());
+  SimChoice ring{Algorithm::ring, Protocol::simple, 32};
+  CHECK(half.true_time_us(Collective::allreduce, kGiB, ring) >
+        all.true_time_us(Collective::allreduce, kGiB, ring));
+  // One node never touches the network.
+  CHECK(h100_model(1, {{"NCCL_IB_HCA", "mlx5_0"}}).true_time_us(Collective::allreduce, kGiB, ring) ==
+        h100_model(1).true_time_us(Collective::allreduce, kGiB, ring));
+  double cross0 = h100_model(2, {{"NCCL_CROSS_NIC", "0"}}).effective_net_gbps();
+  double cross1 = h100_model(2, {{"NCCL_CROSS_NIC", "1"}}).effective_net_gbps();
+  CHECK(cross0 != cross1);
+  CHECK(std::fabs(cross0 / all.effective_net_gbps() - 1.0) <= 0.03);
+  CHECK_THROWS_AS(h100_model(2, {{"NCCL_CROSS_NIC", "5"}}), InputError);
+  CHECK_THROWS_AS(h100_model(2, {{"NCCL_IB_HCA", "^"}}), InputError);
+}
+
+TEST_CASE("The simulator runner: labelled, seeded, repeatable, failures as values", "[sim]") {
+  RunnerOptions o;
+  o.simulate = true;
+  o.topology = test::a100_pcie_node();
+  o.nodes = 1;
+  auto runner = make_runner(o);
+  RunnerInfo info = runner->info();
+  CHECK(info.source == "simulated");
+  CHECK(info.kind == "simulator");
+  CHECK(info.description.find("SIMULATED") == 0);
+  CHECK(info.ranks == 8);
+
+  std::vector<MeasureRequest> batch(4);
+  batch[0].bytes = 1 << 20;
+  batch[1].bytes = 1 << 20;
+  batch[1].candidate.algorithm = Algorithm::nvls;
+  batch[2].bytes = 1 << 20;
+  batch[2].candidate.algorithm = Algorithm::ring;
+  batch[2].candidate.protocol = Protocol::ll128;
+  batch[3].bytes = 1 << 20;
+  batch[3].candidate.algorithm = Algorithm::ring;
+  batch[3].candidate.protocol = Protocol::simple;
+  batch[3].candidate.channels = 2;
+  auto out = runner->run(batch);
+  REQUIRE(out.size() == 4);
+  CHECK(out[0].outcome == Outcome::ok);
+  CHECK(out[0].times_us.size() == 5);
+  CHECK(out[0].mean_times_us.size() == 5);
+  for (size_t k = 0; k < 5; ++k) CHECK(out[0].mean_times_us[k] <= out[0].times_us[k]);
+  CHECK(out[0].busbw_gbps == Approx(out[0].algbw_gbps * 2 * 7 / 8.0));
+  CHECK(out[0].used_algorithm.has_value());
+  CHECK(out[1].outcome == Outcome::unsupported);
+  CHECK_FALSE(out[1].detail.empty());
+  CHECK(out[2].outcome == Outcome::wrong_result);
+  CHECK(out[3].outcome == Outcome::ok);
+  CHECK(out[3].used_channels == 2);
+
+  // Same seed, same numbers; a repeat of a request gets fresh noise; another seed other numbers.
+  auto again = make_runner(o)->run(batch);
+  CHECK(again[0].times_us == out[0].times_us);
+  auto repeat = runner->run(batch);
+  CHECK(repeat[0].times_us != out[0].times_us);
+  o.seed = 2;
+  CHECK(make_runner(o)->run(batch)[0].times_us != out[0].times_us);
+  // Noise stays near the configured level.
+  double rel = std::fabs(out[0].times_us[0] / out[0].times_us[1] - 1.0);
+  CHECK(rel < 0.3);
+  o.noise = 0.0;
+  auto quiet = make_runner(o)->run(batch);
+  CHECK(quiet[0].times_us[0] == quiet[0].times_us[1]);
+}
+
+TEST_CASE("make_runner rejects options that cannot work", "[sim]") {
+  RunnerOptions o;
+  o.simulate = true;
+  CHECK_THROWS_AS(make_runner(o), InputError);  // no topology
+  o.topology = test::h100_node();
+  o.nodes = 0;
+  CHECK_THROWS_AS(make_runner(o), InputError);
+  o.nodes = 1;
+  o.noise = -1;
+  CHECK_THROWS_AS(make_runner(o), InputError);
+}
+
+TEST_CASE("nccl-tests' bandwidth definitions", "[bandwidth]") {
+  CHECK(algbw_gbps(1000000000, 1e6) == Approx(1.0));
+  CHECK(algbw_gbps(1 << 20, 0.0) == 0.0);
+  CHECK(busbw_gbps(Collective::allreduce, 8, 1000000000, 1e6) == Approx(1.75));
+  CHECK(busbw_gbps(Collective::allgather, 8, 1000000000, 1e6) == Approx(0.875));
+  CHECK(busbw_gbps(Collective::reducescatter, 4, 1000000000, 1e6) == Approx(0.75));
+  CHECK(busbw_gbps(Collective::broadcast, 8, 1000000000, 1e6) == Approx(1.0));
+  CHECK(busbw_gbps(Collective::reduce, 8, 1000000000, 1e6) == Approx(1.0));
+  CHECK(element_count(Collective::allreduce, 8, 1024) == 256);
+  CHECK(element_count(Collective::allgather, 8, 1024) == 32);
+}
