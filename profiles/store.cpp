@@ -1,0 +1,122 @@
+#include "profiles/store.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "common/atomic_file.hpp"
+#include "common/input_error.hpp"
+#include "profiles/profile_toml.hpp"
+
+namespace autotune::profiles {
+namespace {
+
+std::string major_minor(std::string_view version) {
+  size_t first = version.find('.');
+  if (first == std::string_view::npos) return std::string(version);
+  size_t second = version.find('.', first + 1);
+  return std::string(version.substr(0, second));
+}
+
+// "2.28.9" -> {2, 28, 9} for newest-first ordering.
+std::vector<int> version_key(std::string_view v) {
+  std::vector<int> key;
+  int n = 0;
+  for (char c : v) {
+    if (c == '.')
+      key.push_back(n), n = 0;
+    else if (std::isdigit(static_cast<unsigned char>(c)))
+      n = n * 10 + (c - '0');
+  }
+  key.push_back(n);
+  return key;
+}
+
+bool is_profile_file(const std::filesystem::path& p) {
+  std::string name = p.filename().string();
+  // write_file_atomically's temporaries are ".<name>.tmp.XXXXXX"; .prev files end in ".prev".
+  return !name.empty() && name[0] != '.' && p.extension() == ".toml";
+}
+
+template <typename Pred>
+std::vector<StoredProfile> find_where(const Store& store, Pred pred) {
+  std::vector<StoredProfile> out;
+  for (auto& s : store.list())
+    if (s.profile && pred(*s.profile)) out.push_back(std::move(s));
+  std::stable_sort(out.begin(), out.end(), [](const StoredProfile& a, const StoredProfile& b) {
+    return version_key(a.profile->provenance.nccl_version) > version_key(b.profile->provenance.nccl_version);
+  });
+  return out;
+}
+
+}  // namespace
+
+std::string sanitize_file_name(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');
+  return out;
+}
+
+std::filesystem::path Store::default_dir() {
+  if (const char* s = std::getenv("NCCL_AUTOTUNE_STORE"); s && *s) return s;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+    return std::filesystem::path(x) / "nccl-autotune";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return std::filesystem::path(h) / ".local" / "share" / "nccl-autotune";
+  throw InputError(
+      "<env HOME>", 0,
+      "expected NCCL_AUTOTUNE_STORE, XDG_DATA_HOME or HOME to locate the profile store; found none set");
+}
+
+std::vector<StoredProfile> Store::list() const {
+  std::vector<StoredProfile> out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir_, ec)) return out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (!is_profile_file(entry.path())) continue;
+    StoredProfile s{entry.path(), std::nullopt, ""};
+    try {
+      s.profile = read_profile(entry.path());
+    } catch (const std::exception& e) {
+      s.error = e.what();
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const StoredProfile& a, const StoredProfile& b) { return a.file < b.file; });
+  return out;
+}
+
+std::vector<StoredProfile> Store::find_by_name(std::string_view cluster) const {
+  return find_where(*this, [&](const Profile& p) { return p.cluster.name == cluster; });
+}
+
+std::vector<StoredProfile> Store::find_by_fingerprint(std::string_view fingerprint) const {
+  return find_where(
+      *this, [&](const Profile& p) { return !fingerprint.empty() && p.cluster.fingerprint == fingerprint; });
+}
+
+std::filesystem::path Store::path_for(const Profile& profile) const {
+  return dir_ / (sanitize_file_name(profile.cluster.name) + "-nccl" +
+                 sanitize_file_name(major_minor(profile.provenance.nccl_version)) + ".toml");
+}
+
+std::filesystem::path Store::save(const Profile& profile) const {
+  std::filesystem::path target = path_for(profile);
+  validate_profile(profile, target.string());
+  std::filesystem::create_directories(dir_);
+  std::error_code ec;
+  if (std::filesystem::exists(target, ec)) {
+    std::filesystem::path prev = target;
+    prev += ".prev";
+    write_file_atomically(prev, read_file(target));
+  }
+  write_file_atomically(target, format_profile(profile));
+  return target;
+}
+
+}  // namespace autotune::profiles

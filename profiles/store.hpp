@@ -1,0 +1,51 @@
+#pragma once
+// The profile store: a directory (on a cluster, a shared one) holding one profile per cluster and NCCL
+// version, named <cluster>-nccl<major.minor>.toml. Saving is atomic and keeps the replaced file as
+// <file>.prev, so a recalibration that turns out worse can be rolled back by hand (one generation is enough
+// for that and keeps the directory small). Listing reads every *.toml, skips temporary and .prev files, and
+// reports unreadable or invalid profiles beside the good ones instead of failing. Not synchronized: two
+// processes saving the same cluster at once each write a whole file; the last rename wins.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiles/profile.hpp"
+
+namespace autotune::profiles {
+
+struct StoredProfile {
+  std::filesystem::path file;
+  std::optional<Profile> profile;  // nullopt when unreadable or invalid
+  std::string error;               // why, when profile is nullopt
+};
+
+class Store {
+ public:
+  explicit Store(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  // $NCCL_AUTOTUNE_STORE, else $XDG_DATA_HOME/nccl-autotune, else ~/.local/share/nccl-autotune. Throws
+  // InputError when none of these can be formed (no HOME).
+  static std::filesystem::path default_dir();
+
+  const std::filesystem::path& dir() const { return dir_; }
+  // Sorted by file name; a missing directory is an empty store.
+  std::vector<StoredProfile> list() const;
+  // Valid profiles whose cluster.name (or cluster.fingerprint) matches exactly, newest NCCL version first.
+  std::vector<StoredProfile> find_by_name(std::string_view cluster) const;
+  std::vector<StoredProfile> find_by_fingerprint(std::string_view fingerprint) const;
+  // dir/<sanitized cluster name>-nccl<major.minor>.toml
+  std::filesystem::path path_for(const Profile& profile) const;
+  // Validates, creates the directory if needed, keeps the old file as .prev, writes atomically. Returns the
+  // path.
+  std::filesystem::path save(const Profile& profile) const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// Letters, digits, '.', '_', '-' kept; anything else becomes '_'; never empty, never starting with '.'.
+std::string sanitize_file_name(std::string_view name);
+
+}  // namespace autotune::profiles

@@ -1,0 +1,184 @@
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "common/atomic_file.hpp"
+#include "common/input_error.hpp"
+#include "profiles/nccl_csv.hpp"
+#include "profiles/profile_toml.hpp"
+#include "profiles/store.hpp"
+#include "temp_dir.hpp"
+
+using namespace autotune::profiles;
+using autotune::InputError;
+
+namespace {
+
+Profile make_profile(const std::string& cluster, const std::string& fingerprint, const std::string& nccl) {
+  Profile p;
+  p.cluster.name = cluster;
+  p.cluster.fingerprint = fingerprint;
+  p.provenance.created = "2026-06-01T12:00:00Z";
+  p.provenance.nccl_version = nccl;
+  Rule r;
+  r.min_bytes = 0;
+  r.max_bytes = 1023;
+  r.algorithm = Algorithm::tree;
+  r.protocol = Protocol::ll;
+  p.rules.push_back(r);
+  return p;
+}
+
+std::string csv_error(const std::string& text) {
+  try {
+    parse_nccl_csv(text, "t.csv");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files reported", "[store]") {
+  TempDir dir;
+  Store store(dir.path / "store");
+  CHECK(store.list().empty());  // a missing directory is an empty store
+
+  Profile a = make_profile("dgx a/1", "fp-h100", "2.28.9");
+  auto path = store.save(a);
+  CHECK(path == dir.path / "store" / "dgx_a_1-nccl2.28.toml");
+  CHECK(store.path_for(make_profile("..hidden", "", "2.30")).filename() == "_..hidden-nccl2.30.toml");
+  store.save(make_profile("dgx a/1", "fp-h100", "2.30.1"));
+  store.save(make_profile("other", "fp-a100", "2.28.9"));
+
+  // Saving again keeps the previous version.
+  Profile a2 = a;
+  a2.rules[0].protocol = Protocol::simple;
+  store.save(a2);
+  auto prev = path;
+  prev += ".prev";
+  REQUIRE(std::filesystem::exists(prev));
+  CHECK(read_profile(prev).rules[0].protocol == Protocol::ll);
+  CHECK(read_profile(path).rules[0].protocol == Protocol::simple);
+
+  // Litter: a temporary left by a killed writer, a broken profile, a non-profile.
+  autotune::write_file_atomically(dir.path / "store" / ".x-nccl2.28.toml.tmp.AbC123", "half");
+  autotune::write_file_atomically(dir.path / "store" / "broken.toml", "schema = 1\n[cluster\n");
+  autotune::write_file_atomically(dir.path / "store" / "notes.txt", "hello");
+
+  auto all = store.list();
+  REQUIRE(all.size() == 4);
+  CHECK(all[0].file.filename() == "broken.toml");
+  CHECK_FALSE(all[0].profile);
+  CHECK(all[0].error.find("broken.toml:2: TOML syntax") != std::string::npos);
+  CHECK(all[1].profile);
+
+  auto by_name = store.find_by_name("dgx a/1");
+  REQUIRE(by_name.size() == 2);
+  CHECK(by_name[0].profile->provenance.nccl_version == "2.30.1");  // newest first
+  CHECK(by_name[1].profile->provenance.nccl_version == "2.28.9");
+  CHECK(store.find_by_name("nope").empty());
+  auto by_fp = store.find_by_fingerprint("fp-a100");
+  REQUIRE(by_fp.size() == 1);
+  CHECK(by_fp[0].profile->cluster.name == "other");
+  CHECK(store.find_by_fingerprint("").empty());
+
+  Profile bad = a;
+  bad.rules[0].max_bytes = 0;
+  bad.rules[0].min_bytes = 5;
+  CHECK_THROWS_AS(store.save(bad), InputError);
+}
+
+TEST_CASE("store: default directory from the environment", "[store]") {
+  const char* keep_store = getenv("NCCL_AUTOTUNE_STORE");
+  const char* keep_xdg = getenv("XDG_DATA_HOME");
+  std::string saved_store = keep_store ? keep_store : "", saved_xdg = keep_xdg ? keep_xdg : "";
+  setenv("NCCL_AUTOTUNE_STORE", "/shared/profiles", 1);
+  CHECK(Store::default_dir() == "/shared/profiles");
+  unsetenv("NCCL_AUTOTUNE_STORE");
+  setenv("XDG_DATA_HOME", "/home/u/.data", 1);
+  CHECK(Store::default_dir() == "/home/u/.data/nccl-autotune");
+  unsetenv("XDG_DATA_HOME");
+  if (getenv("HOME"))
+    CHECK(Store::default_dir() == std::filesystem::path(getenv("HOME")) / ".local/share/nccl-autotune");
+  if (keep_store) setenv("NCCL_AUTOTUNE_STORE", saved_store.c_str(), 1);
+  if (keep_xdg) setenv("XDG_DATA_HOME", saved_xdg.c_str(), 1);
+}
+
+TEST_CASE("nccl csv: the example plugin's own example imports", "[nccl_csv]") {
+  std::string text =
+      "# Single-node, small allreduce\n"
+      "allreduce,0,65536,tree,simple,2,1,-1,-1,-1\n"
+      "\n"
+      "allreduce,65537,1048576,ring,simple,4,4,32,-1\n"
+      "allreduce,1048577,4294967295,ring,ll128,-1,-1,-1\n"
+      "allgather, 0, 1024, nvls, simple, -1, -1, 8\r\n"
+      "reducescatter,0,1024,collnet_direct,ll,-1,2,-1";
+  auto rules = parse_nccl_csv(text, "t.csv");
+  REQUIRE(rules.size() == 5);
+  CHECK(rules[0].channels == 2);
+  CHECK(rules[0].nodes == CountRange{1, 1});
+  CHECK_FALSE(rules[0].ranks);
+  CHECK(rules[1].ranks == CountRange{32, 32});
+  CHECK(rules[2].channels == 0);
+  CHECK(rules[2].max_bytes == 4294967295u);
+  CHECK(rules[2].protocol == Protocol::ll128);
+  CHECK(rules[3].algorithm == Algorithm::nvls);
+  CHECK(rules[4].algorithm == Algorithm::collnet_direct);
+  CHECK(rules[4].source_line == 7);
+
+  std::string csv = format_nccl_csv(rules);
+  auto back = parse_nccl_csv(csv, "back.csv");
+  CHECK(format_nccl_csv(back) == csv);
+  CHECK(csv.find("allreduce,1048577,4294967295,ring,ll128,-1,-1,-1\n") != std::string::npos);
+  CHECK(csv.find("reducescatter,0,1024,collnet_direct,ll,-1,2,-1\n") != std::string::npos);
+}
+
+TEST_CASE("nccl csv: errors name file, line and column", "[nccl_csv]") {
+  CHECK(csv_error("allreduce,0,1,ring,simple,-1,-1\n") ==
+        "t.csv:1: row: expected 8 to 10 fields "
+        "(collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
+        "nNodes,nRanks[,numPipeOps[,regBuff]]); found 7");
+  CHECK(csv_error("#c\nallreduce,0,1,ring,simple,-1,-1,-1,4\n") ==
+        "t.csv:2: numPipeOps: expected -1: nccl-autotune profiles cannot condition a rule on numPipeOps; "
+        "found \"4\"");
+  CHECK(csv_error("allreduce,0,1,ring,simple,-1,-1,-1,-1,1\n") ==
+        "t.csv:1: regBuff: expected -1: nccl-autotune profiles cannot condition a rule on regBuff; found "
+        "\"1\"");
+  CHECK(csv_error("allreduce,0,1,collnetdirect,simple,-1,-1,-1\n") ==
+        "t.csv:1: algorithm: expected one of tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, "
+        "pat; found "
+        "\"collnetdirect\"");
+  CHECK(csv_error("broadcast,0,1,tree,simple,-1,-1,-1\n") ==
+        "t.csv:1: algorithm: expected one of ring (what NCCL allows for broadcast); found \"tree\"");
+  CHECK(csv_error("allreduce,0,1,nvls,ll,-1,-1,-1\n") ==
+        "t.csv:1: protocol: expected simple (nvls takes Simple only); found \"ll\"");
+  CHECK(csv_error("allreduce,5,1,ring,ll,-1,-1,-1\n") ==
+        "t.csv:1: max_bytes: expected at least min_bytes (5); found 1");
+  CHECK(csv_error("allreduce,0,1,ring,ll,0,-1,-1\n") ==
+        "t.csv:1: channels: expected -1 (NCCL decides) or 1..64; found \"0\"");
+  CHECK(csv_error("allreduce,0,1,ring,ll,-1,0,-1\n") ==
+        "t.csv:1: nNodes: expected -1 (any) or a count >= 1; found \"0\"");
+  CHECK(csv_error("alltoall,0,1,ring,ll,-1,-1,-1\n") ==
+        "t.csv:1: collective_type: expected one of broadcast, reduce, allgather, reducescatter, allreduce; "
+        "found "
+        "\"alltoall\"");
+  CHECK(csv_error("allreduce,-1,1,ring,ll,-1,-1,-1\n") ==
+        "t.csv:1: min_bytes: expected a byte count >= 0; found \"-1\"");
+}
+
+TEST_CASE("nccl csv: export expands bounded scale ranges and refuses open ones", "[nccl_csv]") {
+  Rule r;
+  r.min_bytes = 0;
+  r.max_bytes = 1023;
+  r.nodes = CountRange{2, 3};
+  r.ranks = CountRange{16, 16};
+  r.busbw_gbps = 10.0;
+  std::string csv = format_nccl_csv({r});
+  CHECK(csv.find("allreduce,0,1023,ring,simple,-1,2,16\nallreduce,0,1023,ring,simple,-1,3,16\n") !=
+        std::string::npos);
+  r.nodes = CountRange{4, std::numeric_limits<int>::max()};
+  CHECK_THROWS_WITH(format_nccl_csv({r}), Catch::Contains("open range 4+"));
+}
