@@ -1,12 +1,146 @@
-// PLACEHOLDER: replaced by the module that implements 'bench'. Must not survive into a finished issue.
+// nccl-autotune bench: a standalone measurement like nccl-tests, through the same runners tune uses.
+#include <unistd.h>
+
 #include <cstdio>
+#include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "common/input_error.hpp"
+#include "topology/examples.hpp"
+#include "topology/reader.hpp"
+#include "tuner/bench_table.hpp"
+#include "tuner/mpi_context.hpp"
+#include "tuner/runner_factory.hpp"
 
 namespace autotune::cli {
-int cmd_bench(const Args&) {
-  std::fprintf(stderr, "nccl-autotune: 'bench' is not built yet\n");
-  return kExitFailed;
+
+namespace {
+
+std::vector<profiles::Collective> parse_collectives(const std::string& text) {
+  std::vector<profiles::Collective> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto c = profiles::parse_collective(item);
+    if (!c)
+      throw InputError(
+          "<argument>", 0,
+          "collectives from allreduce, allgather, reducescatter, broadcast, reduce; found '" + item + "'");
+    out.push_back(*c);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
+
+}  // namespace
+
+int cmd_bench(const Args& args) {
+  CommandSpec spec;
+  spec.usage =
+      "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] "
+      "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X]] [--iters N] "
+      "[--reps N] "
+      "[--format table|json]";
+  spec.description =
+      "Measures collectives over a size range and prints nccl-tests' table (or JSON). On GPUs it runs real "
+      "NCCL "
+      "collectives (under mpirun: one process per GPU; otherwise all GPUs of this node); --simulate uses the "
+      "labelled model of NCCL instead. --algo/--proto/--channels force NCCL's choice through the tuner "
+      "plugin; "
+      "without them NCCL decides.";
+  std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, topology_file,
+              example, format = "table";
+  uint64_t factor = 2, seed = 1;
+  int channels = 0, nodes = 1, iters = 0, reps = 5;
+  double noise = 0.03;
+  spec.options.add_options()("collectives,c", po::value(&collectives)->default_value(collectives),
+                             "comma list of collectives")(
+      "minbytes,b", po::value(&min_size)->default_value(min_size), "smallest size (8, 64K, 1M, 8G)")(
+      "maxbytes,e", po::value(&max_size)->default_value(max_size), "largest size")(
+      "stepfactor,f", po::value(&factor)->default_value(factor), "size multiplier between steps")(
+      "algo", po::value(&algo),
+      "force an algorithm (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)")(
+      "proto", po::value(&proto), "force a protocol (ll, ll128, simple)")(
+      "channels", po::value(&channels)->default_value(0), "force a channel count (0 = NCCL decides)")(
+      "simulate", "use the labelled simulator instead of GPUs")(
+      "topology", po::value(&topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
+      "example", po::value(&example), "simulator: a bundled node (default h100-8x)")(
+      "nodes", po::value(&nodes)->default_value(1), "simulator: number of such nodes")(
+      "seed", po::value(&seed)->default_value(1), "simulator: noise seed")(
+      "noise", po::value(&noise)->default_value(0.03), "simulator: relative noise per repetition")(
+      "iters", po::value(&iters)->default_value(0), "operations per timed repetition (0 = scaled with size)")(
+      "reps", po::value(&reps)->default_value(5), "timed repetitions per size")(
+      "format", po::value(&format)->default_value(format), "table or json");
+  auto vm = parse_command_line(spec, args);
+  if (!vm) return kExitOk;
+  if (format != "table" && format != "json")
+    throw InputError("<argument>", 0, "--format table or json, found '" + format + "'");
+  if (reps < 1) throw InputError("<argument>", 0, "--reps of at least 1, found " + std::to_string(reps));
+  if (channels < 0)
+    throw InputError("<argument>", 0, "--channels of 0 or more, found " + std::to_string(channels));
+
+  tuner::Candidate candidate;
+  candidate.channels = channels;
+  if (!algo.empty()) {
+    candidate.algorithm = profiles::parse_algorithm(algo);
+    if (!candidate.algorithm)
+      throw InputError("<argument>", 0, "an algorithm name for --algo, found '" + algo + "'");
+  }
+  if (!proto.empty()) {
+    candidate.protocol = profiles::parse_protocol(proto);
+    if (!candidate.protocol)
+      throw InputError("<argument>", 0, "a protocol name for --proto, found '" + proto + "'");
+  }
+  auto kinds = parse_collectives(collectives);
+  auto sizes = tuner::size_sweep(tuner::parse_size(min_size, "<argument -b>"),
+                                 tuner::parse_size(max_size, "<argument -e>"), factor);
+
+  tuner::RunnerOptions options;
+  options.simulate = vm->count("simulate") > 0;
+  options.nodes = nodes;
+  options.seed = seed;
+  options.noise = noise;
+  options.iterations = iters;
+  options.max_bytes = sizes.back();
+  if (options.simulate) {
+    if (!topology_file.empty() && !example.empty())
+      throw InputError("<argument>", 0, "either --topology or --example, found both");
+    options.topology = topology_file.empty() ? topology::load_example(example.empty() ? "h100-8x" : example)
+                                             : topology::read_topology_file(topology_file);
+  } else if (!topology_file.empty() || !example.empty() || nodes != 1) {
+    throw InputError("<argument>", 0,
+                     "--topology, --example and --nodes describe the simulator: add --simulate");
+  }
+
+  auto runner = tuner::make_runner(options);
+  const auto& processes = tuner::MpiContext::world();
+  const bool progress = processes.is_root() && isatty(STDERR_FILENO);
+  std::vector<tuner::Measurement> results;
+  for (auto c : kinds) {
+    // One size per batch so progress shows and a long real sweep can be watched.
+    for (uint64_t bytes : sizes) {
+      tuner::MeasureRequest r;
+      r.collective = c;
+      r.bytes = bytes;
+      r.candidate = candidate;
+      r.repetitions = reps;
+      auto out = runner->run(std::span<const tuner::MeasureRequest>(&r, 1));
+      results.insert(results.end(), out.begin(), out.end());
+      if (progress)
+        std::fprintf(stderr, "\r%s %llu B   ", std::string(profiles::name(c)).c_str(),
+                     static_cast<unsigned long long>(bytes));
+    }
+  }
+  if (progress) std::fprintf(stderr, "\r%40s\r", "");
+  if (!processes.is_root()) return kExitOk;  // rank 0 reports
+  auto info = runner->info();
+  std::cout << (format == "json" ? tuner::format_json(info, results) : tuner::format_table(info, results));
+  int wrong = 0;
+  for (const auto& m : results) wrong += m.outcome == tuner::Outcome::wrong_result;
+  return wrong ? kExitFailed : kExitOk;
+}
+
 }  // namespace autotune::cli
