@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "plugins/sweep_state.hpp"
 
@@ -68,6 +70,40 @@ bool v2_allows(int algorithm, int collnet_support, int nvls_support) {
   }
 }
 
+// NCCL's example plugin takes the first row, in file order, that matches the call; RuleTable gives bytes that
+// two rules share to the lower min_bytes. For its CSV files, cut each row applying at this scale down to the
+// bytes no earlier row covers, so the compiled table makes the example plugin's choice. Quadratic in the rows
+// of one collective, which is fine for hand-written CSV files.
+std::vector<profiles::Rule> first_match_wins(const std::vector<profiles::Rule>& rules, int nodes, int ranks) {
+  std::vector<profiles::Rule> out;
+  for (const profiles::Rule& r : rules) {
+    if (!r.applies_to(nodes, ranks) || r.min_bytes > r.max_bytes) continue;
+    std::vector<std::pair<uint64_t, uint64_t>> pieces{{r.min_bytes, r.max_bytes}};
+    for (const profiles::Rule& earlier : out) {
+      if (earlier.collective != r.collective) continue;
+      std::vector<std::pair<uint64_t, uint64_t>> left;
+      for (auto [lo, hi] : pieces) {
+        if (earlier.max_bytes < lo || earlier.min_bytes > hi) {
+          left.push_back({lo, hi});
+          continue;
+        }
+        if (earlier.min_bytes > lo) left.push_back({lo, earlier.min_bytes - 1});
+        if (earlier.max_bytes < hi) left.push_back({earlier.max_bytes + 1, hi});
+      }
+      pieces = std::move(left);
+    }
+    for (auto [lo, hi] : pieces) {
+      profiles::Rule piece = r;
+      piece.min_bytes = lo;
+      piece.max_bytes = hi;
+      piece.nodes.reset();
+      piece.ranks.reset();
+      out.push_back(piece);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Communicator::Communicator(const CommInit& init) : log_(init.log) {
@@ -93,13 +129,19 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
   const int nodes = to_int(init.nodes), ranks = to_int(init.ranks);
 
   std::string scale_note;
+  size_t applying = 0;
+  for (const profiles::Rule& r : p.rules) applying += r.applies_to(nodes, ranks);
   auto nearest = profiles::nearest_named_scale(p.rules, profiles::Scale{nodes, ranks});
   if (nearest && p.uncalibrated == profiles::UncalibratedPolicy::nearest_scale) {
     table_ = profiles::RuleTable::compile(p.rules, nearest->nodes, nearest->ranks);
     scale_note = "; scale not calibrated, policy nearest: rules of " + std::to_string(nearest->nodes) +
                  " nodes x " + std::to_string(nearest->ranks) + " ranks";
+    applying = 0;
+    for (const profiles::Rule& r : p.rules) applying += r.applies_to(nearest->nodes, nearest->ranks);
   } else {
-    table_ = profiles::RuleTable::compile(p.rules, nodes, ranks);
+    table_ = profile_->format == "CSV"
+                 ? profiles::RuleTable::compile(first_match_wins(p.rules, nodes, ranks), nodes, ranks)
+                 : profiles::RuleTable::compile(p.rules, nodes, ranks);
     if (nearest) scale_note = "; scale not calibrated, policy nccl: NCCL decides";
   }
 
