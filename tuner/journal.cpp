@@ -375,13 +375,15 @@ JournalWriter::JournalWriter(const std::filesystem::path& path) : path_(path) {
 }
 
 JournalWriter::~JournalWriter() {
-  if (file_) std::fclose(file_);
+  if (file_) {
+    ::fdatasync(fileno(file_));
+    std::fclose(file_);
+  }
 }
 
 void JournalWriter::write_lines(const std::string& text) {
   if (text.empty()) return;
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0 ||
-      ::fdatasync(fileno(file_)) != 0)
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0)
     throw std::runtime_error("cannot write journal " + path_.string() + ": " + std::strerror(errno));
 }
 

@@ -101,8 +101,10 @@ struct JournalContents {
 JournalContents load_journal(const std::filesystem::path& path);
 
 // Appends lines to a journal file. Opening an existing journal first cuts a torn last line (one without its
-// newline) so that appended lines start clean. Every write_* call writes whole lines and flushes them to the
-// file system before returning (fflush + fdatasync): a killed run loses at most the batch it was measuring.
+// newline) so that appended lines start clean. Every write call writes whole lines and hands them to the
+// operating system before returning (fflush): a killed process loses at most the batch it was measuring.
+// The file is synced to disk (fdatasync) when the writer closes; syncing every batch cost more than the
+// simulator's measurements themselves.
 class JournalWriter {
  public:
   explicit JournalWriter(const std::filesystem::path& path);
