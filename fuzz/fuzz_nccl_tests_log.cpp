@@ -1,0 +1,24 @@
+// Fuzzes the nccl-tests log parser (parse_nccl_tests_log): logs come from jobs that were killed, interleaved
+// with NCCL_DEBUG output, or from other versions. Any text must parse or be refused with an InputError; the
+// per-input timeout (scripts/fuzz.sh: -timeout=5) catches the parser's regular expressions going exponential.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/input_error.hpp"
+#include "tuner/nccl_tests_log.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace autotune::tuner;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  try {
+    const NcclTestsLog log = parse_nccl_tests_log(text, "all_reduce_perf.log");
+    (void)log.ranks();
+    (void)log.hosts();
+    (void)log.nccl_collective();
+  } catch (const autotune::InputError&) {
+  }
+  return 0;
+}
