@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     print_usage(stderr);
     return autotune::kExitBadInput;
   }
-  const std::string& first = args.front();
+  const std::string first = args.front();  // a copy: args loses its front before errors name the command
   if (first == "--help" || first == "-h" || first == "help") {
     print_usage(stdout);
     return autotune::kExitOk;
