@@ -479,6 +479,23 @@ TEST_CASE("many communicators on many threads while the profile file is replaced
   constexpr int kThreads = 8, kCommsPerThread = 60;
   std::atomic<bool> done{false};
   std::atomic<int> failures{0}, comms{0};
+  // Armed, the sweep hook records every call from every thread while another thread reads it.
+  const bool hook_armed = GENERATE(false, true);
+  INFO("sweep hook armed: " << hook_armed);
+  Plugin& plugin = Plugin::get();
+  struct StopForcing {
+    ~StopForcing() { Plugin::get().force(-1, -1, 0); }
+  } stop_forcing;
+  if (hook_armed) REQUIRE(plugin.force(-1, -1, 0) == 0);
+  std::thread reader([&] {
+    nccl_autotune_seen_t seen;
+    while (hook_armed && !done.load()) {
+      if (plugin.last(&seen) != 0) ++failures;
+      // A torn record would pair an AllGather with AllReduce's Tree, or a collective with no bytes.
+      if (seen.collective == kAllGather && seen.algorithm != kRing) ++failures;
+      if (seen.collective != -1 && seen.bytes < 1000) ++failures;
+    }
+  });
   std::thread writer([&] {
     for (int i = 0; !done.load(); ++i) {
       replace_text(file.path, i % 2 ? text_a : text_b);
@@ -508,6 +525,7 @@ TEST_CASE("many communicators on many threads while the profile file is replaced
   for (auto& th : threads) th.join();
   done = true;
   writer.join();
+  reader.join();
   CHECK(failures == 0);
   CHECK(comms == kThreads * kCommsPerThread);
   auto lines = LogRecorder::instance().take();
