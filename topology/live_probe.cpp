@@ -36,7 +36,8 @@ int read_int(const SystemReader& r, const std::string& path, int fallback) {
 }
 
 double read_leading_double(const SystemReader& r, const std::string& path) {
-  if (auto text = r.read(path)) return std::strtod(text->c_str(), nullptr);  // "16.0 GT/s PCIe", "56 Gb/sec (4X FDR)"
+  if (auto text = r.read(path))
+    return std::strtod(text->c_str(), nullptr);  // "16.0 GT/s PCIe", "56 Gb/sec (4X FDR)"
   return 0.0;
 }
 
@@ -48,7 +49,9 @@ struct PciFacts {
   PcieLink link, link_max;
 };
 
-bool is_bcm(uint32_t vendor, uint32_t device) { return vendor == 0x1000 && (device == 0xc010 || device == 0xc030); }
+bool is_bcm(uint32_t vendor, uint32_t device) {
+  return vendor == 0x1000 && (device == 0xc010 || device == 0xc030);
+}
 
 // "devices/pci0000:80/0000:80:02.2/0000:82:00.0" -> host bridge, then each bridge above the device.
 std::vector<PciAncestor> pci_path(const SystemReader& r, const std::string& device_path) {
@@ -57,7 +60,8 @@ std::vector<PciAncestor> pci_path(const SystemReader& r, const std::string& devi
   size_t start = 0;
   while (start <= device_path.size()) {
     const size_t slash = device_path.find('/', start);
-    parts.push_back(device_path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    parts.push_back(
+        device_path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
     if (slash == std::string::npos) break;
     start = slash + 1;
   }
@@ -71,7 +75,8 @@ std::vector<PciAncestor> pci_path(const SystemReader& r, const std::string& devi
       const uint32_t vendor = read_hex(r, dir + "/vendor"), device = read_hex(r, dir + "/device");
       const bool bcm = is_bcm(vendor, device);
       // NCCL flattens Broadcom Gen4/Gen5 switch-of-switches; so do we (see nccl_xml_reader.cpp).
-      if (!(bcm && parent_bcm)) path.push_back({normalize_bus_id(p), is_pci_bridge_class(read_hex(r, dir + "/class"))});
+      if (!(bcm && parent_bcm))
+        path.push_back({normalize_bus_id(p), is_pci_bridge_class(read_hex(r, dir + "/class"))});
       parent_bcm = bcm;
     }
   }
@@ -164,7 +169,8 @@ void read_nics(const SystemReader& r, Topology& t, const std::map<std::string, P
     t.nics.push_back(std::move(nic));
   }
   if (names.empty()) {
-    t.sources.push_back({"sysfs-infiniband", false, "class/infiniband is absent or empty (no RDMA driver loaded)"});
+    t.sources.push_back(
+        {"sysfs-infiniband", false, "class/infiniband is absent or empty (no RDMA driver loaded)"});
   } else {
     std::string detail = std::to_string(t.nics.size()) + " RDMA devices on PCI";
     if (!skipped.empty()) {
@@ -183,7 +189,8 @@ void apply_cuda(const SystemReader& r, Topology& t) {
   }
   std::optional<bool> multicast;
   for (const auto& d : cuda.items) {
-    auto it = std::find_if(t.gpus.begin(), t.gpus.end(), [&](const Gpu& g) { return g.pci_bus_id == d.pci_bus_id; });
+    auto it = std::find_if(t.gpus.begin(), t.gpus.end(),
+                           [&](const Gpu& g) { return g.pci_bus_id == d.pci_bus_id; });
     if (it == t.gpus.end()) {
       Gpu g;
       g.pci_bus_id = d.pci_bus_id;
@@ -207,7 +214,8 @@ void apply_nvml(const SystemReader& r, Topology& t) {
   }
   int links = 0;
   for (const auto& ng : nvml.items) {
-    auto it = std::find_if(t.gpus.begin(), t.gpus.end(), [&](const Gpu& g) { return g.pci_bus_id == ng.pci_bus_id; });
+    auto it = std::find_if(t.gpus.begin(), t.gpus.end(),
+                           [&](const Gpu& g) { return g.pci_bus_id == ng.pci_bus_id; });
     if (it == t.gpus.end()) continue;
     it->nvlinks.clear();
     for (const auto& l : ng.links) {
@@ -224,7 +232,8 @@ void apply_nvml(const SystemReader& r, Topology& t) {
       ++links;
     }
   }
-  t.sources.push_back({"nvml", true, std::to_string(nvml.items.size()) + " GPUs, " + std::to_string(links) + " NVLinks"});
+  t.sources.push_back(
+      {"nvml", true, std::to_string(nvml.items.size()) + " GPUs, " + std::to_string(links) + " NVLinks"});
 }
 
 void apply_verbs(const SystemReader& r, Topology& t) {
@@ -235,7 +244,8 @@ void apply_verbs(const SystemReader& r, Topology& t) {
   }
   for (const auto& d : verbs.items) {
     auto it = std::find_if(t.nics.begin(), t.nics.end(), [&](const Nic& n) { return n.name == d.name; });
-    if (it == t.nics.end()) continue;  // verbs sees it but sysfs does not place it on PCI: nothing to pair with
+    if (it == t.nics.end())
+      continue;  // verbs sees it but sysfs does not place it on PCI: nothing to pair with
     it->ports.clear();
     for (const auto& p : d.ports) it->ports.push_back({p.port, p.state, p.link_layer, p.speed_gbps, ""});
   }
@@ -251,7 +261,8 @@ void read_modules(const SystemReader& r, Topology& t) {
   size_t start = 0;
   while (start < modules->size()) {
     const size_t end = modules->find('\n', start);
-    const std::string line = modules->substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string line =
+        modules->substr(start, end == std::string::npos ? std::string::npos : end - start);
     const std::string name = line.substr(0, line.find(' '));
     for (const char* wanted : {"nvidia", "nvidia_peermem", "nv_peer_mem", "ib_core", "mlx5_ib", "nvidia_fs"})
       if (name == wanted) t.loaded_modules.push_back(name);
@@ -275,8 +286,9 @@ Topology probe_system(const SystemReader& r) {
       if (h.numa_nodes > 0) t.numa_nodes = h.numa_nodes;
       t.cpu_arch = h.cpu_arch;
       t.cpu_vendor = h.cpu_vendor;
-      t.sources.push_back({"hwloc", true, std::to_string(h.numa_nodes) + " NUMA nodes, " +
-                                              std::to_string(h.pci_devices) + " PCI devices (I/O kept)"});
+      t.sources.push_back({"hwloc", true,
+                           std::to_string(h.numa_nodes) + " NUMA nodes, " + std::to_string(h.pci_devices) +
+                               " PCI devices (I/O kept)"});
     } else {
       t.sources.push_back({"hwloc", false, h.why});
     }
@@ -286,11 +298,13 @@ Topology probe_system(const SystemReader& r) {
     read_modules(r, t);
     t.net_plugins = r.collnet_plugins();
     t.sources.push_back({"net-plugins", !t.net_plugins.empty(),
-                         t.net_plugins.empty() ? "no libnccl-net plugin exporting ncclCollNetPlugin_v* could be loaded"
-                                               : std::to_string(t.net_plugins.size()) + " CollNet plugin(s)"});
+                         t.net_plugins.empty()
+                             ? "no libnccl-net plugin exporting ncclCollNetPlugin_v* could be loaded"
+                             : std::to_string(t.net_plugins.size()) + " CollNet plugin(s)"});
   } else {
     for (const char* lib : {"hwloc", "cuda", "nvml", "ibverbs"})
-      t.sources.push_back({lib, false, "not asked: the libraries describe this machine, not the recorded tree"});
+      t.sources.push_back(
+          {lib, false, "not asked: the libraries describe this machine, not the recorded tree"});
     read_modules(r, t);
   }
   // GPUs without a CUDA ordinal keep PCI order after those that have one.
@@ -298,7 +312,8 @@ Topology probe_system(const SystemReader& r) {
   for (const auto& g : t.gpus) next = std::max(next, g.index + 1);
   for (auto& g : t.gpus)
     if (g.index < 0) g.index = next++;
-  std::stable_sort(t.gpus.begin(), t.gpus.end(), [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+  std::stable_sort(t.gpus.begin(), t.gpus.end(),
+                   [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
   return t;
 }
 

@@ -1,5 +1,6 @@
-// The real SystemReader: files under a sysfs root and a proc root; hwloc, the CUDA driver and NVML loaded with
-// dlopen (so the library never links libcudart/libcuda and runs on nodes without a driver), libibverbs linked.
+// The real SystemReader: files under a sysfs root and a proc root; hwloc, the CUDA driver and NVML loaded
+// with dlopen (so the library never links libcudart/libcuda and runs on nodes without a driver), libibverbs
+// linked.
 
 #include <dlfcn.h>
 #include <hwloc.h>
@@ -51,8 +52,8 @@ class Library {
 // The CUDA driver API prototypes used here (cuda.h), declared so that no CUDA header or library is needed.
 using CUresult = int;
 using CUdevice = int;
-constexpr int kAttrPciBus = 33, kAttrPciDevice = 34, kAttrPciDomain = 50, kAttrCcMajor = 75, kAttrCcMinor = 76,
-              kAttrMulticast = 132;
+constexpr int kAttrPciBus = 33, kAttrPciDevice = 34, kAttrPciDomain = 50, kAttrCcMajor = 75,
+              kAttrCcMinor = 76, kAttrMulticast = 132;
 
 // NVML (nvml.h), likewise.
 using nvmlReturn_t = int;
@@ -66,32 +67,46 @@ constexpr int kNvmlMaxLinks = 18;
 
 double lanes_of(int width) {
   switch (width) {
-    case 1: return 1;
-    case 2: return 4;
-    case 4: return 8;
-    case 8: return 12;
-    case 16: return 2;
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
   }
   return 0;
 }
 
 double lane_gbps_of(int speed) {
   switch (speed) {
-    case 1: return 2.5;
-    case 2: return 5;
-    case 4: return 10;
-    case 8: return 10;
-    case 16: return 14;
-    case 32: return 25;
-    case 64: return 50;
-    case 128: return 100;
+    case 1:
+      return 2.5;
+    case 2:
+      return 5;
+    case 4:
+      return 10;
+    case 8:
+      return 10;
+    case 16:
+      return 14;
+    case 32:
+      return 25;
+    case 64:
+      return 50;
+    case 128:
+      return 100;
   }
   return 0;
 }
 
 class RealSystemReader : public SystemReader {
  public:
-  RealSystemReader(fs::path sys, fs::path proc, bool live) : sys_(std::move(sys)), proc_(std::move(proc)), live_(live) {}
+  RealSystemReader(fs::path sys, fs::path proc, bool live)
+      : sys_(std::move(sys)), proc_(std::move(proc)), live_(live) {}
 
   std::optional<std::string> read(const std::string& path) const override {
     std::ifstream in(full(path));
@@ -139,7 +154,8 @@ class RealSystemReader : public SystemReader {
     }
     s.available = true;
     s.numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-    for (hwloc_obj_t p = hwloc_get_next_pcidev(topo, nullptr); p; p = hwloc_get_next_pcidev(topo, p)) ++s.pci_devices;
+    for (hwloc_obj_t p = hwloc_get_next_pcidev(topo, nullptr); p; p = hwloc_get_next_pcidev(topo, p))
+      ++s.pci_devices;
     if (hwloc_obj_t root = hwloc_get_root_obj(topo)) {
       if (const char* a = hwloc_obj_get_info_by_name(root, "Architecture")) s.cpu_arch = a;
     }
@@ -218,8 +234,10 @@ class RealSystemReader : public SystemReader {
     auto by_index = lib.get<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
     auto pci_info = lib.get<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>("nvmlDeviceGetPciInfo_v3");
     auto link_state = lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>("nvmlDeviceGetNvLinkState");
-    auto remote_pci = lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlPciInfo_t*)>("nvmlDeviceGetNvLinkRemotePciInfo_v2");
-    auto remote_type = lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType");
+    auto remote_pci = lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlPciInfo_t*)>(
+        "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    auto remote_type =
+        lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType");
     if (!init || !shutdown || !count_fn || !by_index || !pci_info || !link_state || !remote_pci) {
       a.why = "libnvidia-ml.so.1 lacks the NVLink entry points (an old driver?)";
       return a;
@@ -247,8 +265,10 @@ class RealSystemReader : public SystemReader {
         if (remote_pci(dev, l, &remote) == 0) link.remote_bus_id = normalize_bus_id(remote.busId);
         int type = -1;
         if (remote_type && remote_type(dev, l, &type) == 0)
-          link.remote = type == 0 ? NvmlLink::Remote::gpu : type == 2 ? NvmlLink::Remote::nvswitch
-                        : type == 1 ? NvmlLink::Remote::cpu : NvmlLink::Remote::unknown;
+          link.remote = type == 0   ? NvmlLink::Remote::gpu
+                        : type == 2 ? NvmlLink::Remote::nvswitch
+                        : type == 1 ? NvmlLink::Remote::cpu
+                                    : NvmlLink::Remote::unknown;
         g.links.push_back(link);
       }
       a.items.push_back(std::move(g));
@@ -342,6 +362,8 @@ std::unique_ptr<SystemReader> make_system_reader(const LiveOptions& options) {
   return std::make_unique<RealSystemReader>(sys, proc, live);
 }
 
-Topology probe_live(const LiveOptions& options) { return probe_system(*make_system_reader(options)); }
+Topology probe_live(const LiveOptions& options) {
+  return probe_system(*make_system_reader(options));
+}
 
 }  // namespace autotune::topology

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <unistd.h>
 
 #include "test_helpers.hpp"
 #include "topology/analysis.hpp"
@@ -23,7 +23,8 @@ const SourceStatus* source(const Topology& t, const std::string& name) {
 // A SystemReader over a recorded tree whose libraries answer as a test says: a live node seen through fakes.
 class FakeLiveReader : public SystemReader {
  public:
-  explicit FakeLiveReader(const fs::path& root) : files_(make_system_reader({root, root.parent_path() / "proc"})) {}
+  explicit FakeLiveReader(const fs::path& root)
+      : files_(make_system_reader({root, root.parent_path() / "proc"})) {}
   std::optional<std::string> read(const std::string& p) const override {
     if (fail_reads) return std::nullopt;
     return files_->read(p);
@@ -34,16 +35,20 @@ class FakeLiveReader : public SystemReader {
   }
   std::optional<std::string> resolve(const std::string& p) const override { return files_->resolve(p); }
   bool live() const override { return true; }
-  HwlocSummary hwloc() const override { return {false, "hwloc_topology_load: injected failure", 0, 0, "", ""}; }
+  HwlocSummary hwloc() const override {
+    return {false, "hwloc_topology_load: injected failure", 0, 0, "", ""};
+  }
   LibraryAnswer<CudaDevice> cuda() const override { return cuda_answer; }
   LibraryAnswer<NvmlGpu> nvml() const override { return nvml_answer; }
   LibraryAnswer<VerbsDevice> verbs() const override { return verbs_answer; }
   std::vector<std::string> collnet_plugins() const override { return plugins; }
 
   bool fail_reads = false;
-  LibraryAnswer<CudaDevice> cuda_answer{false, "cuInit: CUDA driver version is insufficient for CUDA runtime version", {}};
+  LibraryAnswer<CudaDevice> cuda_answer{
+      false, "cuInit: CUDA driver version is insufficient for CUDA runtime version", {}};
   LibraryAnswer<NvmlGpu> nvml_answer{false, "libnvidia-ml.so.1 not found", {}};
-  LibraryAnswer<VerbsDevice> verbs_answer{false, "no RDMA stack (ibv_get_device_list: Function not implemented)", {}};
+  LibraryAnswer<VerbsDevice> verbs_answer{
+      false, "no RDMA stack (ibv_get_device_list: Function not implemented)", {}};
   std::vector<std::string> plugins;
 
  private:

@@ -1,0 +1,266 @@
+#include "topology/output.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+#include <set>
+#include <sstream>
+
+namespace autotune::topology {
+namespace {
+
+std::string remote_name(NvLinkRemote r) {
+  switch (r) {
+    case NvLinkRemote::gpu:
+      return "gpu";
+    case NvLinkRemote::nvswitch:
+      return "nvswitch";
+    case NvLinkRemote::cpu:
+      return "cpu";
+    case NvLinkRemote::unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+nlohmann::json feature_json(const Feature& f) {
+  return {{"status", std::string(status_name(f.status))}, {"evidence", f.evidence}};
+}
+
+}  // namespace
+
+std::string to_text(const ProbeReport& r) {
+  const Topology& t = r.topology;
+  const Analysis& a = r.analysis;
+  std::ostringstream out;
+  out << "node: " << t.origin << ", " << t.gpus.size() << " GPUs, " << t.nics.size() << " NICs, "
+      << t.numa_nodes << " NUMA nodes\n";
+  for (const auto& g : t.gpus)
+    out << "  GPU" << g.index << "  " << g.pci_bus_id << "  " << (g.name.empty() ? "(unnamed)" : g.name)
+        << "  sm " << g.sm << "  NUMA " << g.numa_node << "  NVLinks " << g.nvlink_links() << "\n";
+  for (const auto& n : t.nics) {
+    out << "  " << pad(n.name, 8) << n.pci_bus_id << "  " << (n.model.empty() ? "(unknown model)" : n.model)
+        << "  NUMA " << n.numa_node;
+    for (const auto& p : n.ports)
+      out << "  port " << p.port << " " << p.state << " " << p.link_layer << " " << num(p.speed_gbps)
+          << " Gb/s";
+    out << "\n";
+  }
+  if (!t.gpus.empty() && !t.nics.empty()) {
+    out << "\nGPU x NIC (PIX: same PCIe switch, PXB: several switches, PHB: host bridge, SYS: across NUMA; "
+           "* = PXN through an NVLink peer)\n"
+        << pad("", 8);
+    for (const auto& n : t.nics) out << pad(n.name, 9);
+    out << "\n";
+    for (const auto& g : t.gpus) {
+      out << pad("GPU" + std::to_string(g.index), 8);
+      for (const auto& p : a.paths)
+        if (p.gpu == g.index)
+          out << pad(std::string(path_name(p.type)) + (p.best == PathType::pxn ? "*" : ""), 9);
+      out << "\n";
+    }
+  }
+  out << "\nNVLink: " << shape_name(a.nvlink_shape) << (a.nvswitch ? " (NVSwitch)" : "");
+  if (!a.nvlink_gbps.empty() && a.nvlink_gbps[0] > 0) out << ", " << num(a.nvlink_gbps[0]) << " GB/s per GPU";
+  out << "\nrails: " << (a.rail_aligned ? "aligned (each GPU has its own PIX/PXB NIC)" : "not rail-aligned")
+      << "\n";
+  out << "\nNVLS:    " << status_name(a.nvls.status) << ": " << a.nvls.evidence << "\n";
+  out << "CollNet: " << status_name(a.collnet.status) << ": " << a.collnet.evidence << "\n";
+  out << "GDR:     " << status_name(a.gdr.status) << ": " << a.gdr.evidence << "\n";
+  out << "\nhealth: " << (a.health.empty() ? "no findings" : std::to_string(a.health.size()) + " finding(s)")
+      << "\n";
+  for (const auto& h : a.health) out << "  " << h.message << "\n";
+  out << "\nsweep: algorithms";
+  for (const auto& al : a.algorithms) out << " " << al;
+  out << "; NCCL_CROSS_NIC "
+      << (a.sweep_cross_nic ? "worth sweeping" : "not worth sweeping (one NIC or none)") << "\n";
+  for (const auto& c : a.ib_hca_candidates) out << "  NCCL_IB_HCA=" << c << "\n";
+  out << "\nsources:\n";
+  for (const auto& s : t.sources)
+    out << "  " << pad(s.name, 18) << (s.available ? "" : "not available: ") << s.detail << "\n";
+  out << "\nfingerprint: " << r.fingerprint << "\n";
+  return out.str();
+}
+
+std::string to_json(const ProbeReport& r) {
+  const Topology& t = r.topology;
+  const Analysis& a = r.analysis;
+  nlohmann::json j;
+  j["schema"] = 1;
+  j["origin"] = t.origin;
+  j["numa_nodes"] = t.numa_nodes;
+  j["gpus"] = nlohmann::json::array();
+  for (size_t i = 0; i < t.gpus.size(); ++i) {
+    const Gpu& g = t.gpus[i];
+    nlohmann::json links = nlohmann::json::array();
+    for (const auto& l : g.nvlinks)
+      links.push_back({{"link", l.link},
+                       {"count", l.count},
+                       {"up", l.up},
+                       {"remote", remote_name(l.remote)},
+                       {"remote_bus_id", l.remote_bus_id}});
+    j["gpus"].push_back(
+        {{"index", g.index},
+         {"name", g.name},
+         {"pci_bus_id", g.pci_bus_id},
+         {"numa_node", g.numa_node},
+         {"sm", g.sm},
+         {"nvlink_links", g.nvlink_links()},
+         {"nvlink_gbps", i < a.nvlink_gbps.size() ? a.nvlink_gbps[i] : 0.0},
+         {"nvlinks", links},
+         {"pcie", {{"width", g.link.width}, {"speed_gts", g.link.speed_gts}}},
+         {"nearest_nics", i < a.nearest_nics.size() ? a.nearest_nics[i] : std::vector<std::string>{}}});
+  }
+  j["nics"] = nlohmann::json::array();
+  for (const auto& n : t.nics) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (const auto& p : n.ports)
+      ports.push_back(
+          {{"port", p.port}, {"state", p.state}, {"link_layer", p.link_layer}, {"speed_gbps", p.speed_gbps}});
+    j["nics"].push_back({{"name", n.name},
+                         {"pci_bus_id", n.pci_bus_id},
+                         {"model", n.model},
+                         {"numa_node", n.numa_node},
+                         {"ports", ports}});
+  }
+  j["paths"] = nlohmann::json::array();
+  for (const auto& p : a.paths) {
+    nlohmann::json e = {{"gpu", p.gpu}, {"nic", p.nic}, {"type", std::string(path_name(p.type))}};
+    if (p.best == PathType::pxn) e["pxn_via"] = p.pxn_via;
+    j["paths"].push_back(e);
+  }
+  j["nvswitch"] = a.nvswitch;
+  j["nvlink_shape"] = std::string(shape_name(a.nvlink_shape));
+  j["rail_aligned"] = a.rail_aligned;
+  j["rails"] = nlohmann::json::array();
+  for (const auto& rail : a.rails) j["rails"].push_back({{"gpu", rail.gpu}, {"nics", rail.nics}});
+  j["features"] = {
+      {"nvls", feature_json(a.nvls)}, {"collnet", feature_json(a.collnet)}, {"gdr", feature_json(a.gdr)}};
+  j["health"] = nlohmann::json::array();
+  for (const auto& h : a.health) j["health"].push_back({{"kind", h.kind}, {"message", h.message}});
+  j["sweep"] = {{"ib_hca_candidates", a.ib_hca_candidates},
+                {"sweep_cross_nic", a.sweep_cross_nic},
+                {"algorithms", a.algorithms}};
+  j["fingerprint"] = r.fingerprint;
+  j["sources"] = nlohmann::json::array();
+  for (const auto& s : t.sources)
+    j["sources"].push_back({{"name", s.name}, {"available", s.available}, {"detail", s.detail}});
+  return j.dump(2) + "\n";
+}
+
+std::string to_nccl_xml(const Topology& t) {
+  // Rebuild NCCL's nesting: cpu per NUMA node > the PCI switches on each device's path > the device.
+  pugi::xml_document doc;
+  auto system = doc.append_child("system");
+  system.append_attribute("version") = "1";
+  std::set<int> numas;
+  for (const auto& g : t.gpus) numas.insert(g.numa_node);
+  for (const auto& n : t.nics) numas.insert(n.numa_node);
+  std::map<int, pugi::xml_node> cpus;
+  for (int numa : numas) {
+    auto cpu = system.append_child("cpu");
+    cpu.append_attribute("numaid") = numa < 0 ? 0 : numa;
+    if (!t.cpu_arch.empty()) cpu.append_attribute("arch") = t.cpu_arch.c_str();
+    if (!t.cpu_vendor.empty()) cpu.append_attribute("vendor") = t.cpu_vendor.c_str();
+    cpus[numa] = cpu;
+  }
+  std::map<std::string, pugi::xml_node> switches;
+  auto parent_for = [&](int numa, const std::vector<PciAncestor>& path) {
+    pugi::xml_node parent = cpus[numa];
+    for (const auto& p : path) {
+      if (!p.is_switch || p.bus_id.find(':') == std::string::npos)
+        continue;  // host bridges are the cpu itself
+      auto it = switches.find(p.bus_id);
+      if (it == switches.end()) {
+        auto sw = parent.append_child("pci");
+        sw.append_attribute("busid") = p.bus_id.c_str();
+        sw.append_attribute("class") = "0x060400";
+        it = switches.emplace(p.bus_id, sw).first;
+      }
+      parent = it->second;
+    }
+    return parent;
+  };
+  auto hex = [](uint32_t v, int digits) {
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%0*x", digits, v);
+    return std::string(text);
+  };
+  for (const auto& g : t.gpus) {
+    auto pci = parent_for(g.numa_node, g.pci_path).append_child("pci");
+    pci.append_attribute("busid") = g.pci_bus_id.c_str();
+    pci.append_attribute("class") = "0x030200";
+    pci.append_attribute("vendor") = "0x10de";
+    if (g.pci_device_id) pci.append_attribute("device") = hex(g.pci_device_id, 4).c_str();
+    if (g.link.speed_gts > 0)
+      pci.append_attribute("link_speed") = (num(g.link.speed_gts) + " GT/s PCIe").c_str();
+    if (g.link.width > 0) pci.append_attribute("link_width") = g.link.width;
+    auto gpu = pci.append_child("gpu");
+    gpu.append_attribute("dev") = g.index;
+    if (g.sm > 0) gpu.append_attribute("sm") = g.sm;
+    std::map<std::string, std::pair<int, NvLinkRemote>> grouped;  // NCCL groups parallel links per target
+    for (const auto& l : g.nvlinks)
+      if (l.up && !l.remote_bus_id.empty()) {
+        grouped[l.remote_bus_id].first += l.count;
+        grouped[l.remote_bus_id].second = l.remote;
+      }
+    for (const auto& [target, v] : grouped) {
+      auto nv = gpu.append_child("nvlink");
+      nv.append_attribute("target") = target.c_str();
+      nv.append_attribute("count") = v.first;
+      nv.append_attribute("tclass") = v.second == NvLinkRemote::nvswitch ? "0x068000"
+                                      : v.second == NvLinkRemote::gpu    ? "0x030200"
+                                                                         : "0x060400";
+    }
+  }
+  std::map<std::string, pugi::xml_node> nic_pcis;  // one pci element per card, also for dual-port ones
+  int dev = 0;
+  for (const auto& n : t.nics) {
+    pugi::xml_node holder;
+    if (n.pci_bus_id.empty()) {
+      holder = parent_for(n.numa_node, n.pci_path);  // NCCL allows a nic straight under its cpu
+    } else if (auto it = nic_pcis.find(n.pci_bus_id); it != nic_pcis.end()) {
+      holder = it->second;
+    } else {
+      holder = parent_for(n.numa_node, n.pci_path).append_child("pci");
+      holder.append_attribute("busid") = n.pci_bus_id.c_str();
+      // 0x0207 is NCCL's (and PCI's) InfiniBand controller; readers take the link layer from it.
+      const bool ib = std::any_of(n.ports.begin(), n.ports.end(),
+                                  [](const NicPort& p) { return p.link_layer == "InfiniBand"; });
+      holder.append_attribute("class") = ib ? "0x020700" : "0x020000";
+      if (n.pci_vendor_id) holder.append_attribute("vendor") = hex(n.pci_vendor_id, 4).c_str();
+      if (n.pci_device_id) holder.append_attribute("device") = hex(n.pci_device_id, 4).c_str();
+      nic_pcis[n.pci_bus_id] = holder;
+    }
+    for (const auto& p : n.ports) {
+      if (p.state != "ACTIVE") continue;  // NCCL lists usable ports only; a NIC without one stays a bare pci
+      pugi::xml_node nic = holder.child("nic") ? holder.child("nic") : holder.append_child("nic");
+      auto net = nic.append_child("net");
+      net.append_attribute("name") = n.name.c_str();
+      net.append_attribute("dev") = dev++;
+      net.append_attribute("speed") = static_cast<long long>(p.speed_gbps * 1000 + 0.5);
+      net.append_attribute("port") = p.port;
+      if (!p.guid.empty()) net.append_attribute("guid") = p.guid.c_str();
+      net.append_attribute("gdr") = n.gdr ? 1 : 0;
+      if (n.collnet) net.append_attribute("coll") = 1;
+    }
+  }
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_indent | pugi::format_no_declaration);
+  return out.str();
+}
+
+}  // namespace autotune::topology
