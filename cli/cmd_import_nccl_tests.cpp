@@ -1,12 +1,124 @@
-// PLACEHOLDER: replaced by the module that implements 'import_nccl_tests'. Must not survive into a finished issue.
-#include <cstdio>
+// nccl-autotune import-nccl-tests LOG... : nccl-tests output appended to a journal as imported measurements.
+#include <filesystem>
+#include <iostream>
 
+#include "autotune/version.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "common/input_error.hpp"
+#include "tuner/import_nccl_tests.hpp"
+#include "tuner/journal.hpp"
 
 namespace autotune::cli {
-int cmd_import_nccl_tests(const Args&) {
-  std::fprintf(stderr, "nccl-autotune: 'import_nccl_tests' is not built yet\n");
-  return kExitFailed;
+
+int cmd_import_nccl_tests(const Args& args) {
+  CommandSpec spec;
+  spec.usage =
+      "nccl-autotune import-nccl-tests LOG... (--journal FILE | --store DIR --cluster NAME) "
+      "[--algo A --proto P [--channels N] | --default] [--nodes N] [--collective C]";
+  spec.description =
+      "Reads the text output of nccl-tests (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+      "broadcast_perf,\n"
+      "reduce_perf; alltoall_perf and sendrecv_perf are read but not imported: NCCL's tuner never sees them) "
+      "and\n"
+      "appends every complete row to a journal as a measurement with source \"imported\". What the log does "
+      "not\n"
+      "say comes from the options: the algorithm and protocol it was forced to (NCCL_ALGO/NCCL_PROTO lines "
+      "in the\n"
+      "log say it too), or --default when NCCL chose; the node count when the log shows no hosts. Rows with "
+      "wrong\n"
+      "results are kept as wrong_result and never become rules.";
+  std::vector<std::string> logs;
+  std::string journal, store, cluster, algo, proto, collective, fingerprint;
+  int channels = 0, nodes = 0;
+  spec.options.add_options()                                                                          //
+      ("log", po::value(&logs)->multitoken(), "nccl-tests output file(s)")                            //
+      ("journal", po::value(&journal), "journal file to create or append to")                         //
+      ("store", po::value(&store), "profile store: the journal goes to DIR/NAME.journal.jsonl")       //
+      ("cluster", po::value(&cluster), "cluster name (with --store; also written in a new journal)")  //
+      ("algo", po::value(&algo), "algorithm the logs were forced to (NCCL_ALGO)")                     //
+      ("proto", po::value(&proto), "protocol the logs were forced to (NCCL_PROTO)")                   //
+      ("channels", po::value(&channels), "channel count the logs were forced to (0 = NCCL decided)")  //
+      ("default", "the logs ran NCCL's own choice (the baseline rules are measured against)")         //
+      ("nodes", po::value(&nodes), "node count, when the log does not show it")                       //
+      ("collective", po::value(&collective), "the collective, when neither log nor file name says")   //
+      ("fingerprint", po::value(&fingerprint), "topology fingerprint for a new journal");
+  spec.positional.add("log", -1);
+  auto vm = parse_command_line(spec, args);
+  if (!vm) return kExitOk;
+
+  if (logs.empty())
+    throw InputError("<arguments>", 0, "expected at least one nccl-tests log (usage: " + spec.usage + ")");
+  tuner::ImportOptions options;
+  options.as_default = vm->count("default") > 0;
+  if (options.as_default && (!algo.empty() || !proto.empty() || channels != 0))
+    throw InputError("<arguments>", 0,
+                     "--default means nothing was forced: it excludes --algo, --proto, --channels");
+  if (!algo.empty()) {
+    options.algorithm = profiles::parse_algorithm(algo);
+    if (!options.algorithm)
+      throw InputError("<arguments>", 0,
+                       "expected an algorithm for --algo (ring, tree, nvls, ...), found '" + algo + "'");
+  }
+  if (!proto.empty()) {
+    options.protocol = profiles::parse_protocol(proto);
+    if (!options.protocol)
+      throw InputError("<arguments>", 0,
+                       "expected a protocol for --proto (ll, ll128, simple), found '" + proto + "'");
+  }
+  if (channels < 0 || channels > 64)
+    throw InputError("<arguments>", 0,
+                     "expected --channels between 0 and 64, found " + std::to_string(channels));
+  options.channels = channels;
+  if (vm->count("nodes")) {
+    if (nodes < 1)
+      throw InputError("<arguments>", 0, "expected --nodes of at least 1, found " + std::to_string(nodes));
+    options.nodes = nodes;
+  }
+  std::filesystem::path journal_path;
+  if (!journal.empty() == !store.empty())
+    throw InputError("<arguments>", 0,
+                     "expected exactly one of --journal FILE or --store DIR --cluster NAME");
+  if (!store.empty()) {
+    if (cluster.empty())
+      throw InputError("<arguments>", 0, "--store needs --cluster NAME (the journal's name in the store)");
+    journal_path = std::filesystem::path(store) / (cluster + ".journal.jsonl");
+  } else {
+    journal_path = journal;
+  }
+  options.cluster = cluster;
+  options.fingerprint = fingerprint;
+  options.time = tuner::utc_timestamp_now();
+  options.command = "nccl-autotune import-nccl-tests";
+  for (const auto& a : args) options.command += " " + a;
+
+  std::vector<tuner::NcclTestsLog> parsed;
+  std::optional<std::string> coll;
+  if (!collective.empty()) coll = collective;
+  for (const auto& path : logs) parsed.push_back(tuner::read_nccl_tests_log(path, coll));
+  tuner::ImportResult result = tuner::import_nccl_tests(parsed, options);
+  for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
+
+  bool fresh = !std::filesystem::exists(journal_path) || std::filesystem::file_size(journal_path) == 0;
+  if (!fresh) {
+    auto existing =
+        tuner::load_journal(journal_path);  // refuses a file that is not a journal, before appending
+    if (existing.header && existing.header->source != "imported")
+      std::cerr << "warning: " << journal_path.string() << " holds " << existing.header->source
+                << " measurements; the imported ones are marked \"imported\" line by line\n";
+  } else if (journal_path.has_parent_path()) {
+    std::filesystem::create_directories(journal_path.parent_path());
+  }
+  result.header.tool_version = kToolVersion;
+  tuner::JournalWriter writer(journal_path);
+  if (fresh) writer.write(result.header);
+  writer.write(result.records);
+  size_t wrong = 0;
+  for (const auto& r : result.records) wrong += r.measurement.outcome != tuner::Outcome::ok;
+  std::cout << "imported " << result.records.size() << " measurements (" << wrong
+            << " with wrong results) from " << parsed.size() << (parsed.size() == 1 ? " log" : " logs")
+            << " into " << journal_path.string() << "\n";
+  return kExitOk;
 }
+
 }  // namespace autotune::cli

@@ -1,0 +1,148 @@
+// nccl-tests logs into journal records, and the journal round trip (write, read back, same measurements).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "common/input_error.hpp"
+#include "tuner/import_nccl_tests.hpp"
+#include "tuner/journal.hpp"
+
+using namespace autotune;
+using namespace autotune::tuner;
+
+namespace {
+std::string fixture(const std::string& name) {
+  return std::string(AUTOTUNE_SOURCE_DIR) + "/tests/report/fixtures/" + name;
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    path = std::filesystem::temp_directory_path() / ("autotune-report-" + std::to_string(::getpid()) + "-" +
+                                                     std::to_string(reinterpret_cast<uintptr_t>(this)));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+}  // namespace
+
+TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale") {
+  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("all_gather_perf_v2.13_mpi_noisy.log"))};
+  ImportOptions o;
+  o.time = "2026-11-30T00:00:00Z";
+  auto result = import_nccl_tests(logs, o);
+  REQUIRE(result.records.size() == 8);
+  const auto& r = result.records[3];
+  CHECK(r.source == "imported");
+  CHECK(r.scale == Scale{2, 16});
+  CHECK(r.setting.is_default());
+  CHECK(r.measurement.request.collective == profiles::Collective::allgather);
+  CHECK(r.measurement.request.candidate.algorithm == profiles::Algorithm::ring);
+  CHECK(r.measurement.request.candidate.protocol == profiles::Protocol::simple);
+  CHECK(r.measurement.outcome == Outcome::ok);
+  CHECK(r.measurement.times_us.size() == 2);
+  // busbw recomputed from the median time matches what nccl-tests printed, to its rounding.
+  CHECK(r.measurement.busbw_gbps == Approx(logs[0].rows[3].out_of_place.busbw_gbps).epsilon(0.03));
+  CHECK(result.header.source == "imported");
+  CHECK(result.header.strategy == "imported");
+  CHECK(result.header.nccl_version == "2.18.3");
+  CHECK(result.header.nodes == 2);
+  CHECK(result.header.gpus_per_node == 8);
+  CHECK(result.header.gpu_model == "NVIDIA H100 80GB HBM3");
+  CHECK(result.header.cluster == "gpu-a01");
+  CHECK(result.header.min_bytes == 16384);
+  CHECK(result.header.max_bytes == 268435456);
+}
+
+TEST_CASE("options say what the log does not; a log without NCCL_ALGO needs them") {
+  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("h200_rs.log"))};
+  ImportOptions o;
+  CHECK_THROWS_WITH(import_nccl_tests(logs, o), Catch::Contains("--default"));
+  o.as_default = true;
+  auto def = import_nccl_tests(logs, o);
+  CHECK(def.records.front().measurement.request.candidate.is_default());
+  CHECK(def.records.front().scale == Scale{1, 8});
+  CHECK(def.header.nccl_version == "2.28.9");  // from nccl-library=22809
+  ImportOptions forced;
+  forced.algorithm = profiles::Algorithm::tree;  // ReduceScatter cannot run Tree
+  CHECK_THROWS_WITH(import_nccl_tests(logs, forced), Catch::Contains("cannot run reducescatter with tree"));
+  forced.algorithm = profiles::Algorithm::pat;
+  forced.protocol = profiles::Protocol::simple;
+  CHECK(import_nccl_tests(logs, forced).records.front().measurement.request.candidate.algorithm ==
+        profiles::Algorithm::pat);
+}
+
+TEST_CASE("an option that contradicts the log wins with a warning") {
+  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("all_reduce_perf_truncated.log"))};
+  ImportOptions o;
+  auto from_log = import_nccl_tests(logs, o);
+  CHECK(to_string(from_log.records.front().measurement.request.candidate) == "tree/ll");
+  o.algorithm = profiles::Algorithm::ring;
+  o.protocol = profiles::Protocol::ll;
+  o.nodes = 4;
+  auto over = import_nccl_tests(logs, o);
+  CHECK(to_string(over.records.front().measurement.request.candidate) == "ring/ll");
+  CHECK(over.records.front().scale == Scale{4, 16});
+  int said = 0;
+  for (const auto& w : over.warnings)
+    said += w.find("the log says it ran tree/ll") != std::string::npos || w.find("shows 2 nodes") != std::string::npos;
+  CHECK(said == 2);
+}
+
+TEST_CASE("wrong rows become wrong_result records; point-to-point logs are skipped") {
+  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("reduce_perf_v2.17_wrong.log")),
+                                    read_nccl_tests_log(fixture("sendrecv_perf_v2.13.log"))};
+  ImportOptions o;
+  o.algorithm = profiles::Algorithm::ring;  // the log itself says LL128 only
+  auto result = import_nccl_tests(logs, o);
+  REQUIRE(result.records.size() == 7);
+  int wrong = 0;
+  for (const auto& r : result.records) {
+    CHECK(to_string(r.measurement.request.candidate) == "ring/*");
+    if (r.measurement.outcome == Outcome::wrong_result) {
+      ++wrong;
+      CHECK(r.measurement.detail.find("#wrong 1024") != std::string::npos);
+    }
+  }
+  CHECK(wrong == 2);
+  bool skipped = false;
+  for (const auto& w : result.warnings) skipped |= w.find("sendrecv is point-to-point") != std::string::npos;
+  CHECK(skipped);
+  std::vector<NcclTestsLog> only_p2p = {read_nccl_tests_log(fixture("alltoall_perf_v2.19.log"))};
+  ImportOptions d;
+  d.as_default = true;
+  CHECK_THROWS_AS(import_nccl_tests(only_p2p, d), InputError);
+}
+
+TEST_CASE("imported records survive the journal round trip") {
+  TempDir dir;
+  auto path = dir.path / "imported.journal.jsonl";
+  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("reduce_perf_v2.17_wrong.log")),
+                                    read_nccl_tests_log(fixture("all_reduce_perf_v2.10.log"))};
+  ImportOptions o;
+  o.algorithm = profiles::Algorithm::ring;
+  o.protocol = profiles::Protocol::ll128;
+  o.time = "2026-11-30T00:00:00Z";
+  auto result = import_nccl_tests(logs, o);
+  {
+    JournalWriter w(path);
+    w.write(result.header);
+    w.write(result.records);
+  }
+  auto back = load_journal(path);
+  REQUIRE(back.header);
+  CHECK(back.header->source == "imported");
+  CHECK(back.header->collectives.size() == 2);
+  REQUIRE(back.records.size() == result.records.size());
+  for (size_t i = 0; i < back.records.size(); ++i) {
+    const auto& a = result.records[i].measurement;
+    const auto& b = back.records[i].measurement;
+    CHECK(b.request.collective == a.request.collective);
+    CHECK(b.request.bytes == a.request.bytes);
+    CHECK(b.request.candidate == a.request.candidate);
+    CHECK(b.outcome == a.outcome);
+    CHECK(b.times_us == a.times_us);
+    CHECK(back.records[i].scale == result.records[i].scale);
+    CHECK(back.records[i].source == "imported");
+  }
+}
