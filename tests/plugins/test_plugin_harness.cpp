@@ -183,7 +183,7 @@ TEST_CASE("v2 names the algorithm and protocol only where NCCL reports support")
   CHECK((a == -1 && pr == -1 && ch == 0));
 }
 
-TEST_CASE("per-scale rules apply only to communicators of that scale; INFO line says so") {
+TEST_CASE("per-scale rules apply only to communicators of that scale, and the INFO line says so") {
   const int version = GENERATE(2, 4, 5, 6);
   INFO("ABI v" << version);
   auto profile = matching_profile();
@@ -227,7 +227,7 @@ TEST_CASE("per-scale rules apply only to communicators of that scale; INFO line 
   }
 }
 
-TEST_CASE("NCCL_AUTOTUNE_PROFILE wins over NCCL_TUNER_CONFIG_FILE; neither set means NCCL decides") {
+TEST_CASE("NCCL_AUTOTUNE_PROFILE wins over NCCL_TUNER_CONFIG_FILE, and neither set means NCCL decides") {
   auto tree = base_profile(), ring = base_profile();
   tree.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::tree, Protocol::simple)};
   ring.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::ring, Protocol::simple)};
@@ -252,7 +252,7 @@ TEST_CASE("NCCL_AUTOTUNE_PROFILE wins over NCCL_TUNER_CONFIG_FILE; neither set m
   CHECK(contains(lines[0].text, "no profile"));
 }
 
-TEST_CASE("a changed profile is picked up by the next communicator; existing ones keep theirs") {
+TEST_CASE("a changed profile is picked up by the next communicator while existing ones keep theirs") {
   auto a = base_profile(), b = base_profile();
   a.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::ring, Protocol::simple, 2)};
   b.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::tree, Protocol::simple, 3)};
@@ -271,7 +271,7 @@ TEST_CASE("a changed profile is picked up by the next communicator; existing one
   CHECK(first.decide(kAllReduce, 100) == forced(kRing, kSimple, 2));
 }
 
-TEST_CASE("[constants] overrides are applied under v5/v6 and ignored with one INFO line under v2-v4") {
+TEST_CASE("constants overrides are applied under v5/v6 and ignored with one INFO line under v2-v4") {
   auto p = base_profile();
   p.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::ring, Protocol::simple)};
   autotune::profiles::ConstantOverride bw;
