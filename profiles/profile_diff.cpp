@@ -1,0 +1,60 @@
+#include "profiles/profile_diff.hpp"
+
+#include <map>
+#include <tuple>
+
+#include "profiles/byte_size.hpp"
+#include "profiles/profile_toml.hpp"
+
+namespace autotune::profiles {
+namespace {
+
+using Key = std::tuple<int, int, int, int, int, uint64_t, uint64_t>;
+
+Key key_of(const Rule& r) {
+  const CountRange none{0, 0};
+  CountRange n = r.nodes.value_or(none), k = r.ranks.value_or(none);
+  return {static_cast<int>(r.collective), n.min, n.max, k.min, k.max, r.min_bytes, r.max_bytes};
+}
+
+bool same_choice(const Rule& a, const Rule& b) {
+  return a.algorithm == b.algorithm && a.protocol == b.protocol && a.channels == b.channels;
+}
+
+}  // namespace
+
+std::string describe_rule_choice(const Rule& r) {
+  return std::string(name(r.collective)) + " " + format_byte_size(r.min_bytes) + ".." +
+         format_byte_size(r.max_bytes) + " nodes " + format_count_range(r.nodes) + " ranks " +
+         format_count_range(r.ranks) + ": " + std::string(name(r.algorithm)) + "/" +
+         std::string(name(r.protocol)) + " channels " +
+         (r.channels == 0 ? std::string("auto") : std::to_string(r.channels));
+}
+
+ProfileDiff diff_profiles(const Profile& a, const Profile& b) {
+  ProfileDiff d;
+  std::map<Key, const Rule*> left, right;
+  for (const auto& r : a.rules) left[key_of(r)] = &r;
+  for (const auto& r : b.rules) right[key_of(r)] = &r;
+  for (const auto& [k, r] : left) {
+    auto it = right.find(k);
+    if (it == right.end())
+      d.removed.push_back(*r);
+    else if (!same_choice(*r, *it->second))
+      d.changed.push_back({*r, *it->second});
+  }
+  for (const auto& [k, r] : right)
+    if (!left.count(k)) d.added.push_back(*r);
+  for (const auto& [k, v] : a.env) {
+    auto it = b.env.find(k);
+    if (it == b.env.end())
+      d.env.push_back({k, v, ""});
+    else if (it->second != v)
+      d.env.push_back({k, v, it->second});
+  }
+  for (const auto& [k, v] : b.env)
+    if (!a.env.count(k)) d.env.push_back({k, "", v});
+  return d;
+}
+
+}  // namespace autotune::profiles
