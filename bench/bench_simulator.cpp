@@ -32,7 +32,9 @@ topology::Topology h100_node() {
   for (int i = 0; i < 8; ++i) {
     topology::Nic n;
     n.name = "mlx5_" + std::to_string(i);
-    n.ports.push_back(topology::NicPort{.speed_gbps = 400});
+    topology::NicPort port;
+    port.speed_gbps = 400;
+    n.ports.push_back(port);
     t.nics.push_back(n);
   }
   return t;
