@@ -121,21 +121,30 @@ TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const Progre
 
   // What the journal already holds, for replay.
   std::map<ReplayKey, Measurement> replay;
+  std::vector<JournalRecord> all_records;
+  bool had_header = false;
   if (o.resume && std::filesystem::exists(o.journal)) {
     JournalContents old = load_journal(o.journal);
     if (old.header) {
       check_resumable(*old.header, header, o.journal.string());
       header = *old.header;
+      had_header = true;
     }
+    all_records = old.records;
     for (auto& rec : old.records)
       replay.emplace(replay_key(rec.setting, rec.scale, rec.measurement.request, rec.attempt),
                      std::move(rec.measurement));
-  } else {
+  } else if (o.write_journal) {
     std::filesystem::remove(o.journal);
   }
   result.header = header;
-  JournalWriter writer(o.journal);
-  if (replay.empty() && !(o.resume && std::filesystem::file_size(o.journal) > 0)) writer.write(header);
+  // Writes go through here so that processes other than the journal's writer only read.
+  std::optional<JournalWriter> journal_writer;
+  if (o.write_journal) journal_writer.emplace(o.journal);
+  auto write_event = [&](const JournalJobEvent& e) {
+    if (journal_writer) journal_writer->write(e);
+  };
+  if (journal_writer && !had_header) journal_writer->write(header);
 
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -146,7 +155,7 @@ TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const Progre
   int units_done = 0;
 
   for (const auto& setting : space.settings) {
-    writer.write(JournalJobEvent{setting.id, "started", "", utc_timestamp_now()});
+    write_event(JournalJobEvent{setting.id, "started", "", utc_timestamp_now()});
     bool setting_failed = false;
     std::string setting_detail;
     for (const auto& scale : space.scales) {
@@ -204,10 +213,15 @@ TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const Progre
             to_run.push_back(i);
           }
         }
-        if (!to_run.empty() && deadline && measured_total > 0) {
-          double estimate =
-              measuring_s / static_cast<double>(measured_total) * static_cast<double>(to_run.size());
-          if (elapsed() + estimate > *deadline) {
+        if (!to_run.empty() && deadline) {
+          bool stop = false;
+          if (measured_total > 0) {
+            double estimate =
+                measuring_s / static_cast<double>(measured_total) * static_cast<double>(to_run.size());
+            stop = elapsed() + estimate > *deadline;
+          }
+          if (o.agree) stop = o.agree(stop);
+          if (stop) {
             for (size_t i = 0; i < batch.size(); ++i) {  // give the attempts back: nothing was measured
               const auto& r = batch[i];
               --attempts[{static_cast<int>(r.collective), r.bytes, key_of(r.candidate), r.repetitions}];
@@ -239,7 +253,8 @@ TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const Progre
               out[i] = got[k];
               records.push_back({setting, scale, attempt_of[i], got[k], source_text, runner_text, now});
             }
-            writer.write(records);
+            if (journal_writer) journal_writer->write(records);
+            all_records.insert(all_records.end(), records.begin(), records.end());
             measured_total += to_run.size();
             job.measured += to_run.size();
           } catch (const InputError&) {
@@ -274,18 +289,16 @@ TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const Progre
     std::string detail;
     for (const auto& j : result.jobs)
       if (j.setting.id == setting.id && j.failed) detail += scale_text(j.scale) + ": " + j.detail + "\n";
-    writer.write(
-        JournalJobEvent{setting.id, any_failed ? "failed" : "finished", detail, utc_timestamp_now()});
+    write_event(JournalJobEvent{setting.id, any_failed ? "failed" : "finished", detail, utc_timestamp_now()});
   }
 
-  JournalContents all = load_journal(o.journal);
-  if (all.records.empty()) {
+  if (all_records.empty()) {
     std::string why;
     for (const auto& j : result.jobs)
       if (j.failed) why += "; " + j.setting.id + " (" + scale_text(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
-  result.derivation = derive(all.records, DeriveOptions{o.min_gain});
+  result.derivation = derive(all_records, DeriveOptions{o.min_gain});
   result.profile = build_profile(result.derivation, result.header);
   return result;
 }

@@ -36,6 +36,11 @@ struct TuneOptions {
   bool resume = false;            // continue the journal instead of starting a new one
   // Provenance written into the journal header (the parameters are filled in by tune()).
   JournalHeader header;
+  // Under MPI every process runs tune() and sees the same measurements; only one writes the journal.
+  bool write_journal = true;
+  // Under MPI, makes every process take root's budget decision (true = stop), so that all call the runner
+  // the same number of times. Identity when unset.
+  std::function<bool(bool)> agree;
 };
 
 struct TuneProgress {
