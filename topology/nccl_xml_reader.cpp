@@ -118,7 +118,7 @@ class NcclXmlReader {
     const auto gpu_node = node.child("gpu");
     const auto nic_node = node.child("nic");
     if (gpu_node || (is_gpu_class(cls) && !nic_node)) {
-      gpu(node, gpu_node, id, device, link, path, numa);
+      gpu(gpu_node, id, device, link, path, numa);
     } else if (nic_node || is_nic_class(cls)) {
       if (nic_node) {
         for (const auto& n : node.children("nic")) nic(n, path, numa, id, vendor, device, cls);
@@ -145,8 +145,8 @@ class NcclXmlReader {
     }
   }
 
-  void gpu(const pugi::xml_node& pci_node, const pugi::xml_node& gpu_node, const std::string& id,
-           uint32_t device, const PcieLink& link, const std::vector<PciAncestor>& path, int numa) {
+  void gpu(const pugi::xml_node& gpu_node, const std::string& id, uint32_t device, const PcieLink& link,
+           const std::vector<PciAncestor>& path, int numa) {
     Gpu g;
     g.index = gpu_node ? optional_int(gpu_node, "dev", -1) : -1;
     g.pci_bus_id = id;
@@ -176,7 +176,6 @@ class NcclXmlReader {
         g.nvlinks.push_back(std::move(l));
       }
     }
-    (void)pci_node;
     topo_.gpus.push_back(std::move(g));
   }
 
