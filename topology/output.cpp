@@ -59,6 +59,16 @@ std::string to_text(const ProbeReport& r) {
           << " Gb/s";
     out << "\n";
   }
+  // Say why nothing was seen right where a reader looks for the devices (the sources list has the detail).
+  auto why_none = [&](const char* what, std::initializer_list<const char*> names) {
+    out << "  no " << what << " seen";
+    for (const char* name : names)
+      for (const auto& s : t.sources)
+        if (s.name == name && !s.available) out << "; " << name << ": " << s.detail;
+    out << "\n";
+  };
+  if (t.gpus.empty()) why_none("GPUs", {"cuda", "nvml", "sysfs"});
+  if (t.nics.empty()) why_none("NICs", {"ibverbs", "sysfs-infiniband"});
   if (!t.gpus.empty() && !t.nics.empty()) {
     out << "\nGPU x NIC (PIX: same PCIe switch, PXB: several switches, PHB: host bridge, SYS: across NUMA; "
            "* = PXN through an NVLink peer)\n"
