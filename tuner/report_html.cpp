@@ -207,10 +207,7 @@ std::string render_report_html(const ReportData& data) {
     if (data.profile) {
       for (const Rule& r : data.profile->rules)
         if (r.collective == k.collective && r.applies_to(k.scale.nodes, k.scale.ranks)) {
-          ShownRule sr{r, std::nullopt, 0};
-          if (r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0)
-            sr.gain = *r.busbw_gbps / *r.default_busbw_gbps - 1;
-          out.push_back(sr);
+          out.push_back(ShownRule{r, std::nullopt, 0});
         }
     } else if (derivation) {
       for (const DerivedRule& d : derivation->rules)
@@ -243,10 +240,23 @@ std::string render_report_html(const ReportData& data) {
          "</p>\n";
   std::vector<Rule> all_rules;
   std::vector<std::string> evidence, gains;
+  // The same rule derived from the journal gives its mean gain over the measured sizes, as tune prints it.
+  auto derived_gain = [&](const Rule& r) -> std::optional<double> {
+    if (!derivation) return std::nullopt;
+    for (const DerivedRule& d : derivation->rules)
+      if (d.rule.collective == r.collective && d.rule.min_bytes == r.min_bytes &&
+          d.rule.max_bytes == r.max_bytes && d.rule.algorithm == r.algorithm &&
+          d.rule.protocol == r.protocol && d.rule.channels == r.channels &&
+          r.applies_to(d.scale.nodes, d.scale.ranks))
+        return d.mean_gain;
+    return std::nullopt;
+  };
   if (data.profile) {
     for (const Rule& r : data.profile->rules) {
       all_rules.push_back(r);
-      gains.push_back(r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0
+      auto g = derived_gain(r);
+      gains.push_back(g ? format_gain(*g)
+                      : r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0
                           ? format_gain(*r.busbw_gbps / *r.default_busbw_gbps - 1)
                           : "");
       evidence.push_back(r.samples ? std::to_string(*r.samples) + " samples" : "no evidence recorded");
@@ -309,7 +319,11 @@ std::string render_report_html(const ReportData& data) {
          "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
     for (const auto& [k, v] : failures) {
       std::string sizes;
-      for (uint64_t b : v.first) sizes += (sizes.empty() ? "" : ", ") + human_size(b);
+      if (v.first.size() > 4)
+        sizes = fmt::format("{} sizes, {}", v.first.size(),
+                            human_size_range(*v.first.begin(), *v.first.rbegin()));
+      else
+        for (uint64_t b : v.first) sizes += (sizes.empty() ? "" : ", ") + human_size(b);
       o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(scale_text(k.scale)) + "</td><td>" +
            esc(std::string(profiles::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
            esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes) + "</td><td>" + esc(v.second) +

@@ -109,7 +109,8 @@ std::string render_svg(const SvgChart& chart) {
       "<text class=\"chart-title\" x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
       num(kLeft), xml_escape(chart.title));
   // Bands under everything else.
-  for (const auto& b : chart.bands) {
+  for (size_t bi = 0; bi < chart.bands.size(); ++bi) {
+    const SvgBand& b = chart.bands[bi];
     double x0 = fx(std::max(b.x_min, x_lo)), x1 = fx(std::min(b.x_max, x_hi));
     if (x1 < x0) continue;
     if (x1 - x0 < 4) x0 -= 2, x1 += 2;  // a single measured size still shows
@@ -120,7 +121,7 @@ std::string render_svg(const SvgChart& chart) {
         num(x0), num(kTop), num(x1 - x0), num(plot_h), b.color, xml_escape(b.label));
     o += fmt::format(
         "<text class=\"band-label\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#7a5c00\">{}</text>\n",
-        num(x0 + 2), num(kTop + 11), xml_escape(b.label));
+        num(x0 + 2), num(kTop + 11 + 12 * static_cast<double>(bi % 2)), xml_escape(b.label));
   }
   // Grid, ticks and axes.
   o += "<g class=\"axes\" stroke=\"#999\" stroke-width=\"1\">\n";

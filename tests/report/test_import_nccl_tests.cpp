@@ -85,7 +85,8 @@ TEST_CASE("an option that contradicts the log wins with a warning") {
   CHECK(over.records.front().scale == Scale{4, 16});
   int said = 0;
   for (const auto& w : over.warnings)
-    said += w.find("the log says it ran tree/ll") != std::string::npos || w.find("shows 2 nodes") != std::string::npos;
+    said += w.find("the log says it ran tree/ll") != std::string::npos ||
+            w.find("shows 2 nodes") != std::string::npos;
   CHECK(said == 2);
 }
 
