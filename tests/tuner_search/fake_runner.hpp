@@ -1,8 +1,8 @@
 #pragma once
 // A scripted Runner for the search-engine tests: a small made-up cluster whose truth is latency + bytes /
-// bandwidth per algorithm and protocol, whose "NCCL default" picks by a deliberately biased copy of that model
-// (so that rules have something to win), with seeded noise that is a pure function of (request, occurrence,
-// repetition). It records every request it was asked, and can be told to die after some batches.
+// bandwidth per algorithm and protocol, whose "NCCL default" picks by a deliberately biased copy of that
+// model (so that rules have something to win), with seeded noise that is a pure function of (request,
+// occurrence, repetition). It records every request it was asked, and can be told to die after some batches.
 
 #include <cmath>
 #include <cstdint>
@@ -84,7 +84,8 @@ inline double fake_unit_noise(uint64_t x) {
 class FakeRunner : public Runner {
  public:
   // `log`, when given, receives every request too (it outlives the runner, which tune() destroys).
-  explicit FakeRunner(FakeCluster cluster, int die_after_batches = -1, std::vector<MeasureRequest>* log = nullptr)
+  explicit FakeRunner(FakeCluster cluster, int die_after_batches = -1,
+                      std::vector<MeasureRequest>* log = nullptr)
       : cluster_(cluster), die_after_(die_after_batches), log_(log) {}
 
   RunnerInfo info() const override {
@@ -109,7 +110,8 @@ class FakeRunner : public Runner {
         out.push_back(m);
         continue;
       }
-      if (r.collective == Collective::reducescatter && run.protocol == Protocol::ll128 && r.candidate.protocol) {
+      if (r.collective == Collective::reducescatter && run.protocol == Protocol::ll128 &&
+          r.candidate.protocol) {
         m.outcome = Outcome::wrong_result;
         m.detail = "12 wrong elements";
         out.push_back(m);
@@ -118,10 +120,12 @@ class FakeRunner : public Runner {
       double t = cluster_.time_us(r.collective, r.bytes, run.algorithm, run.protocol);
       auto key = key_of(r.candidate);
       uint64_t h = (static_cast<uint64_t>(r.collective) * 1000003ull + r.bytes) * 31 +
-                   static_cast<uint64_t>(std::get<0>(key) + 2) * 7 + static_cast<uint64_t>(std::get<1>(key) + 2);
+                   static_cast<uint64_t>(std::get<0>(key) + 2) * 7 +
+                   static_cast<uint64_t>(std::get<1>(key) + 2);
       int occurrence = occurrences_[h]++;
       for (int rep = 0; rep < r.repetitions; ++rep) {
-        double noisy = t * (1.0 + cluster_.noise * fake_unit_noise(h * 1315423911ull + occurrence * 977 + rep));
+        double noisy =
+            t * (1.0 + cluster_.noise * fake_unit_noise(h * 1315423911ull + occurrence * 977 + rep));
         m.times_us.push_back(noisy);
         m.mean_times_us.push_back(noisy * 0.99);
       }

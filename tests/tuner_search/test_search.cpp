@@ -21,7 +21,8 @@ using autotune::tuner::testing::FakeRunner;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("autotune-test-search-" + name + "-" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("autotune-test-search-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -54,7 +55,8 @@ double busbw_sum(const FakeCluster& fc, const std::vector<autotune::profiles::Ru
     for (uint64_t b : sizes) {
       Choice ch = fc.nccl_default(c, b);
       for (const auto& r : rules)
-        if (r.collective == c && r.min_bytes <= b && b <= r.max_bytes) ch = {r.algorithm, r.protocol, r.channels};
+        if (r.collective == c && r.min_bytes <= b && b <= r.max_bytes)
+          ch = {r.algorithm, r.protocol, r.channels};
       double t = fc.time_us(c, b, ch.algorithm, ch.protocol);
       sum += static_cast<double>(b) / (t * 1e3) * autotune::profiles::bus_bandwidth_factor(c, fc.ranks);
     }
@@ -97,7 +99,8 @@ TEST_CASE("search space: x2 size grid, candidates NCCL allows per collective, op
       CHECK(autotune::profiles::is_allowed(cs.collective, *cand.algorithm, *cand.protocol));
       CHECK((cand.channels == 4 || cand.channels == 8));
     }
-    if (cs.collective == Collective::broadcast) CHECK(cs.candidates.size() == 3 * 2);  // ring x 3 protocols x 2
+    if (cs.collective == Collective::broadcast)
+      CHECK(cs.candidates.size() == 3 * 2);  // ring x 3 protocols x 2
   }
   o.algorithms = std::set<Algorithm>{Algorithm::ring};
   o.channels = {};
@@ -173,7 +176,8 @@ TEST_CASE("derive: neighbouring sizes with the same decision merge into one rang
   for (uint64_t b = 1024; b <= 64 * 1024; b *= 2) {
     bool ll_wins = b <= 8192;
     records.push_back(rec(ok(c, b, {}, {20, 20, 20}, Algorithm::ring, Protocol::simple)));
-    records.push_back(rec(ok(c, b, kRingLL, ll_wins ? std::vector<double>{10, 10, 10} : std::vector<double>{40, 40, 40})));
+    records.push_back(
+        rec(ok(c, b, kRingLL, ll_wins ? std::vector<double>{10, 10, 10} : std::vector<double>{40, 40, 40})));
   }
   Derivation d = derive(records, {0.03});
   REQUIRE(d.rules.size() == 1);
@@ -188,9 +192,10 @@ TEST_CASE("derive: the process-wide setting is kept only when it beats the defau
     std::vector<JournalRecord> r;
     for (uint64_t b : {1ull << 20, 1ull << 30}) {
       double scale = static_cast<double>(b >> 20);
-      r.push_back(rec(ok(c, b, {}, {100 * scale, 100 * scale, 100 * scale}, Algorithm::ring, Protocol::simple)));
-      r.push_back(rec(ok(c, b, {}, {other_time * scale, other_time * scale, other_time * scale}, Algorithm::ring,
-                         Protocol::simple),
+      r.push_back(
+          rec(ok(c, b, {}, {100 * scale, 100 * scale, 100 * scale}, Algorithm::ring, Protocol::simple)));
+      r.push_back(rec(ok(c, b, {}, {other_time * scale, other_time * scale, other_time * scale},
+                         Algorithm::ring, Protocol::simple),
                       "cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}));
     }
     return r;
@@ -223,7 +228,8 @@ TEST_CASE("exhaustive measures every candidate at every size; adaptive reaches i
   for (std::string strategy : {"exhaustive", "adaptive"}) {
     std::vector<MeasureRequest> log;
     TuneOptions o = options_for(dir / (strategy + ".jsonl"), strategy);
-    auto r = tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc, -1, &log); });
+    auto r = tune(
+        o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc, -1, &log); });
     asked[strategy] = log.size();
     CHECK(r.measured == log.size());
     results[strategy] = std::move(r);
@@ -247,8 +253,9 @@ TEST_CASE("exhaustive measures every candidate at every size; adaptive reaches i
     if (r.collective == Collective::reducescatter) CHECK(r.protocol != Protocol::ll128);
   bool rs_ll128_failed = false;
   for (const auto& f : ex.derivation.failed)
-    rs_ll128_failed = rs_ll128_failed || (f.collective == Collective::reducescatter &&
-                                          f.candidate.protocol == Protocol::ll128 && f.outcome == Outcome::wrong_result);
+    rs_ll128_failed =
+        rs_ll128_failed || (f.collective == Collective::reducescatter &&
+                            f.candidate.protocol == Protocol::ll128 && f.outcome == Outcome::wrong_result);
   CHECK(rs_ll128_failed);
 
   std::vector<Collective> cs = {Collective::allreduce, Collective::allgather, Collective::reducescatter,
@@ -271,11 +278,13 @@ TEST_CASE("tune: a run killed midway resumes from its journal to the same profil
   fs::path dir = temp_dir("resume");
   for (std::string strategy : {"exhaustive", "adaptive"}) {
     TuneOptions whole = options_for(dir / (strategy + "-whole.jsonl"), strategy);
-    auto reference = tune(whole, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc); });
+    auto reference =
+        tune(whole, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc); });
 
     TuneOptions o = options_for(dir / (strategy + "-killed.jsonl"), strategy);
     // The runner dies after 10 batches: the job fails, the journal keeps what was measured.
-    auto first = tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc, 10); });
+    auto first =
+        tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc, 10); });
     REQUIRE(first.jobs.size() == 1);
     CHECK(first.jobs[0].failed);
     CHECK_THAT(first.jobs[0].detail, Catch::Contains("fake runner died"));
@@ -284,8 +293,8 @@ TEST_CASE("tune: a run killed midway resumes from its journal to the same profil
 
     o.resume = true;
     std::vector<MeasureRequest> log;
-    auto second =
-        tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc, -1, &log); });
+    auto second = tune(
+        o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc, -1, &log); });
     CHECK(second.replayed == measured_before);
     CHECK(log.size() + measured_before == reference.measured);
     REQUIRE(second.profile.rules.size() == reference.profile.rules.size());
@@ -321,12 +330,14 @@ TEST_CASE("tune: resuming with other parameters is refused") {
   tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc); });
   o.resume = true;
   o.space.max_bytes = 1 << 22;
-  CHECK_THROWS_AS(tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc); }),
-                  autotune::InputError);
+  CHECK_THROWS_AS(
+      tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc); }),
+      autotune::InputError);
   fs::remove_all(dir);
 }
 
-TEST_CASE("tune: a failing job is reported and the others go on; the [env] choice uses the setting that won") {
+TEST_CASE(
+    "tune: a failing job is reported and the others go on; the [env] choice uses the setting that won") {
   fs::path dir = temp_dir("jobs");
   TuneOptions o = options_for(dir / "j.jsonl", "adaptive");
   o.space.collectives = {Collective::allreduce};
@@ -348,7 +359,8 @@ TEST_CASE("tune: a failing job is reported and the others go on; the [env] choic
   CHECK(r.profile.env == std::map<std::string, std::string>{{"NCCL_CROSS_NIC", "1"}});
   auto journal = load_journal(o.journal);
   bool failed_event = false;
-  for (const auto& e : journal.job_events) failed_event = failed_event || (e.job == "hca=mlx5_0" && e.status == "failed");
+  for (const auto& e : journal.job_events)
+    failed_event = failed_event || (e.job == "hca=mlx5_0" && e.status == "failed");
   CHECK(failed_event);
   fs::remove_all(dir);
 }
@@ -364,7 +376,8 @@ TEST_CASE("tune: the budget stops measuring and says what was skipped") {
       return FakeRunner::run(batch);
     }
   };
-  auto r = tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}); });
+  auto r = tune(
+      o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}); });
   REQUIRE(r.jobs.size() == 1);
   CHECK_FALSE(r.jobs[0].skipped.empty());
   CHECK(r.measured < r.plan.measurements);

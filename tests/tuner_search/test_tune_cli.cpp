@@ -1,0 +1,153 @@
+// nccl-autotune tune end to end against the simulator: the command writes a valid profile whose rules beat
+// NCCL's default where the simulator's truth says so, and a run killed midway resumes to the same profile.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/atomic_file.hpp"
+#include "profiles/profile_toml.hpp"
+#include "topology/examples.hpp"
+#include "tuner/runner_factory.hpp"
+#include "tuner/sim_cluster.hpp"
+#include "tuner/sim_model.hpp"
+
+namespace fs = std::filesystem;
+using namespace autotune;
+
+namespace {
+
+const std::string kBinary = std::string(AUTOTUNE_BINARY_DIR) + "/cli/nccl-autotune";
+
+fs::path temp_dir(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("autotune-test-tune-cli-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+int run(const std::string& args) {
+  int status = std::system((kBinary + " " + args + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+fs::path only_file(const fs::path& dir, const std::string& ext) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ext) return e.path();
+  FAIL("no " << ext << " file in " << dir);
+  return {};
+}
+
+size_t count_lines(const fs::path& p) {
+  std::ifstream in(p);
+  return static_cast<size_t>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+void check_same_rules(const profiles::Profile& a, const profiles::Profile& b) {
+  REQUIRE(a.rules.size() == b.rules.size());
+  for (size_t i = 0; i < a.rules.size(); ++i) {
+    CHECK(a.rules[i].collective == b.rules[i].collective);
+    CHECK(a.rules[i].min_bytes == b.rules[i].min_bytes);
+    CHECK(a.rules[i].max_bytes == b.rules[i].max_bytes);
+    CHECK(a.rules[i].algorithm == b.rules[i].algorithm);
+    CHECK(a.rules[i].protocol == b.rules[i].protocol);
+  }
+  CHECK(a.env == b.env);
+}
+
+}  // namespace
+
+TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCCL's default in truth") {
+  for (std::string strategy : {"exhaustive", "adaptive"}) {
+    fs::path dir = temp_dir(strategy);
+    REQUIRE(run("tune --simulate --example h100-8x --strategy " + strategy + " --store " + dir.string()) ==
+            0);
+    auto profile = profiles::read_profile(only_file(dir, ".toml"));  // validates
+    CHECK(profile.provenance.source == profiles::Source::simulated);
+    CHECK_FALSE(profile.rules.empty());
+    CHECK(fs::exists(only_file(dir, ".jsonl")));
+    auto topo = topology::load_example("h100-8x");
+    tuner::SimModel model(tuner::describe_cluster(topo, 1), {}, tuner::RunnerOptions{}.deviations);
+    for (const auto& r : profile.rules)
+      for (uint64_t b = 8; b <= (8ull << 30); b *= 2) {
+        if (b < r.min_bytes || b > r.max_bytes) continue;
+        auto forced = model.resolve(r.collective, b, {r.algorithm, r.protocol, r.channels});
+        REQUIRE(forced);
+        double t_rule = model.true_time_us(r.collective, b, *forced);
+        double t_default = model.true_time_us(r.collective, b, model.nccl_default(r.collective, b));
+        INFO(strategy << " " << profiles::name(r.collective) << " " << b << " B "
+                      << profiles::name(r.algorithm) << "/" << profiles::name(r.protocol));
+        CHECK(t_rule < t_default);
+      }
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("tune --simulate killed midway resumes to the same profile") {
+  fs::path whole = temp_dir("whole"), killed = temp_dir("killed");
+  const std::string common =
+      "tune --simulate --example h100-8x-2nic --nodes 2 --strategy exhaustive --seed 7 ";
+  REQUIRE(run(common + "--store " + whole.string()) == 0);
+  auto reference = profiles::read_profile(only_file(whole, ".toml"));
+
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    ::execl(kBinary.c_str(), kBinary.c_str(), "tune", "--simulate", "--example", "h100-8x-2nic", "--nodes",
+            "2", "--strategy", "exhaustive", "--seed", "7", "--store", killed.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Kill it once the journal holds some batches.
+  bool killed_midway = false;
+  for (int i = 0; i < 20000; ++i) {
+    int status = 0;
+    if (::waitpid(child, &status, WNOHANG) == child) break;
+    fs::path journal;
+    for (const auto& e : fs::directory_iterator(killed))
+      if (e.path().extension() == ".jsonl") journal = e.path();
+    if (!journal.empty() && count_lines(journal) > 100) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      killed_midway = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  fs::path journal = only_file(killed, ".jsonl");
+  if (!killed_midway) {
+    // The run finished before it could be killed: cut its journal to a third, mid-line, as a kill would.
+    WARN("the run finished before the kill; simulating the kill by truncating the journal");
+    std::string text = read_file(journal);
+    write_file_atomically(journal, text.substr(0, text.size() / 3));
+    for (const auto& e : fs::directory_iterator(killed))
+      if (e.path().extension() == ".toml") fs::remove(e.path());
+  }
+  size_t lines_before = count_lines(journal);
+  REQUIRE(run(common + "--resume --store " + killed.string()) == 0);
+  CHECK(count_lines(journal) > lines_before);
+  check_same_rules(reference, profiles::read_profile(only_file(killed, ".toml")));
+  fs::remove_all(whole);
+  fs::remove_all(killed);
+}
+
+TEST_CASE("tune: bad options are input errors (exit 2)") {
+  fs::path dir = temp_dir("bad");
+  CHECK(run("tune --simulate --strategy greedy --store " + dir.string()) == 2);
+  CHECK(run("tune --simulate --min-bytes 1M --max-bytes 8 --store " + dir.string()) == 2);
+  CHECK(run("tune --simulate --budget soon --store " + dir.string()) == 2);
+  CHECK(run("tune --example h100-8x --store " + dir.string()) == 2);
+  CHECK(run("tune --simulate --dry-run --store " + dir.string()) == 0);
+  CHECK(fs::is_empty(dir));  // a dry run measures and writes nothing
+  fs::remove_all(dir);
+}
