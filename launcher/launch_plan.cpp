@@ -115,7 +115,13 @@ bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services
       return true;
     }
   }
-  plan.store = absolute_path(services.store_dir(options.store));
+  try {
+    plan.store = absolute_path(services.store_dir(options.store));
+  } catch (const std::exception& e) {
+    plan.problem = Problem::no_profile;
+    plan.problem_text = std::string("no profile store: ") + e.what();
+    return false;
+  }
   std::error_code ec;
   if (!fs::is_directory(*plan.store, ec)) {
     plan.problem = Problem::no_profile;
