@@ -153,9 +153,12 @@ class Parser {
 
   void take(std::string line, int line_no) {
     std::smatch m;
-    if (std::regex_search(line, m, kLauncherPrefix)) line = m.suffix().str();
+    if (!line.empty() && (line[0] == '[' || line.find(": ") != std::string::npos) &&
+        std::regex_search(line, m, kLauncherPrefix))
+      line = m.suffix().str();
     // NCCL's own lines: they may start in the middle of a row that nccl-tests was printing in pieces.
-    if (std::regex_search(line, m, kNcclLine)) {
+    // std::regex is slow: NCCL_DEBUG=INFO logs at scale run to 100k lines, so test for a literal first.
+    if (line.find(" NCCL ") != std::string::npos && std::regex_search(line, m, kNcclLine)) {
       std::string before = m.prefix().str();
       size_t at = static_cast<size_t>(m.position(0));
       // Glued to a row ("-1gpu-a02:4211:4217 [3] NCCL INFO ..."), the host name pattern also swallows the
@@ -195,10 +198,12 @@ class Parser {
 
   void nccl_line(const std::string& s) {
     std::smatch m;
-    if (log_.nccl_version.empty() && std::regex_search(s, m, kNcclVersion)) log_.nccl_version = m[1];
-    if (std::regex_search(s, m, kEnvAlgo)) log_.env_algo = m[1];
-    if (std::regex_search(s, m, kEnvProto)) log_.env_proto = m[1];
-    if (std::regex_search(s, m, kNNodes)) log_.nccl_nodes = std::stoi(m[1]);
+    auto has = [&](const char* literal) { return s.find(literal) != std::string::npos; };
+    if (log_.nccl_version.empty() && has("NCCL version") && std::regex_search(s, m, kNcclVersion))
+      log_.nccl_version = m[1];
+    if (has("NCCL_ALGO set") && std::regex_search(s, m, kEnvAlgo)) log_.env_algo = m[1];
+    if (has("NCCL_PROTO set") && std::regex_search(s, m, kEnvProto)) log_.env_proto = m[1];
+    if (has("nNodes") && std::regex_search(s, m, kNNodes)) log_.nccl_nodes = std::stoi(m[1]);
     if (s.find("NCCL WARN") != std::string::npos) warnings_from_nccl_++;
   }
 
