@@ -151,3 +151,23 @@ TEST_CASE("tune: bad options are input errors (exit 2)") {
   CHECK(fs::is_empty(dir));  // a dry run measures and writes nothing
   fs::remove_all(dir);
 }
+
+TEST_CASE("tune --simulate under mpirun -np 4 gives the profile one process gives") {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    WARN("mpirun not found: multi-process tune not tested");
+    return;
+  }
+  fs::path one = temp_dir("mpi-one"), four = temp_dir("mpi-four");
+  const std::string args = " tune --simulate --example h100-8x --collectives allreduce,allgather --seed 3 ";
+  REQUIRE(run(args + "--store " + one.string()) == 0);
+  int status = std::system(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun "
+                            "--oversubscribe -np 4 " +
+                            kBinary + args + "--store " + four.string() + " >/dev/null 2>&1")
+                               .c_str());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  check_same_rules(profiles::read_profile(only_file(one, ".toml")),
+                   profiles::read_profile(only_file(four, ".toml")));
+  fs::remove_all(one);
+  fs::remove_all(four);
+}
