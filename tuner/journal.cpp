@@ -298,7 +298,7 @@ std::optional<JournalEntry> parse_journal_line(std::string_view text, const std:
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e400
     throw InputError(file, line,
                      std::string("expected one JSON object per line, found invalid JSON (") + e.what() + ")");
   }
