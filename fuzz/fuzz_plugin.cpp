@@ -6,7 +6,7 @@
 // never revive a disabled one, and may only set a channel count in 1..64.
 //
 // Input: a 16-byte header, then the profile text.
-//   [0] ABI version (2 + v % 5)      [1] collective id (int8)      [2..9] nBytes (little-endian)
+//   [0] ABI version (2 + v % 5)      [1] collective id (% 8)       [2..9] nBytes (little-endian)
 //   [10] numPipeOps (int8)           [11] NULL flags (see below)   [12] numAlgo (int8)   [13] numProto (int8)
 //   [14] nRanks   [15] nNodes
 
@@ -70,7 +70,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 16) return 0;
   const int version = 2 + data[0] % 5;
-  const int collective = static_cast<int8_t>(data[1]);
+  // plugins/tuner_abi.h declares ncclFunc_t as a plain C enum (Broadcast 0 .. AllReduce 4), whose C++ value
+  // range is 0..7: loading anything outside it is undefined in C++ before the plugin even sees it. So ids
+  // 5..7 (P2P, which NCCL never passes to a tuner) are the out-of-range ids fuzzed here.
+  const int collective = data[1] % 8;
   uint64_t bytes = 0;
   std::memcpy(&bytes, data + 2, 8);
   const int pipe_ops = static_cast<int8_t>(data[10]);
