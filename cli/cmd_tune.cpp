@@ -2,10 +2,12 @@
 // the journal and the derivation live in tuner/tune.hpp.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
@@ -19,6 +21,7 @@
 #include "topology/fingerprint.hpp"
 #include "topology/reader.hpp"
 #include "tuner/mpi_context.hpp"
+#include "tuner/orchestrator.hpp"
 #include "tuner/runner_factory.hpp"
 #include "tuner/table_format.hpp"
 #include "tuner/tune.hpp"
@@ -172,6 +175,25 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
   }
 }
 
+// The measurement options as given, for the workers: what only the orchestrator acts on is left out.
+std::vector<std::string> worker_args(const Args& args) {
+  static const std::set<std::string> with_value = {"--launcher", "--format", "--store", "--budget",
+                                                   "--from-journal"};
+  static const std::set<std::string> flags = {"--resume", "--dry-run"};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string name = a.substr(0, a.find('='));
+    if (flags.count(a)) continue;
+    if (with_value.count(name)) {
+      if (name == a) ++i;  // the value is the next word
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_tune(const Args& args) {
@@ -179,16 +201,22 @@ int cmd_tune(const Args& args) {
   spec.usage =
       "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N]] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
-      "[--scales 1,2,all] [--resume] [--dry-run] [--from-journal FILE] [--store DIR] [--format text|json]";
+      "[--scales 1,2,all] [--launcher \"srun -N 2\"] [--resume] [--dry-run] [--from-journal FILE] [--store "
+      "DIR] "
+      "[--format text|json]";
   spec.description =
       "Calibrates the cluster: measures NCCL's algorithm/protocol candidates against NCCL's own choice over "
       "a "
       "size range, journals every measurement next to the profile, and writes a profile whose rules override "
       "NCCL only where the gain is real. --simulate runs against the labelled simulator (profile source = "
-      "\"simulated\"). Under mpirun/srun it measures with the process-wide settings it was given.";
+      "\"simulated\"). Each process-wide setting is measured by a job of worker processes of its own, "
+      "started "
+      "directly, through --launcher, or through srun inside a Slurm allocation. Started under mpirun/srun "
+      "itself, it measures with the process-wide settings it was given.";
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
                            scales = "all", store_dir, format = "text", example, topology_file, from_journal,
-                           channels, ib_hca, cross_nic, name;
+                           channels, ib_hca, cross_nic, name, launcher_text, journal_part;
+  int job_id = -1;
   int nodes = 1, reps = 5;
   uint64_t seed = 1;
   double noise = 0.03;
@@ -215,7 +243,12 @@ int cmd_tune(const Args& args) {
       "store", po::value(&store_dir),
       "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
       "name", po::value(&name), "cluster name for the profile (default: from the node and node count)")(
-      "format", po::value(&format)->default_value(format), "text or json (the final summary)");
+      "format", po::value(&format)->default_value(format), "text or json (the final summary)")(
+      "launcher", po::value(&launcher_text),
+      "start each job through this command: \"srun -N 2 --ntasks-per-node 8\", \"mpirun -np 16 -H a:8,b:8\"")(
+      "worker", "internal: measure one job (--job-id) into a journal part (--journal-part)")(
+      "job-id", po::value(&job_id), "internal: the job's index among the process-wide settings")(
+      "journal-part", po::value(&journal_part), "internal: where the worker writes its journal part");
   auto vm = parse_command_line(spec, args);
   if (!vm) return kExitOk;
   if (format != "text" && format != "json")
@@ -258,6 +291,16 @@ int cmd_tune(const Args& args) {
   }
   auto& processes = tuner::MpiContext::world();
   const bool under_mpi = tuner::MpiContext::launched_by_mpi();
+  const bool worker = vm->count("worker") > 0;
+  const bool dry_run = vm->count("dry-run") > 0;
+  if (worker && (job_id < 0 || journal_part.empty()))
+    throw InputError("<arguments>", 0,
+                     "--worker: expected --job-id N and --journal-part PATH, found not both");
+  // Orchestrate: one job per process-wide setting, each a fresh set of processes. The simulator models the
+  // settings in-process, so it orchestrates only when asked to (--launcher), to test the plumbing.
+  const bool orchestrating = !worker && !under_mpi && (!launcher_text.empty() || !simulate);
+  if (under_mpi && !launcher_text.empty())
+    throw InputError("<arguments>", 0, "--launcher: this process was itself started under mpirun/srun");
 
   tuner::TuneOptions o;
   o.strategy = strategy;
@@ -304,6 +347,24 @@ int cmd_tune(const Args& args) {
 
   // Process-wide settings: the probe's suggestions (or the given ones), only where there is a network.
   o.space.settings.push_back({"default", {}});
+  auto given_hcas = [&] {
+    std::vector<std::string> hcas;
+    size_t start = 0;
+    while (!ib_hca.empty() && start <= ib_hca.size()) {
+      size_t semi = ib_hca.find(';', start);
+      hcas.push_back(ib_hca.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
+      if (semi == std::string::npos) break;
+      start = semi + 1;
+    }
+    return hcas;
+  };
+  if (!simulate) {
+    // On GPUs the settings to sweep are the ones asked for; each is a job of fresh processes.
+    for (const auto& h : given_hcas()) o.space.settings.push_back({"ib_hca=" + h, {{"NCCL_IB_HCA", h}}});
+    if (!cross_nic.empty())
+      for (const auto& v : split(cross_nic))
+        o.space.settings.push_back({"cross_nic=" + v, {{"NCCL_CROSS_NIC", v}}});
+  }
   if (topo) {
     auto analysis = topology::analyze(*topo);
     std::set<profiles::Algorithm> algorithms;
@@ -311,16 +372,8 @@ int cmd_tune(const Args& args) {
       if (auto parsed = profiles::parse_algorithm(a)) algorithms.insert(*parsed);
     if (!algorithms.empty()) o.space.algorithms = algorithms;
     if (full_nodes > 1) {
-      std::vector<std::string> hcas;
-      if (!ib_hca.empty()) {
-        size_t start = 0;
-        while (start <= ib_hca.size()) {
-          size_t semi = ib_hca.find(';', start);
-          hcas.push_back(ib_hca.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
-          if (semi == std::string::npos) break;
-          start = semi + 1;
-        }
-      } else {
+      std::vector<std::string> hcas = given_hcas();
+      if (ib_hca.empty()) {
         hcas = analysis.ib_hca_candidates;
         // The most inclusive set is what NCCL uses by default: it is the default job.
         if (!hcas.empty()) hcas.erase(hcas.begin());
@@ -335,12 +388,22 @@ int cmd_tune(const Args& args) {
       notes.push_back("one node: NCCL_IB_HCA and NCCL_CROSS_NIC do not matter there and were not swept");
     }
   }
-  if (!simulate) {
-    // On GPUs, process-wide settings need a process each; this build measures the settings this process has.
-    if (o.space.settings.size() > 1 || under_mpi)
-      notes.push_back(
-          "process-wide settings were not swept: measured with the settings this process was started with");
+  if (!simulate && under_mpi && !worker) {
+    // NCCL reads process-wide settings once per process: this process measures the ones it was started with.
+    notes.push_back("process-wide settings were not swept (started under mpirun/srun)");
     o.space.settings = {{"default", {}}};
+  }
+  if (worker) {
+    if (job_id >= static_cast<int>(o.space.settings.size()))
+      throw InputError("<arguments>", 0,
+                       "--job-id: expected 0 to " + std::to_string(o.space.settings.size() - 1) + ", found " +
+                           std::to_string(job_id));
+    o.space.settings = {o.space.settings[job_id]};
+  }
+  tuner::Launcher launcher;
+  if (orchestrating) {
+    auto env = tuner::environment_map();
+    launcher = tuner::choose_launcher(launcher_text, simulate, tuner::local_gpu_count(env), env);
   }
 
   // Provenance and where things go.
@@ -370,8 +433,19 @@ int cmd_tune(const Args& args) {
   base.seed = seed;
   base.noise = noise;
   base.max_bytes = o.space.max_bytes;
+  if (worker) base.process_env = o.space.settings.front().env;
   std::unique_ptr<tuner::Runner> probe_runner;
-  if (!simulate) {
+  if (!simulate && orchestrating && !dry_run) {
+    // The GPUs belong to the workers: the orchestrator only names the cluster.
+    o.space.scales = {{1, 1}};  // for the plan; the workers' parts say what was measured
+    o.header.nodes = 0;
+    if (o.header.cluster.empty()) {
+      char host[256] = {0};
+      ::gethostname(host, sizeof host - 1);
+      auto n = launcher.words.empty() ? std::optional<int>(1) : tuner::launcher_nodes(launcher.words);
+      o.header.cluster = std::string(host) + "-" + (n ? std::to_string(*n) + "n" : std::string("multi"));
+    }
+  } else if (!simulate) {
     // The real cluster is what mpirun started: ask the runner, and name the cluster from it.
     probe_runner = tuner::make_runner(base);
     auto info = probe_runner->info();
@@ -399,7 +473,7 @@ int cmd_tune(const Args& args) {
     return b != std::byte{0};
   };
 
-  if (vm->count("dry-run")) {
+  if (dry_run) {
     auto plan = tuner::plan_tune(o);
     if (!processes.is_root()) return kExitOk;
     std::cout << "plan (" << plan.strategy << "), nothing measured:\n";
@@ -417,8 +491,42 @@ int cmd_tune(const Args& args) {
               << "\n";
     std::cout << "  estimated time on GPUs: " << static_cast<long>(std::lround(plan.estimated_s)) << " s\n";
     std::cout << "  journal: " << o.journal.string() << "\n";
+    if (orchestrating) {
+      std::cout << "  jobs run: " << launcher.origin;
+      for (const auto& w : launcher.words) std::cout << " " << w;
+      std::cout << "\n";
+    }
     for (const auto& n : notes) std::cout << "note: " << n << "\n";
     return kExitOk;
+  }
+
+  if (worker) {
+    o.journal = journal_part;
+    o.resume = std::filesystem::exists(o.journal);  // an interrupted part resumes
+  }
+  if (orchestrating) {
+    tuner::OrchestratorOptions oo;
+    oo.launcher = launcher;
+    oo.exe = std::filesystem::read_symlink("/proc/self/exe");
+    oo.measure_args = worker_args(args);
+    oo.settings = o.space.settings;
+    oo.journal = o.journal;
+    oo.resume = o.resume;
+    oo.budget = o.budget;
+    oo.min_gain = o.min_gain;
+    oo.header = tuner::calibration_header(o, tuner::plan_tune(o));
+    if (!simulate) oo.header.scales.clear();  // what the workers measured, from their parts
+    std::string shown;
+    for (const auto& w : launcher.words) shown += " " + w;
+    std::fprintf(stderr, "%zu job(s), one per process-wide setting; jobs run: %s%s\n", oo.settings.size(),
+                 launcher.origin.c_str(), shown.c_str());
+    auto result = tuner::orchestrate(oo, [](const tuner::JobNotice& n) {
+      std::fprintf(stderr, "job %d/%d '%s': %s\n", n.job + 1, n.jobs_total, n.setting.c_str(),
+                   n.what.c_str());
+    });
+    notes.push_back("jobs run: " + launcher.origin + shown);
+    result.derivation.notes.insert(result.derivation.notes.end(), notes.begin(), notes.end());
+    return finish(result);
   }
 
   const bool tty = processes.is_root() && ::isatty(STDERR_FILENO);
@@ -448,6 +556,16 @@ int cmd_tune(const Args& args) {
   };
   auto result = tuner::tune(o, factory, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
+  if (worker) {
+    bool failed = std::any_of(result.jobs.begin(), result.jobs.end(), [](const auto& j) { return j.failed; });
+    if (processes.is_root()) {
+      std::cout << "job '" << o.space.settings.front().id << "': " << result.measured << " measured, "
+                << result.replayed << " from the part, " << (failed ? "failed" : "finished") << "\n";
+      for (const auto& j : result.jobs)
+        if (j.failed) std::cout << "failed at " << j.scale.nodes << " node(s): " << j.detail << "\n";
+    }
+    return failed ? kExitFailed : kExitOk;
+  }
   result.derivation.notes.insert(result.derivation.notes.end(), notes.begin(), notes.end());
   if (!processes.is_root()) return kExitOk;
   return finish(result);

@@ -83,6 +83,23 @@ TunePlan plan_tune(const TuneOptions& o) {
   return plan;
 }
 
+JournalHeader calibration_header(const TuneOptions& o, const TunePlan& plan) {
+  const SearchSpace& space = plan.space;
+  JournalHeader header = o.header;
+  header.version = kJournalVersion;
+  if (header.created.empty()) header.created = utc_timestamp_now();
+  header.strategy = o.strategy;
+  header.collectives.clear();
+  for (const auto& cs : space.collectives) header.collectives.push_back(cs.collective);
+  header.min_bytes = space.sizes.front();
+  header.max_bytes = space.sizes.back();
+  header.channels = o.space.channels;
+  header.scales = space.scales;
+  header.settings = space.settings;
+  header.repetitions = o.repetitions;
+  return header;
+}
+
 profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   profiles::Profile p;
   p.cluster.name = h.cluster;
@@ -107,17 +124,7 @@ TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const Progre
   auto strategy = make_strategy(o.strategy, o.adaptive);
   StrategyInput input = strategy_input(space, o);
 
-  JournalHeader header = o.header;
-  header.version = kJournalVersion;
-  if (header.created.empty()) header.created = utc_timestamp_now();
-  header.strategy = o.strategy;
-  for (const auto& cs : space.collectives) header.collectives.push_back(cs.collective);
-  header.min_bytes = space.sizes.front();
-  header.max_bytes = space.sizes.back();
-  header.channels = o.space.channels;
-  header.scales = space.scales;
-  header.settings = space.settings;
-  header.repetitions = o.repetitions;
+  JournalHeader header = calibration_header(o, result.plan);
 
   // What the journal already holds, for replay.
   std::map<ReplayKey, Measurement> replay;

@@ -87,6 +87,9 @@ struct TuneResult {
 // 20 operations per repetition and 10 us of latency per operation, plus 50 ms per measurement.
 TunePlan plan_tune(const TuneOptions& options);
 
+// The journal header of a calibration: the options' provenance plus the plan's parameters.
+JournalHeader calibration_header(const TuneOptions& options, const TunePlan& plan);
+
 // Runs the calibration. Throws InputError for bad options or a journal that does not match on --resume;
 // a job whose runner cannot start or dies is recorded as failed and the others go on; throws
 // std::runtime_error when no job produced anything to derive from.

@@ -1,0 +1,245 @@
+// The orchestrator of `tune`: launcher words, job command lines, and whole calibrations whose jobs run as
+// worker processes through a launcher (mpirun, a fake launcher that fails one job), resumed job by job.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "common/atomic_file.hpp"
+#include "common/input_error.hpp"
+#include "profiles/profile_toml.hpp"
+#include "tuner/journal.hpp"
+#include "tuner/orchestrator.hpp"
+
+namespace fs = std::filesystem;
+using namespace autotune;
+using tuner::split_shell_words;
+using Words = std::vector<std::string>;
+
+namespace {
+
+const std::string kBinary = std::string(AUTOTUNE_BINARY_DIR) + "/cli/nccl-autotune";
+// Two jobs: NCCL's defaults and NCCL_CROSS_NIC=1; a small grid keeps each job to a fraction of a second.
+const std::string kTune =
+    " tune --simulate --example h100-8x-2nic --nodes 2 --cross-nic 1 --collectives allreduce "
+    "--min-bytes 1K --max-bytes 4M --strategy exhaustive --reps 3 --seed 11 ";
+
+fs::path temp_dir(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("autotune-test-orchestrator-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Runs a shell line; stdout and stderr go to `out`.
+int run(const std::string& line, const fs::path& out) {
+  int status = std::system((line + " >" + out.string() + " 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+fs::path only_file(const fs::path& dir, const std::string& ext) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ext) return e.path();
+  FAIL("no " << ext << " file in " << dir);
+  return {};
+}
+
+void check_same_rules(const profiles::Profile& a, const profiles::Profile& b) {
+  REQUIRE(a.rules.size() == b.rules.size());
+  for (size_t i = 0; i < a.rules.size(); ++i) {
+    CHECK(a.rules[i].collective == b.rules[i].collective);
+    CHECK(a.rules[i].min_bytes == b.rules[i].min_bytes);
+    CHECK(a.rules[i].max_bytes == b.rules[i].max_bytes);
+    CHECK(a.rules[i].algorithm == b.rules[i].algorithm);
+    CHECK(a.rules[i].protocol == b.rules[i].protocol);
+  }
+  CHECK(a.env == b.env);
+}
+
+// A launcher script that records each start, fails the NCCL_CROSS_NIC=1 job when asked to, and runs the rest.
+fs::path fake_launcher(const fs::path& dir, bool fail_cross_nic) {
+  fs::path script = dir / (fail_cross_nic ? "failing-launcher.sh" : "launcher.sh");
+  std::string text = "#!/bin/sh\necho start >> '" + (dir / "starts").string() + "'\n";
+  if (fail_cross_nic)
+    text += "if [ \"$NCCL_CROSS_NIC\" = 1 ]; then echo 'fabric says no: port 7 down' >&2; exit 3; fi\n";
+  text += "exec \"$@\"\n";
+  write_file_atomically(script, text);
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+size_t starts(const fs::path& dir) {
+  std::ifstream in(dir / "starts");
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+std::string slurp(const fs::path& p) {
+  return read_file(p);
+}
+
+}  // namespace
+
+TEST_CASE("launcher strings split by shell quoting rules, without expansion") {
+  CHECK(split_shell_words("srun -N 2 --ntasks-per-node 8") ==
+        Words{"srun", "-N", "2", "--ntasks-per-node", "8"});
+  CHECK(split_shell_words("  mpirun\t-np 16  -H a:8,b:8 ") == Words{"mpirun", "-np", "16", "-H", "a:8,b:8"});
+  CHECK(split_shell_words("mpirun --mca btl '^openib' -x \"A B\"") ==
+        Words{"mpirun", "--mca", "btl", "^openib", "-x", "A B"});
+  CHECK(split_shell_words("a\\ b \"q\\\"x\" 'it''s' $HOME") == Words{"a b", "q\"x", "its", "$HOME"});
+  CHECK(split_shell_words("x '' \"\"") == Words{"x", "", ""});
+  CHECK(split_shell_words("").empty());
+  CHECK_THROWS_AS(split_shell_words("srun 'unclosed"), InputError);
+  CHECK_THROWS_AS(split_shell_words("srun \"unclosed"), InputError);
+  CHECK_THROWS_AS(split_shell_words("srun \\"), InputError);
+}
+
+TEST_CASE("job command lines: mpirun is told which variables to forward, srun exports all") {
+  tuner::ProcessSetting cross{"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}};
+  tuner::Launcher mpi{{"/opt/ompi/bin/mpirun", "-np", "16"}, "--launcher"};
+  CHECK(tuner::job_command(mpi, "/bin/nccl-autotune", {"tune", "--worker"}, cross) ==
+        Words{"/opt/ompi/bin/mpirun", "-x", "NCCL_CROSS_NIC", "-np", "16", "/bin/nccl-autotune", "tune",
+              "--worker"});
+  tuner::Launcher srun{{"srun", "-N", "2"}, "--launcher"};
+  CHECK(tuner::job_command(srun, "/x", {"tune"}, cross) == Words{"srun", "-N", "2", "/x", "tune"});
+  CHECK(tuner::job_command({}, "/x", {"tune"}, cross) == Words{"/x", "tune"});
+  CHECK(tuner::launcher_nodes({"srun", "-N", "4"}) == 4);
+  CHECK(tuner::launcher_nodes({"srun", "--nodes=3"}) == 3);
+  CHECK(tuner::launcher_nodes({"mpirun", "-np", "16", "-H", "a:8,b:8"}) == 2);
+  CHECK_FALSE(tuner::launcher_nodes({"mpirun", "-np", "16"}));
+}
+
+TEST_CASE("the launcher: the given one, else srun inside a Slurm allocation, else none") {
+  std::map<std::string, std::string> slurm = {{"SLURM_JOB_ID", "42"}, {"SLURM_NNODES", "2"}};
+  auto given = tuner::choose_launcher("mpirun -np 2", false, 8, slurm);
+  CHECK(given.words == Words{"mpirun", "-np", "2"});
+  CHECK(given.origin == "--launcher");
+  auto detected = tuner::choose_launcher("", false, 8, slurm);
+  CHECK(detected.words == Words{"srun", "--ntasks-per-node", "8", "-N", "2"});
+  CHECK(detected.origin.find("Slurm") != std::string::npos);
+  CHECK(tuner::choose_launcher("", true, 8, slurm).words.empty());  // the simulator stays in-process
+  CHECK(tuner::choose_launcher("", false, 8, {}).words.empty());
+  CHECK_THROWS_AS(tuner::choose_launcher("  ", false, 8, {}), InputError);
+  CHECK(tuner::local_gpu_count({{"SLURM_GPUS_ON_NODE", "4"}}) == 4);
+}
+
+TEST_CASE("job files live in a folder next to the journal") {
+  auto f = tuner::job_files("/s/c.journal.jsonl", 3);
+  CHECK(f.part == fs::path("/s/c.journal.parts/job3.jsonl"));
+  CHECK(f.log == fs::path("/s/c.journal.parts/job3.log"));
+}
+
+TEST_CASE("tune --simulate through mpirun gives the profile the in-process path gives") {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    WARN("mpirun not found: orchestration through mpirun not tested");
+    return;
+  }
+  fs::path in_process = temp_dir("inproc"), launched = temp_dir("mpirun");
+  REQUIRE(run(kBinary + kTune + "--store " + in_process.string(), in_process / "out") == 0);
+  int rc = run("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + kBinary + kTune +
+                   "--launcher 'mpirun --oversubscribe -np 2' --store " + launched.string(),
+               launched / "out");
+  INFO(slurp(launched / "out"));
+  REQUIRE(rc == 0);
+  auto reference = profiles::read_profile(only_file(in_process, ".toml"));
+  auto profile = profiles::read_profile(only_file(launched, ".toml"));
+  CHECK_FALSE(reference.rules.empty());
+  check_same_rules(reference, profile);
+  // Both jobs ran through mpirun and the merged journal holds both settings' measurements.
+  std::string out = slurp(launched / "out");
+  CHECK(out.find("'cross_nic=1': started: mpirun -x NCCL_CROSS_NIC --oversubscribe") != std::string::npos);
+  auto merged = tuner::load_journal(only_file(launched, ".jsonl"));
+  REQUIRE(merged.header);
+  CHECK(merged.header->settings.size() == 2);
+  auto in_process_journal = tuner::load_journal(only_file(in_process, ".jsonl"));
+  CHECK(merged.records.size() == in_process_journal.records.size());
+  fs::remove_all(in_process);
+  fs::remove_all(launched);
+}
+
+TEST_CASE(
+    "a job that fails is reported with its output; the others make the profile; resume reruns only it") {
+  fs::path dir = temp_dir("fail"), store = dir / "store";
+  fs::path failing = fake_launcher(dir, true), working = fake_launcher(dir, false);
+  REQUIRE(run(kBinary + kTune + "--format json --launcher " + failing.string() + " --store " + store.string(),
+              dir / "out") == 0);
+  std::string out = slurp(dir / "out");
+  INFO(out);
+  CHECK(starts(dir) == 2);
+  auto profile = profiles::read_profile(only_file(store, ".toml"));
+  CHECK_FALSE(profile.rules.empty());
+  CHECK(profile.env.count("NCCL_CROSS_NIC") == 0);  // the failed setting cannot be chosen
+  // The summary and the journal name the failed job with its output.
+  CHECK(out.find("fabric says no: port 7 down") != std::string::npos);
+  CHECK(out.find("exit status 3") != std::string::npos);
+  auto journal = tuner::load_journal(only_file(store, ".jsonl"));
+  bool recorded = false;
+  for (const auto& e : journal.job_events)
+    if (e.job == "cross_nic=1" && e.status == "failed" && e.detail.find("port 7 down") != std::string::npos)
+      recorded = true;
+  CHECK(recorded);
+  for (const auto& r : journal.records) CHECK(r.setting.id == "default");
+
+  // Resume: the finished job is not started again, the failed one is.
+  REQUIRE(run(kBinary + kTune + "--resume --launcher " + working.string() + " --store " + store.string(),
+              dir / "out2") == 0);
+  INFO(slurp(dir / "out2"));
+  CHECK(starts(dir) == 3);
+  CHECK(slurp(dir / "out2").find("'default': already finished") != std::string::npos);
+  auto resumed = tuner::load_journal(only_file(store, ".jsonl"));
+  size_t cross = 0;
+  for (const auto& r : resumed.records) cross += r.setting.id == "cross_nic=1";
+  CHECK(cross > 0);
+  CHECK(resumed.records.size() > journal.records.size());
+
+  // A resumed run with every job finished starts nothing and derives the same profile.
+  auto before = profiles::read_profile(only_file(store, ".toml"));
+  REQUIRE(run(kBinary + kTune + "--resume --launcher " + working.string() + " --store " + store.string(),
+              dir / "out3") == 0);
+  CHECK(starts(dir) == 3);
+  check_same_rules(before, profiles::read_profile(only_file(store, ".toml")));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an interrupted job part resumes where it stopped") {
+  fs::path dir = temp_dir("part"), store = dir / "store";
+  fs::path working = fake_launcher(dir, false);
+  REQUIRE(run(kBinary + kTune + "--launcher " + working.string() + " --store " + store.string(),
+              dir / "out") == 0);
+  auto reference = profiles::read_profile(only_file(store, ".toml"));
+  fs::path journal = only_file(store, ".jsonl");
+  auto part = tuner::job_files(journal, 1).part;
+  // Cut job 1's part mid-line after a third, as a kill would: its `finished` line is gone.
+  std::string text = read_file(part);
+  write_file_atomically(part, text.substr(0, text.size() / 3));
+  size_t kept = tuner::load_journal(part).records.size();
+  REQUIRE(kept > 0);
+  REQUIRE(run(kBinary + kTune + "--resume --format json --launcher " + working.string() + " --store " +
+                  store.string(),
+              dir / "out2") == 0);
+  std::string out = slurp(dir / "out2");
+  INFO(out);
+  CHECK(starts(dir) == 3);  // two jobs, then job 1 again
+  check_same_rules(reference, profiles::read_profile(only_file(store, ".toml")));
+  CHECK(out.find("\"replayed\": " + std::to_string(tuner::load_journal(journal).records.size() -
+                                                   (tuner::load_journal(part).records.size() - kept))) !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tune: launcher and worker options that cannot work are input errors") {
+  fs::path dir = temp_dir("bad");
+  CHECK(run(kBinary + kTune + "--launcher \"srun 'x\" --store " + dir.string(), dir / "o") == 2);
+  CHECK(run(kBinary + kTune + "--worker --store " + dir.string(), dir / "o") == 2);
+  CHECK(run(kBinary + kTune + "--worker --job-id 5 --journal-part " + (dir / "p.jsonl").string(),
+            dir / "o") == 2);
+  CHECK(run(kBinary + kTune + "--launcher /nonexistent/launcher --store " + (dir / "s").string(),
+            dir / "o") == 1);
+  CHECK(slurp(dir / "o").find("cannot start '/nonexistent/launcher'") != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,88 @@
+#pragma once
+// The multi-job side of `tune`: NCCL reads process-wide settings (NCCL_IB_HCA, NCCL_CROSS_NIC, ...) once per
+// process, so each setting is measured by a job of its own: worker processes (`tune --worker`) started
+// directly or through a launcher (mpirun, srun), with the setting in their environment. Each job writes its
+// own journal part; the orchestrator waits for each, records a job that fails with the tail of its output,
+// merges the parts into the calibration's journal and derives the profile from all of them.
+// Not thread-safe; starts one job at a time and waits for it on the calling thread.
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tuner/journal.hpp"
+#include "tuner/process_setting.hpp"
+#include "tuner/tune.hpp"
+
+namespace autotune::tuner {
+
+// Splits a command line into words by the shell's quoting rules ('single', "double", backslash), without
+// expansion of any kind: the launcher is run with execvp, never through a shell. Throws InputError for an
+// unterminated quote or a trailing backslash.
+std::vector<std::string> split_shell_words(std::string_view text);
+
+struct Launcher {
+  std::vector<std::string> words;  // prefix of every job's command line; empty = the worker runs directly
+  std::string origin;              // how it was chosen, for the output
+};
+
+// The launcher for a calibration: the one given (--launcher), else srun when inside a Slurm allocation
+// (SLURM_JOB_ID and SLURM_NNODES set) and measuring real GPUs, else none. `gpus_per_node` is the
+// --ntasks-per-node of the Slurm default. `env` is the orchestrator's environment.
+Launcher choose_launcher(const std::string& given, bool simulate, int gpus_per_node,
+                         const std::map<std::string, std::string>& env);
+
+// GPUs per node for the Slurm default: SLURM_GPUS_ON_NODE, else the /dev/nvidiaN device files, else 1.
+int local_gpu_count(const std::map<std::string, std::string>& env);
+
+// Nodes a launcher line asks for (srun -N/--nodes, mpirun -H/--host list), when it says.
+std::optional<int> launcher_nodes(const std::vector<std::string>& words);
+
+// This process's environment as a map.
+std::map<std::string, std::string> environment_map();
+
+// The command line of one job: the launcher (under mpirun/mpiexec with `-x NAME` for every variable of the
+// setting, so that it reaches every rank; srun exports the whole environment by default), then the worker.
+std::vector<std::string> job_command(const Launcher& launcher, const std::filesystem::path& exe,
+                                     const std::vector<std::string>& worker_args,
+                                     const ProcessSetting& setting);
+
+// Where job N keeps its journal part and its output: in <journal stem>.parts/ next to the journal.
+struct JobFiles {
+  std::filesystem::path part;
+  std::filesystem::path log;
+};
+JobFiles job_files(const std::filesystem::path& journal, int job_id);
+
+struct OrchestratorOptions {
+  Launcher launcher;
+  std::filesystem::path exe;              // this program
+  std::vector<std::string> measure_args;  // the measurement options, passed to every worker as given
+  std::vector<ProcessSetting> settings;   // one job each, in this order (job id = index)
+  std::filesystem::path journal;          // the merged journal
+  bool resume = false;  // keep the parts: finished jobs are not run again, interrupted ones resume
+  std::optional<std::chrono::duration<double>> budget;  // shared by the jobs still to run
+  JournalHeader header;  // of the merged journal; settings are filled in, the rest of what the
+                         // workers know (scales, GPUs, NCCL version) is taken from their parts when empty
+  double min_gain = 0.03;
+};
+
+struct JobNotice {
+  int job = 0;
+  int jobs_total = 0;
+  std::string setting;
+  std::string what;  // "started: <command>", "finished", "already finished", "failed: ..."
+};
+using JobNoticeFn = std::function<void(const JobNotice&)>;
+
+// Runs every job, merges the parts and derives the profile. A job that fails (exit status, signal, cannot
+// start) is recorded in the journal and in TuneResult::jobs with the tail of its output; the others go on.
+// Throws std::runtime_error when no job measured anything, InputError for a part that is not a journal.
+TuneResult orchestrate(const OrchestratorOptions& options, const JobNoticeFn& notice = {});
+
+}  // namespace autotune::tuner
