@@ -129,15 +129,11 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
   const int nodes = to_int(init.nodes), ranks = to_int(init.ranks);
 
   std::string scale_note;
-  size_t applying = 0;
-  for (const profiles::Rule& r : p.rules) applying += r.applies_to(nodes, ranks);
   auto nearest = profiles::nearest_named_scale(p.rules, profiles::Scale{nodes, ranks});
   if (nearest && p.uncalibrated == profiles::UncalibratedPolicy::nearest_scale) {
     table_ = profiles::RuleTable::compile(p.rules, nearest->nodes, nearest->ranks);
     scale_note = "; scale not calibrated, policy nearest: rules of " + std::to_string(nearest->nodes) +
                  " nodes x " + std::to_string(nearest->ranks) + " ranks";
-    applying = 0;
-    for (const profiles::Rule& r : p.rules) applying += r.applies_to(nearest->nodes, nearest->ranks);
   } else {
     table_ = profile_->format == "CSV"
                  ? profiles::RuleTable::compile(first_match_wins(p.rules, nodes, ranks), nodes, ranks)
@@ -166,25 +162,6 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
            "TUNER/Autotune: profile %s (%s, source %s): %zu of %zu rules apply to %d nodes x %d ranks%s%s",
            path, profile_->format.c_str(), std::string(profiles::name(p.provenance.source)).c_str(),
            table_.size(), p.rules.size(), nodes, ranks, scale_note.c_str(), constants_note.c_str());
-}
-
-void Communicator::steer(int collective, size_t bytes, float* table, int num_algo, int num_proto,
-                         int* n_channels) const noexcept {
-  // Our index arithmetic assumes NCCL's row length; a table of another shape is left to NCCL.
-  if (table == nullptr || n_channels == nullptr || num_algo <= 0 || num_proto != NCCL_NUM_PROTOCOLS) return;
-  float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
-  if (sweep::armed()) {
-    steer_forced(collective, bytes, table, num_algo, n_channels);
-    return;
-  }
-  const CompiledRule* r = table_.find(collective, bytes);
-  if (r == nullptr || r->algorithm < 0 || r->algorithm >= num_algo || r->protocol < 0 ||
-      r->protocol >= NCCL_NUM_PROTOCOLS)
-    return;
-  float& cell = t[r->algorithm][r->protocol];
-  if (!(cell >= 0.0f)) return;  // unusable here (also catches NaN): never revive it
-  cell = 0.0f;
-  if (r->channels > 0) *n_channels = r->channels;
 }
 
 void Communicator::steer_forced(int collective, size_t bytes, float* table, int num_algo,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "plugins/profile_cache.hpp"
+#include "plugins/sweep_state.hpp"
 #include "plugins/tuner_abi.h"
 #include "profiles/rule_table.hpp"
 
@@ -38,8 +39,9 @@ class Communicator {
   // v3-v6: `table` is NCCL's contiguous float[numAlgo][numProto] cost table. Makes the rule's (or the forced)
   // entry win by setting it to 0.0 and sets *n_channels when the rule names channels; leaves the table and
   // *n_channels exactly as they came when no rule matches or NCCL marked that entry unusable (negative).
-  void steer(int collective, size_t bytes, float* table, int num_algo, int num_proto,
-             int* n_channels) const noexcept;
+  // Defined below, in the header, so the adapters inline it (and RuleTable::find) into getCollInfo.
+  inline void steer(int collective, size_t bytes, float* table, int num_algo, int num_proto,
+                    int* n_channels) const noexcept;
 
   // v2: no cost table. Sets *algorithm/*protocol only where NCCL reported support for the rule's algorithm
   // (CollNet needs collnet_support == 1, NVLS/NVLSTree nvls_support == 1; PAT is newer than v2).
@@ -55,5 +57,24 @@ class Communicator {
   std::shared_ptr<const LoadedProfile> profile_;  // keeps the rules' source alive for this communicator
   profiles::RuleTable table_;
 };
+
+inline void Communicator::steer(int collective, size_t bytes, float* table, int num_algo, int num_proto,
+                                int* n_channels) const noexcept {
+  // Our index arithmetic assumes NCCL's row length; a table of another shape is left to NCCL.
+  if (table == nullptr || n_channels == nullptr || num_algo <= 0 || num_proto != NCCL_NUM_PROTOCOLS) return;
+  float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
+  if (sweep::armed()) {
+    steer_forced(collective, bytes, table, num_algo, n_channels);
+    return;
+  }
+  const profiles::CompiledRule* r = table_.find(collective, bytes);
+  if (r == nullptr || r->algorithm < 0 || r->algorithm >= num_algo || r->protocol < 0 ||
+      r->protocol >= NCCL_NUM_PROTOCOLS)
+    return;
+  float& cell = t[r->algorithm][r->protocol];
+  if (!(cell >= 0.0f)) return;  // unusable here (also catches NaN): never revive it
+  cell = 0.0f;
+  if (r->channels > 0) *n_channels = r->channels;
+}
 
 }  // namespace autotune::plugin

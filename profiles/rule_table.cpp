@@ -41,12 +41,12 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int rank
     std::sort(v.begin(), v.end(), [](const Indexed& a, const Indexed& b) {
       return std::tie(a.rule.min_bytes, a.order) < std::tie(b.rule.min_bytes, b.order);
     });
-    auto& out = table.by_collective_[c];
-    out.reserve(v.size());
+    const size_t first = table.rules_.size();
+    table.begin_[c] = static_cast<uint32_t>(first);
     for (const Indexed& item : v) {
       CompiledRule r = item.rule;
-      if (!out.empty()) {
-        uint64_t prev_max = out.back().max_bytes;
+      if (table.rules_.size() > first) {
+        uint64_t prev_max = table.rules_.back().max_bytes;
         if (r.min_bytes <= prev_max) {
           // Overlap: the earlier range keeps the shared bytes; this one keeps what lies beyond it, if
           // anything.
@@ -54,9 +54,13 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int rank
           r.min_bytes = prev_max + 1;
         }
       }
-      out.push_back(r);
+      table.rules_.push_back(r);
+      table.min_bytes_.push_back(r.min_bytes);
     }
   }
+  table.begin_[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
+  table.rules_.shrink_to_fit();
+  table.min_bytes_.shrink_to_fit();
   return table;
 }
 
@@ -67,23 +71,6 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int rank
       return compile(rules, nearest->nodes, nearest->ranks);
   }
   return compile(rules, nodes, ranks);
-}
-
-const CompiledRule* RuleTable::find(int collective_id, uint64_t bytes) const noexcept {
-  if (collective_id < 0 || collective_id >= kNumCollectives) return nullptr;
-  const auto& v = by_collective_[collective_id];
-  // The first range starting after `bytes`; the one before it is the only candidate (ranges are disjoint).
-  auto it = std::upper_bound(v.begin(), v.end(), bytes,
-                             [](uint64_t b, const CompiledRule& r) { return b < r.min_bytes; });
-  if (it == v.begin()) return nullptr;
-  --it;
-  return bytes <= it->max_bytes ? &*it : nullptr;
-}
-
-size_t RuleTable::size() const noexcept {
-  size_t n = 0;
-  for (const auto& v : by_collective_) n += v.size();
-  return n;
 }
 
 std::vector<NamedScale> named_scales(const std::vector<Rule>& rules) {
