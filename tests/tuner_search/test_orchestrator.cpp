@@ -243,3 +243,20 @@ TEST_CASE("tune: launcher and worker options that cannot work are input errors")
   CHECK(slurp(dir / "o").find("cannot start '/nonexistent/launcher'") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("tune on GPUs where there are none: the worker's reason is reported and the status is 1") {
+  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
+    WARN("a GPU is present: the no-GPU path is not tested here (gpu_tune_check.sh measures it)");
+    return;
+  }
+  fs::path dir = temp_dir("nogpu");
+  CHECK(run(kBinary + " tune --collectives allreduce --min-bytes 1K --max-bytes 16M --store " +
+                (dir / "s").string(),
+            dir / "out") == 1);
+  std::string out = slurp(dir / "out");
+  INFO(out);
+  CHECK(out.find("jobs run: local: one worker process per job") != std::string::npos);
+  CHECK(out.find("no job measured anything; default: exit status 1") != std::string::npos);
+  CHECK(out.find("no CUDA device") != std::string::npos);
+  fs::remove_all(dir);
+}
