@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <stdexcept>
@@ -31,11 +32,14 @@ bool is_mpirun(const std::string& word) {
   return b == "mpirun" || b == "mpiexec" || b == "orterun" || b == "prterun";
 }
 
-// The last lines of a job's output, for the journal and the summary.
-std::string output_tail(const std::filesystem::path& log, size_t max_lines = 20, size_t max_chars = 4000) {
+// The last lines of what a job wrote to its log from `from` on (earlier runs' output stays above), for the
+// journal and the summary.
+std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t max_lines = 20,
+                        size_t max_chars = 4000) {
   std::error_code ec;
   if (!std::filesystem::exists(log, ec)) return "";
   std::string text = read_file(log);
+  text.erase(0, std::min<size_t>(text.size(), from));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   size_t start = text.size();
   for (size_t lines = 0; start > 0 && lines < max_lines; ++lines) {
@@ -287,11 +291,13 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
     for (const auto& w : command) shown += (shown.empty() ? "" : " ") + w;
     tell(i, "started: " + shown + " (output: " + files.log.string() + ")");
     ran[i] = true;
+    std::error_code ec;
+    uintmax_t log_start = std::filesystem::exists(files.log, ec) ? std::filesystem::file_size(files.log) : 0;
     std::string why = run_job(command, setting, files.log);
     if (why.empty()) {
       tell(i, "finished");
     } else {
-      std::string tail = output_tail(files.log);
+      std::string tail = output_tail(files.log, log_start);
       failure[i] = why + (tail.empty() ? " (no output)" : ", output:\n" + tail);
       tell(i, "failed: " + failure[i]);
     }
@@ -301,6 +307,11 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
   TuneResult result;
   JournalHeader header = o.header;
   header.settings = o.settings;
+  if (o.resume && std::filesystem::exists(o.journal)) {
+    // The calibration started when its first run did.
+    JournalContents before = load_journal(o.journal);
+    if (before.header && !before.header->created.empty()) header.created = before.header->created;
+  }
   std::vector<JournalRecord> all_records;
   std::vector<JournalJobEvent> events;
   bool from_part = false;

@@ -185,11 +185,22 @@ TEST_CASE(
   CHECK(recorded);
   for (const auto& r : journal.records) CHECK(r.setting.id == "default");
 
+  // Failing again on --resume: the journal holds this run's output only, not the earlier run's too.
+  REQUIRE(run(kBinary + kTune + "--resume --launcher " + failing.string() + " --store " + store.string(),
+              dir / "out1") == 0);
+  CHECK(starts(dir) == 3);
+  for (const auto& e : tuner::load_journal(only_file(store, ".jsonl")).job_events)
+    if (e.status == "failed") {
+      size_t first = e.detail.find("port 7 down");
+      CHECK(first != std::string::npos);
+      CHECK(e.detail.find("port 7 down", first + 1) == std::string::npos);
+    }
+
   // Resume: the finished job is not started again, the failed one is.
   REQUIRE(run(kBinary + kTune + "--resume --launcher " + working.string() + " --store " + store.string(),
               dir / "out2") == 0);
   INFO(slurp(dir / "out2"));
-  CHECK(starts(dir) == 3);
+  CHECK(starts(dir) == 4);
   CHECK(slurp(dir / "out2").find("'default': already finished") != std::string::npos);
   auto resumed = tuner::load_journal(only_file(store, ".jsonl"));
   size_t cross = 0;
@@ -201,7 +212,7 @@ TEST_CASE(
   auto before = profiles::read_profile(only_file(store, ".toml"));
   REQUIRE(run(kBinary + kTune + "--resume --launcher " + working.string() + " --store " + store.string(),
               dir / "out3") == 0);
-  CHECK(starts(dir) == 3);
+  CHECK(starts(dir) == 4);
   check_same_rules(before, profiles::read_profile(only_file(store, ".toml")));
   fs::remove_all(dir);
 }
