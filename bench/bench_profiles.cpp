@@ -1,8 +1,14 @@
-// Profile load + validate for 10,000 rules (target < 50 ms), and rule-table lookup against a linear scan of
-// the same rules at 10, 1,000 and 10,000 rules (target < 50 ns per lookup and >= 10x faster than the scan at
-// 1,000). The scan is the baseline, measured in the same run; the summary prints the ratios.
+// Profile load + validate for 10,000 rules (target < 50 ms) beside toml++'s parse alone of the same text (the
+// floor: what any reader built on toml++ pays before looking at a key; BM_LoadValidate10k's own time is the
+// two together), and rule-table lookup against a
+// linear scan of the same rules at 10, 1,000 and 10,000 rules (target < 50 ns per lookup and >= 10x faster
+// than the scan at 1,000). Baselines are measured in the same run; the summary prints the ratios, in CPU time
+// (the build machine is shared, so wall-clock time mostly measures the other processes).
 
 #include <benchmark/benchmark.h>
+#include <toml++/toml.h>
+
+#include <time.h>
 
 #include <cstdio>
 #include <map>
@@ -50,12 +56,36 @@ std::string make_profile_text(int n) {
   return format_profile(p);
 }
 
+double thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+// CPU ns per load, and per toml++ parse alone, accumulated over the benchmark's iterations.
+double g_load_ns = 0, g_parse_ns = 0;
+
+// Each iteration times toml++'s parse of the text alone (the floor: the tree built and freed, no checks),
+// then the whole load; alternating them puts both under the same machine load, so their ratio holds up even
+// where the absolute figures swing with the other processes.
 void BM_LoadValidate10k(benchmark::State& state) {
   std::string text = make_profile_text(10000);
+  double load = 0, parse = 0;
   for (auto _ : state) {
+    double t0 = thread_cpu_ns();
+    {
+      toml::table root = toml::parse(text, std::string_view("bench.toml"));
+      benchmark::DoNotOptimize(root.size());
+    }
+    double t1 = thread_cpu_ns();
     Profile p = parse_profile(text, "bench.toml");
     benchmark::DoNotOptimize(p.rules.data());
+    double t2 = thread_cpu_ns();
+    parse += t1 - t0;
+    load += t2 - t1;
   }
+  g_load_ns = load / static_cast<double>(state.iterations());
+  g_parse_ns = parse / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_LoadValidate10k)->Unit(benchmark::kMillisecond);
 
@@ -100,11 +130,11 @@ BENCHMARK(BM_LinearScan)->Arg(10)->Arg(1000)->Arg(10000);
 
 class Collector : public benchmark::ConsoleReporter {
  public:
-  std::map<std::string, double> ns;  // per iteration, real time
+  std::map<std::string, double> ns;  // per iteration, CPU time
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& r : runs)
       if (r.iterations > 0)
-        ns[r.benchmark_name()] = r.real_accumulated_time * 1e9 / static_cast<double>(r.iterations);
+        ns[r.benchmark_name()] = r.cpu_accumulated_time * 1e9 / static_cast<double>(r.iterations);
     ConsoleReporter::ReportRuns(runs);
   }
 };
@@ -115,10 +145,16 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   Collector reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  std::printf("\nsummary (same run):\n");
-  if (reporter.ns.count("BM_LoadValidate10k"))
-    std::printf("  load + validate 10,000 rules: %.2f ms (target < 50 ms)\n",
-                reporter.ns["BM_LoadValidate10k"] / 1e6);
+  std::printf("\nsummary (same run, CPU time):\n");
+  if (g_load_ns > 0) {
+    std::printf("  load + validate 10,000 rules: %.2f ms (target < 50 ms: %s)\n", g_load_ns / 1e6,
+                g_load_ns < 50e6 ? "met" : "MISSED");
+    std::printf(
+        "    toml++ parse alone (the floor), alternating with it: %.2f ms, %.0f%% of the load; our reading "
+        "and checks: %.2f ms; load / toml++ %.2fx\n",
+        g_parse_ns / 1e6, 100.0 * g_parse_ns / g_load_ns, (g_load_ns - g_parse_ns) / 1e6,
+        g_load_ns / g_parse_ns);
+  }
   for (int n : {10, 1000, 10000}) {
     std::string a = "BM_RuleTableFind/" + std::to_string(n), b = "BM_LinearScan/" + std::to_string(n);
     if (!reporter.ns.count(a) || !reporter.ns.count(b)) continue;
