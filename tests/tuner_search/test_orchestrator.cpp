@@ -85,7 +85,7 @@ std::string slurp(const fs::path& p) {
 
 }  // namespace
 
-TEST_CASE("launcher strings split by shell quoting rules, without expansion") {
+TEST_CASE("launcher strings split by shell quoting rules without expansion") {
   CHECK(split_shell_words("srun -N 2 --ntasks-per-node 8") ==
         Words{"srun", "-N", "2", "--ntasks-per-node", "8"});
   CHECK(split_shell_words("  mpirun\t-np 16  -H a:8,b:8 ") == Words{"mpirun", "-np", "16", "-H", "a:8,b:8"});
@@ -99,7 +99,7 @@ TEST_CASE("launcher strings split by shell quoting rules, without expansion") {
   CHECK_THROWS_AS(split_shell_words("srun \\"), InputError);
 }
 
-TEST_CASE("job command lines: mpirun is told which variables to forward, srun exports all") {
+TEST_CASE("job command lines: mpirun is told which variables to forward and srun exports all") {
   tuner::ProcessSetting cross{"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}};
   tuner::Launcher mpi{{"/opt/ompi/bin/mpirun", "-np", "16"}, "--launcher"};
   CHECK(tuner::job_command(mpi, "/bin/nccl-autotune", {"tune", "--worker"}, cross) ==
@@ -114,7 +114,7 @@ TEST_CASE("job command lines: mpirun is told which variables to forward, srun ex
   CHECK_FALSE(tuner::launcher_nodes({"mpirun", "-np", "16"}));
 }
 
-TEST_CASE("the launcher: the given one, else srun inside a Slurm allocation, else none") {
+TEST_CASE("the launcher: the given one or srun inside a Slurm allocation or none") {
   std::map<std::string, std::string> slurm = {{"SLURM_JOB_ID", "42"}, {"SLURM_NNODES", "2"}};
   auto given = tuner::choose_launcher("mpirun -np 2", false, 8, slurm);
   CHECK(given.words == Words{"mpirun", "-np", "2"});
@@ -162,8 +162,7 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
   fs::remove_all(launched);
 }
 
-TEST_CASE(
-    "a job that fails is reported with its output; the others make the profile; resume reruns only it") {
+TEST_CASE("a failed job is reported with its output and the rest make the profile and resume reruns it") {
   fs::path dir = temp_dir("fail"), store = dir / "store";
   fs::path failing = fake_launcher(dir, true), working = fake_launcher(dir, false);
   REQUIRE(run(kBinary + kTune + "--format json --launcher " + failing.string() + " --store " + store.string(),
