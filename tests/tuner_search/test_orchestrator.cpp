@@ -270,3 +270,32 @@ TEST_CASE("tune on GPUs where there are none: the worker's reason is reported an
   CHECK(out.find("no CUDA device") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("inside a Slurm allocation the jobs go through srun with one task per GPU on each node") {
+  fs::path dir = temp_dir("slurm"), bin = dir / "bin";
+  fs::create_directories(bin);
+  // A stand-in srun: records its arguments, drops its own four options and runs the worker.
+  write_file_atomically(bin / "srun", "#!/bin/sh\necho \"$@\" >> '" + (dir / "srun-args").string() +
+                                          "'\nshift 4\nexec \"$@\"\n");
+  fs::permissions(bin / "srun", fs::perms::owner_all);
+  int rc =
+      run("PATH=" + bin.string() + ":$PATH SLURM_JOB_ID=42 SLURM_NNODES=2 SLURM_GPUS_ON_NODE=4 " + kBinary +
+              " tune --collectives allreduce --min-bytes 1K --max-bytes 1M --cross-nic 1 --store " +
+              (dir / "s").string(),
+          dir / "out");
+  std::string out = slurp(dir / "out");
+  INFO(out);
+  CHECK((rc == 0 || rc == 1));  // 1 where there is no GPU: the workers say so
+  CHECK(out.find("jobs run: Slurm allocation 42 detected srun --ntasks-per-node 4 -N 2") !=
+        std::string::npos);
+  std::string args = slurp(dir / "srun-args");
+  CHECK(args.find("--ntasks-per-node 4 -N 2 " + kBinary + " tune --worker --job-id 0") != std::string::npos);
+  CHECK(args.find("--ntasks-per-node 4 -N 2 " + kBinary + " tune --worker --job-id 1") != std::string::npos);
+  // The cluster is named from the allocation's node count.
+  CHECK(fs::exists(dir / "s"));
+  bool named = false;
+  for (const auto& e : fs::directory_iterator(dir / "s"))
+    named = named || e.path().filename().string().find("-2n-") != std::string::npos;
+  CHECK(named);
+  fs::remove_all(dir);
+}
