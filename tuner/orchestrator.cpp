@@ -1,10 +1,12 @@
 #include "tuner/orchestrator.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +23,37 @@ namespace autotune::tuner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The job being waited for, and the first stop signal received while orchestrating.
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_stop_signal = 0;
+
+extern "C" void forward_stop_signal(int sig) {
+  if (!g_stop_signal) g_stop_signal = sig;
+  if (g_child > 0) ::kill(g_child, sig);
+}
+
+// While alive, SIGINT, SIGTERM and SIGHUP reach the running job too, so that a cancelled allocation or a
+// Ctrl-C does not leave workers behind; the orchestrator then stops starting jobs and merges what it has.
+class StopSignalForwarding {
+ public:
+  StopSignalForwarding() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = forward_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~StopSignalForwarding() {
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignalForwarding(const StopSignalForwarding&) = delete;
+  StopSignalForwarding& operator=(const StopSignalForwarding&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
 
 std::string base_name(const std::string& word) {
   size_t slash = word.rfind('/');
@@ -90,10 +123,16 @@ std::string run_job(const std::vector<std::string>& command, const ProcessSettin
     ::_exit(127);
   }
   ::close(out);
+  g_child = pid;
+  if (g_stop_signal) ::kill(pid, g_stop_signal);  // arrived between fork and here
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    if (errno != EINTR) {
+      g_child = 0;
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
   }
+  g_child = 0;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + ::strsignal(WTERMSIG(status));
@@ -262,7 +301,9 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
   std::vector<std::string> failure(o.settings.size());
   std::vector<bool> ran(o.settings.size(), false);
   std::vector<size_t> records_before(o.settings.size(), 0);
-  for (int i = 0; i < total; ++i) {
+  int stopped_by = 0;
+  std::optional<StopSignalForwarding> forwarding(std::in_place);
+  for (int i = 0; i < total && !g_stop_signal; ++i) {
     const auto& setting = o.settings[i];
     auto files = job_files(o.journal, i);
     if (std::filesystem::exists(files.part)) {
@@ -294,6 +335,11 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
     std::error_code ec;
     uintmax_t log_start = std::filesystem::exists(files.log, ec) ? std::filesystem::file_size(files.log) : 0;
     std::string why = run_job(command, setting, files.log);
+    if (g_stop_signal) {
+      // Not the job's failure: its part is interrupted and --resume continues it.
+      tell(i, "interrupted (" + why + ")");
+      break;
+    }
     if (why.empty()) {
       tell(i, "finished");
     } else {
@@ -302,6 +348,9 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
       tell(i, "failed: " + failure[i]);
     }
   }
+
+  stopped_by = g_stop_signal;
+  forwarding.reset();
 
   // Merge: the parts as they stand (a torn last line is a write cut short and is left out).
   TuneResult result;
@@ -377,6 +426,9 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
     writer.write(all_records);
     for (const auto& e : events) writer.write(e);
   }
+  if (stopped_by)
+    throw std::runtime_error(std::string("interrupted by ") + ::strsignal(stopped_by) +
+                             ": the journal keeps what was measured; --resume continues");
   result.header = header;
   result.plan.strategy = header.strategy;
   result.plan.space.settings = o.settings;

@@ -1,12 +1,16 @@
 // The orchestrator of `tune`: launcher words, job command lines, and whole calibrations whose jobs run as
 // worker processes through a launcher (mpirun, a fake launcher that fails one job), resumed job by job.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
@@ -297,5 +301,48 @@ TEST_CASE("inside a Slurm allocation the jobs go through srun with one task per 
   for (const auto& e : fs::directory_iterator(dir / "s"))
     named = named || e.path().filename().string().find("-2n-") != std::string::npos;
   CHECK(named);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("SIGTERM to the orchestrator reaches the running job and ends the calibration with status 1") {
+  fs::path dir = temp_dir("sigterm"), store = dir / "store";
+  fs::path script = dir / "slow-launcher.sh", pidfile = dir / "job.pid";
+  write_file_atomically(script, "#!/bin/sh\necho $$ > '" + pidfile.string() + "'\nexec sleep 60\n");
+  fs::permissions(script, fs::perms::owner_all);
+  fs::path out = dir / "out";
+  std::fflush(nullptr);  // the child must not repeat what this process buffered
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::freopen(out.c_str(), "w", stdout);
+    std::freopen(out.c_str(), "a", stderr);
+    ::execl(kBinary.c_str(), kBinary.c_str(), "tune", "--simulate", "--example", "h100-8x-2nic", "--nodes",
+            "2", "--cross-nic", "1", "--launcher", script.c_str(), "--store", store.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 2000 && !(fs::exists(pidfile) && fs::file_size(pidfile) > 0); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(fs::exists(pidfile));
+  pid_t job = std::stoi(read_file(pidfile));
+  ::kill(child, SIGTERM);
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 1000 && !ended; ++i) {
+    ended = ::waitpid(child, &status, WNOHANG) == child;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!ended) {
+    ::kill(child, SIGKILL);
+    ::kill(job, SIGKILL);
+    ::waitpid(child, &status, 0);
+  }
+  REQUIRE(ended);
+  INFO(read_file(out));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK((::kill(job, 0) != 0 && errno == ESRCH));  // the job is gone, not left behind
+  CHECK(read_file(out).find("interrupted by") != std::string::npos);
+  CHECK(read_file(out).find("'cross_nic=1': started") == std::string::npos);  // no job started after it
   fs::remove_all(dir);
 }
