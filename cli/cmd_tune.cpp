@@ -514,7 +514,8 @@ int cmd_tune(const Args& args) {
     oo.resume = o.resume;
     oo.budget = o.budget;
     oo.min_gain = o.min_gain;
-    oo.header = tuner::calibration_header(o, tuner::plan_tune(o));
+    auto plan = tuner::plan_tune(o);
+    oo.header = tuner::calibration_header(o, plan);
     if (!simulate) oo.header.scales.clear();  // what the workers measured, from their parts
     std::string shown;
     for (const auto& w : launcher.words) shown += " " + w;
@@ -524,6 +525,7 @@ int cmd_tune(const Args& args) {
       std::fprintf(stderr, "job %d/%d '%s': %s\n", n.job + 1, n.jobs_total, n.setting.c_str(),
                    n.what.c_str());
     });
+    if (simulate) result.plan.measurements = plan.measurements;  // on GPUs the scales were not known ahead
     notes.push_back("jobs run: " + launcher.origin + shown);
     result.derivation.notes.insert(result.derivation.notes.end(), notes.begin(), notes.end());
     return finish(result);
