@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "common/atomic_file.hpp"
@@ -161,7 +162,21 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
   REQUIRE(merged.header);
   CHECK(merged.header->settings.size() == 2);
   auto in_process_journal = tuner::load_journal(only_file(in_process, ".jsonl"));
-  CHECK(merged.records.size() == in_process_journal.records.size());
+  REQUIRE(merged.records.size() == in_process_journal.records.size());
+  // The very same measurements: each setting's worker ran the same requests in the same order.
+  std::map<std::string, std::vector<double>> expected;
+  auto key = [](const tuner::JournalRecord& r) {
+    return r.setting.id + "|" + std::to_string(r.scale.ranks) + "|" +
+           std::to_string(static_cast<int>(r.measurement.request.collective)) + "|" +
+           std::to_string(r.measurement.request.bytes) + "|" +
+           tuner::to_string(r.measurement.request.candidate) + "|" + std::to_string(r.attempt);
+  };
+  for (const auto& r : in_process_journal.records) expected[key(r)] = r.measurement.times_us;
+  for (const auto& r : merged.records) {
+    INFO(key(r));
+    REQUIRE(expected.count(key(r)) == 1);
+    CHECK(expected[key(r)] == r.measurement.times_us);
+  }
   fs::remove_all(in_process);
   fs::remove_all(launched);
 }
