@@ -87,9 +87,10 @@ std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t
 }
 
 // Starts the command with the setting's variables added to this environment and its output appended to
-// `log`; waits for it. Returns "" on exit status 0, otherwise what went wrong.
+// `log`; waits for it, at most `limit` seconds when given. Returns "" on exit status 0, otherwise what went
+// wrong.
 std::string run_job(const std::vector<std::string>& command, const ProcessSetting& setting,
-                    const std::filesystem::path& log) {
+                    const std::filesystem::path& log, std::optional<double> limit) {
   std::vector<char*> argv;
   for (const auto& w : command) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);
@@ -126,13 +127,43 @@ std::string run_job(const std::vector<std::string>& command, const ProcessSettin
   g_child = pid;
   if (g_stop_signal) ::kill(pid, g_stop_signal);  // arrived between fork and here
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      g_child = 0;
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  std::string stopped;
+  if (limit) {
+    // Poll: the job ends on its own, or is stopped at the limit (and killed if it ignores that).
+    const auto started = Clock::now();
+    auto waited = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+    bool termed = false, killed = false;
+    for (;;) {
+      pid_t got = ::waitpid(pid, &status, WNOHANG);
+      if (got == pid) break;
+      if (got < 0 && errno != EINTR) {
+        g_child = 0;
+        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+      }
+      if (!termed && waited() > *limit) {
+        ::kill(pid, SIGTERM);
+        termed = true;
+        stopped = "stopped after " + std::to_string(static_cast<long>(*limit)) +
+                  " s, twice its share of the budget plus the start-up allowance; ";
+      } else if (termed && !killed && waited() > *limit + 10.0) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+      }
+      ::usleep(20000);
+    }
+  } else {
+    while (::waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) {
+        g_child = 0;
+        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+      }
     }
   }
   g_child = 0;
+  if (!stopped.empty()) {
+    if (WIFSIGNALED(status)) return stopped + "killed by signal " + ::strsignal(WTERMSIG(status));
+    return stopped + "exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + ::strsignal(WTERMSIG(status));
@@ -317,6 +348,7 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
     std::vector<std::string> args = {"tune",           "--worker",         "--job-id", std::to_string(i),
                                      "--journal-part", files.part.string()};
     args.insert(args.end(), o.measure_args.begin(), o.measure_args.end());
+    std::optional<double> limit;
     if (o.budget) {
       double left = o.budget->count() - std::chrono::duration<double>(Clock::now() - start).count();
       double share = left / (total - i);
@@ -326,6 +358,7 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
         continue;
       }
       args.insert(args.end(), {"--budget", std::to_string(static_cast<long>(share)) + "s"});
+      limit = 2.0 * share + o.job_grace.count();
     }
     auto command = job_command(o.launcher, o.exe, args, setting);
     std::string shown;
@@ -334,7 +367,7 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
     ran[i] = true;
     std::error_code ec;
     uintmax_t log_start = std::filesystem::exists(files.log, ec) ? std::filesystem::file_size(files.log) : 0;
-    std::string why = run_job(command, setting, files.log);
+    std::string why = run_job(command, setting, files.log, limit);
     if (g_stop_signal) {
       // Not the job's failure: its part is interrupted and --resume continues it.
       tell(i, "interrupted (" + why + ")");

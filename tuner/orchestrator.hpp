@@ -67,6 +67,9 @@ struct OrchestratorOptions {
   std::filesystem::path journal;          // the merged journal
   bool resume = false;  // keep the parts: finished jobs are not run again, interrupted ones resume
   std::optional<std::chrono::duration<double>> budget;  // shared by the jobs still to run
+  // With a budget, a job still running after twice its share plus this (start-up, NCCL initialisation) is
+  // stopped (SIGTERM, SIGKILL 10 s later) and recorded as failed: a hung launcher must not hold the rest.
+  std::chrono::duration<double> job_grace{120.0};
   JournalHeader header;  // of the merged journal; settings are filled in, the rest of what the
                          // workers know (scales, GPUs, NCCL version) is taken from their parts when empty
   double min_gain = 0.03;

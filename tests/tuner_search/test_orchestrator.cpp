@@ -361,3 +361,29 @@ TEST_CASE("SIGTERM to the orchestrator reaches the running job and ends the cali
   CHECK(read_file(out).find("'cross_nic=1': started") == std::string::npos);  // no job started after it
   fs::remove_all(dir);
 }
+
+TEST_CASE("with a budget a job that hangs is stopped and recorded as failed") {
+  fs::path dir = temp_dir("hang");
+  tuner::OrchestratorOptions o;
+  // A launcher that never starts the worker: `sh -c 'sleep 30'` ignores the words after it.
+  o.launcher = {{"sh", "-c", "echo hung; exec sleep 30"}, "--launcher"};
+  o.exe = kBinary;
+  o.settings = {{"default", {}}, {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
+  o.journal = dir / "c.journal.jsonl";
+  // Job 0's share is 1.2 s: stopped at 2 x 1.2 + 0.2 s; then nothing is left for job 1.
+  o.budget = std::chrono::duration<double>(2.4);
+  o.job_grace = std::chrono::duration<double>(0.2);
+  o.header.strategy = "exhaustive";
+  o.header.source = "simulated";
+  std::vector<std::string> notices;
+  auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(tuner::orchestrate(o, [&](const tuner::JobNotice& n) { notices.push_back(n.what); }),
+                    Catch::Contains("no job measured anything") && Catch::Contains("stopped after 2 s") &&
+                        Catch::Contains("hung") && Catch::Contains("not run: the time budget was spent"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  auto journal = tuner::load_journal(o.journal);
+  size_t failed = 0;
+  for (const auto& e : journal.job_events) failed += e.status == "failed";
+  CHECK(failed == 2);
+  fs::remove_all(dir);
+}
