@@ -68,10 +68,9 @@ void setup() {
   fs::create_directories(g_world.store);
   fs::create_directories(g_world.dir / "plugin");
   std::ofstream(g_world.dir / "plugin" / "libnccl-tuner-autotune.so");
-  for (const std::string& kv : {"PATH=/usr/bin:/bin", "NCCL_AUTOTUNE_STORE=" + g_world.store.string(),
-                                "NCCL_AUTOTUNE_CACHE_DIR=" + g_world.cache.string(),
-                                "NCCL_AUTOTUNE_PLUGIN_DIR=" + (g_world.dir / "plugin").string()})
-    g_world.env_strings.push_back(kv);
+  g_world.env_strings = {"PATH=/usr/bin:/bin", "NCCL_AUTOTUNE_STORE=" + g_world.store.string(),
+                         "NCCL_AUTOTUNE_CACHE_DIR=" + g_world.cache.string(),
+                         "NCCL_AUTOTUNE_PLUGIN_DIR=" + (g_world.dir / "plugin").string()};
   // This node's fingerprint as the launcher computes it, so that the store holds a matching profile and
   // the measured path is the real one (store lookup by fingerprint, env export, exec).
   std::string env_prefix;

@@ -274,7 +274,7 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[run_cli]
   CHECK(r.out.find("NCCL_AUTOTUNE_PROFILE=" + sim.string()) != std::string::npos);
 }
 
-TEST_CASE("--dry-run says what would be set and why, and runs nothing", "[run_cli]") {
+TEST_CASE("run --dry-run says what would be set and why, and runs nothing", "[run_cli]") {
   Setup s;
   auto env = s.env;
   env["NCCL_CROSS_NIC"] = "0";
