@@ -22,6 +22,7 @@
 #include "topology/reader.hpp"
 #include "tuner/mpi_context.hpp"
 #include "tuner/orchestrator.hpp"
+#include "tuner/report_html.hpp"
 #include "tuner/runner_factory.hpp"
 #include "tuner/table_format.hpp"
 #include "tuner/tune.hpp"
@@ -215,7 +216,7 @@ int cmd_tune(const Args& args) {
       "itself, it measures with the process-wide settings it was given.";
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
                            scales = "all", store_dir, format = "text", example, topology_file, from_journal,
-                           channels, ib_hca, cross_nic, name, launcher_text, journal_part;
+                           channels, ib_hca, cross_nic, name, launcher_text, journal_part, report;
   int job_id = -1;
   int nodes = 1, reps = 5;
   uint64_t seed = 1;
@@ -244,6 +245,7 @@ int cmd_tune(const Args& args) {
       "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
       "name", po::value(&name), "cluster name for the profile (default: from the node and node count)")(
       "format", po::value(&format)->default_value(format), "text or json (the final summary)")(
+      "report", po::value(&report), "also write the HTML report of this calibration to FILE")(
       "launcher", po::value(&launcher_text),
       "start each job through this command: \"srun -N 2 --ntasks-per-node 8\", \"mpirun -np 16 -H a:8,b:8\"")(
       "worker", "internal: measure one job (--job-id) into a journal part (--journal-part)")(
@@ -258,8 +260,12 @@ int cmd_tune(const Args& args) {
   profiles::Store store(store_dir.empty() ? profiles::Store::default_dir()
                                           : std::filesystem::path(store_dir));
 
-  auto finish = [&](const tuner::TuneResult& r) {
+  auto finish = [&](const tuner::TuneResult& r, const std::filesystem::path& journal) {
     std::string path = store.save(r.profile).string();
+    if (!report.empty()) {
+      tuner::write_report(report, tuner::load_journal(journal), r.profile);
+      std::fprintf(stderr, "report: %s\n", report.c_str());
+    }
     if (format == "json")
       std::cout << summary_json(r, path).dump(2) << "\n";
     else
@@ -267,7 +273,7 @@ int cmd_tune(const Args& args) {
     return kExitOk;
   };
 
-  if (!from_journal.empty()) return finish(tuner::tune_from_journal(from_journal, {gain}));
+  if (!from_journal.empty()) return finish(tuner::tune_from_journal(from_journal, {gain}), from_journal);
 
   // The node, the cluster, and what to sweep.
   std::optional<topology::Topology> topo;
@@ -528,7 +534,7 @@ int cmd_tune(const Args& args) {
     if (simulate) result.plan.measurements = plan.measurements;  // on GPUs the scales were not known ahead
     notes.push_back("jobs run: " + launcher.origin + shown);
     result.derivation.notes.insert(result.derivation.notes.end(), notes.begin(), notes.end());
-    return finish(result);
+    return finish(result, o.journal);
   }
 
   const bool tty = processes.is_root() && ::isatty(STDERR_FILENO);
@@ -570,7 +576,7 @@ int cmd_tune(const Args& args) {
   }
   result.derivation.notes.insert(result.derivation.notes.end(), notes.begin(), notes.end());
   if (!processes.is_root()) return kExitOk;
-  return finish(result);
+  return finish(result, o.journal);
 }
 
 }  // namespace autotune::cli
