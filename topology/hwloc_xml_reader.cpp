@@ -11,11 +11,34 @@
 #include "topology/xml_sources.hpp"
 
 namespace autotune::topology::detail {
+namespace {
+
+// hwloc 2.9 trusts the sets of CPU-side objects: one without a complete_cpuset crashes inside
+// hwloc_topology_load (found by the bad-inputs table). Every such object hwloc itself exports carries all
+// four sets, so refuse the file, with its line, before hwloc sees it. I/O and Misc objects have no sets.
+void require_object_sets(const pugi::xml_node& node, const std::string& file, std::string_view text) {
+  for (const pugi::xml_node& object : node.children("object")) {
+    const std::string_view type = object.attribute("type").value();
+    const bool io_or_misc = type == "Bridge" || type == "PCIDev" || type == "OSDev" || type == "Misc";
+    if (!io_or_misc) {
+      for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"}) {
+        if (!object.attribute(set))
+          throw InputError(file, line_at(text, object.offset_debug()),
+                           "expected a " + std::string(set) + " attribute on this <object type=\"" +
+                               std::string(type) + "\"> (every CPU-side hwloc object has one), found none");
+      }
+    }
+    require_object_sets(object, file, text);
+  }
+}
+
+}  // namespace
 
 Topology read_hwloc_xml(const pugi::xml_node& root, const std::string& file, std::string_view text) {
   if (!root.child("object"))
     throw InputError(file, line_at(text, root.offset_debug()),
                      "expected an <object> (the machine) inside <topology>, found none");
+  require_object_sets(root, file, text);
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) != 0) throw std::runtime_error("hwloc_topology_init failed");
   std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)> guard(topo, hwloc_topology_destroy);
