@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/profile_choice.hpp"
 #include "common/input_error.hpp"
 #include "launcher/default_services.hpp"
 #include "launcher/env_format.hpp"
@@ -35,18 +36,11 @@ int cmd_run(const Args& args) {
       "then execs CMD in this process. Variables you set win (reported on stderr) unless --override.\n"
       "NCCL_TUNER_PLUGIN=none turns tuning off. When no usable profile is found the command runs untuned\n"
       "with one line on stderr, or with --strict nothing runs and the status is 2.";
-  spec.options.add_options()("profile", po::value<std::string>(), "profile file to use")(
-      "cluster", po::value<std::string>(), "use the store's profile for this cluster name")(
-      "store", po::value<std::string>(),
-      "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
-      "override", "the profile's values replace ones already set in the environment")(
-      "strict", "exit 2 (1 when the plugin is missing) instead of running untuned")(
-      "dry-run", "print what would be set and why, and run nothing")(
+  add_profile_choice_options(spec, "exit 2 (1 when the plugin is missing) instead of running untuned");
+  spec.options.add_options()("dry-run", "print what would be set and why, and run nothing")(
       "format", po::value<std::string>()->default_value("text"), "--dry-run output: text or json");
   auto vm = parse_command_line(spec, ours);
   if (!vm) return kExitOk;
-  if (vm->count("profile") && vm->count("cluster"))
-    throw InputError("<arguments>", 0, "give --profile or --cluster, not both");
   const std::string format = (*vm)["format"].as<std::string>();
   if (format != "text" && format != "json")
     throw InputError("<arguments>", 0, "--format must be text or json, not '" + format + "'");
@@ -54,11 +48,7 @@ int cmd_run(const Args& args) {
   if (command.empty() && !dry_run)
     throw InputError("<arguments>", 0, "expected the command after '--' (usage: " + spec.usage + ")");
 
-  launcher::LaunchOptions options;
-  if (vm->count("profile")) options.profile = (*vm)["profile"].as<std::string>();
-  if (vm->count("cluster")) options.cluster = (*vm)["cluster"].as<std::string>();
-  if (vm->count("store")) options.store = (*vm)["store"].as<std::string>();
-  options.override_user = vm->count("override") > 0;
+  const launcher::LaunchOptions options = profile_choice(*vm);
   const bool strict = vm->count("strict") > 0;
 
   const launcher::LaunchPlan plan =
@@ -71,9 +61,7 @@ int cmd_run(const Args& args) {
 
   std::vector<std::pair<std::string, std::string>> exports;
   if (plan.tuned()) {
-    for (const auto& n : plan.notes) std::fprintf(stderr, "nccl-autotune run: %s\n", n.c_str());
-    if (auto line = launcher::user_conflicts_line(plan.vars); !line.empty())
-      std::fprintf(stderr, "nccl-autotune run: %s\n", line.c_str());
+    report_plan_notes(plan, "nccl-autotune run");
     for (const auto& v : plan.vars)
       if (v.needs_export()) exports.emplace_back(v.name, v.value());
   } else if (plan.problem != launcher::Problem::disabled) {

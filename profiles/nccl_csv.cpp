@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "common/input_error.hpp"
+#include "profiles/name_table.hpp"
 
 namespace autotune::profiles {
 namespace {
@@ -18,20 +19,6 @@ constexpr std::array<std::string_view, kNumAlgorithms> kAlgorithms = {
     "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
 constexpr std::array<std::string_view, kNumProtocols> kProtocols = {"ll", "ll128", "simple"};
 constexpr int kMaxExpandedRows = 4096;
-
-template <size_t N>
-std::optional<int> lookup(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == s) return static_cast<int>(i);
-  return std::nullopt;
-}
-
-template <size_t N>
-std::string join(const std::array<std::string_view, N>& names) {
-  std::string out;
-  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -99,10 +86,10 @@ std::vector<Rule> parse_nccl_csv(std::string_view text, std::string_view file_na
                std::to_string(f.size()));
     Rule r;
     r.source_line = line_no;
-    auto coll = lookup(kCollectives, f[0]);
+    auto coll = index_of(kCollectives, f[0]);
     if (!coll)
       fail("collective_type",
-           "expected one of " + join(kCollectives) + "; found \"" + std::string(f[0]) + "\"");
+           "expected one of " + join_names(kCollectives) + "; found \"" + std::string(f[0]) + "\"");
     r.collective = static_cast<Collective>(*coll);
     auto lo = to_unsigned(f[1]), hi = to_unsigned(f[2]);
     if (!lo) fail("min_bytes", "expected a byte count >= 0; found \"" + std::string(f[1]) + "\"");
@@ -112,13 +99,14 @@ std::vector<Rule> parse_nccl_csv(std::string_view text, std::string_view file_na
            "expected at least min_bytes (" + std::to_string(*lo) + "); found " + std::to_string(*hi));
     r.min_bytes = *lo;
     r.max_bytes = *hi;
-    auto algo = lookup(kAlgorithms, f[3]);
+    auto algo = index_of(kAlgorithms, f[3]);
     if (!algo)
-      fail("algorithm", "expected one of " + join(kAlgorithms) + "; found \"" + std::string(f[3]) + "\"");
+      fail("algorithm",
+           "expected one of " + join_names(kAlgorithms) + "; found \"" + std::string(f[3]) + "\"");
     r.algorithm = static_cast<Algorithm>(*algo);
-    auto proto = lookup(kProtocols, f[4]);
+    auto proto = index_of(kProtocols, f[4]);
     if (!proto)
-      fail("protocol", "expected one of " + join(kProtocols) + "; found \"" + std::string(f[4]) + "\"");
+      fail("protocol", "expected one of " + join_names(kProtocols) + "; found \"" + std::string(f[4]) + "\"");
     r.protocol = static_cast<Protocol>(*proto);
     if (!is_allowed(r.collective, r.algorithm))
       fail("algorithm", "expected one of " + allowed_algorithms_text(r.collective) +

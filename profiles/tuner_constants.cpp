@@ -2,26 +2,14 @@
 
 #include <array>
 
+#include "profiles/name_table.hpp"
+
 namespace autotune::profiles {
 namespace {
 
 constexpr std::array<std::string_view, 3> kLinks = {"nvlink", "pci", "net"};
 constexpr std::array<std::string_view, 4> kArchs = {"volta", "ampere", "hopper", "blackwell"};
 constexpr std::array<std::string_view, 3> kNodeClasses = {"1", "2", "3"};
-
-template <size_t N>
-std::optional<int> index_of(const std::array<std::string_view, N>& names, std::string_view text) {
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == text) return static_cast<int>(i);
-  return std::nullopt;
-}
-
-template <size_t N>
-std::string join(const std::array<std::string_view, N>& names) {
-  std::string out;
-  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
 
 }  // namespace
 
@@ -96,11 +84,11 @@ std::string constant_index_names(ConstantIndex kind) {
     case ConstantIndex::protocol:
       return "ll, ll128, simple";
     case ConstantIndex::link:
-      return join(kLinks);
+      return join_names(kLinks);
     case ConstantIndex::arch:
-      return join(kArchs);
+      return join_names(kArchs);
     case ConstantIndex::node_class:
-      return join(kNodeClasses);
+      return join_names(kNodeClasses);
   }
   return "";
 }
