@@ -20,7 +20,13 @@ typedef enum {
   ncclInvalidArgument = 4
 } ncclResult_t;
 
+/* Fixed to int in C++ (NCCL passes an int, and a wrong ABI version can pass anything): an enum without a fixed
+ * underlying type cannot hold values beyond its enumerators' range without undefined behaviour. */
+#ifdef __cplusplus
+typedef enum : int {
+#else
 typedef enum {
+#endif
   ncclFuncBroadcast = 0,
   ncclFuncReduce = 1,
   ncclFuncAllGather = 2,
