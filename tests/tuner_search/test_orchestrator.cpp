@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "cli_test_support.hpp"
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
@@ -26,43 +27,22 @@ using Words = std::vector<std::string>;
 
 namespace {
 
-const std::string kBinary = std::string(AUTOTUNE_BINARY_DIR) + "/cli/nccl-autotune";
+using test::check_same_rules;
+using test::kBinary;
+using test::only_file;
 // Two jobs: NCCL's defaults and NCCL_CROSS_NIC=1; a small grid keeps each job to a fraction of a second.
 const std::string kTune =
     " tune --simulate --example h100-8x-2nic --nodes 2 --cross-nic 1 --collectives allreduce "
     "--min-bytes 1K --max-bytes 4M --strategy exhaustive --reps 3 --seed 11 ";
 
 fs::path temp_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("autotune-test-orchestrator-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return test::fresh_temp_dir("orchestrator", name);
 }
 
 // Runs a shell line; stdout and stderr go to `out`.
 int run(const std::string& line, const fs::path& out) {
   int status = std::system((line + " >" + out.string() + " 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-fs::path only_file(const fs::path& dir, const std::string& ext) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ext) return e.path();
-  FAIL("no " << ext << " file in " << dir);
-  return {};
-}
-
-void check_same_rules(const profiles::Profile& a, const profiles::Profile& b) {
-  REQUIRE(a.rules.size() == b.rules.size());
-  for (size_t i = 0; i < a.rules.size(); ++i) {
-    CHECK(a.rules[i].collective == b.rules[i].collective);
-    CHECK(a.rules[i].min_bytes == b.rules[i].min_bytes);
-    CHECK(a.rules[i].max_bytes == b.rules[i].max_bytes);
-    CHECK(a.rules[i].algorithm == b.rules[i].algorithm);
-    CHECK(a.rules[i].protocol == b.rules[i].protocol);
-  }
-  CHECK(a.env == b.env);
 }
 
 // A launcher script that records each start, fails the NCCL_CROSS_NIC=1 job when asked to, and runs the rest.

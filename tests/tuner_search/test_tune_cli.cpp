@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "cli_test_support.hpp"
 #include "common/atomic_file.hpp"
 #include "profiles/profile_toml.hpp"
 #include "topology/examples.hpp"
@@ -23,14 +24,12 @@ using namespace autotune;
 
 namespace {
 
-const std::string kBinary = std::string(AUTOTUNE_BINARY_DIR) + "/cli/nccl-autotune";
+using test::check_same_rules;
+using test::kBinary;
+using test::only_file;
 
 fs::path temp_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("autotune-test-tune-cli-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return test::fresh_temp_dir("tune-cli", name);
 }
 
 int run(const std::string& args) {
@@ -38,29 +37,10 @@ int run(const std::string& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-fs::path only_file(const fs::path& dir, const std::string& ext) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ext) return e.path();
-  FAIL("no " << ext << " file in " << dir);
-  return {};
-}
-
 size_t count_lines(const fs::path& p) {
   std::ifstream in(p);
   return static_cast<size_t>(
       std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
-}
-
-void check_same_rules(const profiles::Profile& a, const profiles::Profile& b) {
-  REQUIRE(a.rules.size() == b.rules.size());
-  for (size_t i = 0; i < a.rules.size(); ++i) {
-    CHECK(a.rules[i].collective == b.rules[i].collective);
-    CHECK(a.rules[i].min_bytes == b.rules[i].min_bytes);
-    CHECK(a.rules[i].max_bytes == b.rules[i].max_bytes);
-    CHECK(a.rules[i].algorithm == b.rules[i].algorithm);
-    CHECK(a.rules[i].protocol == b.rules[i].protocol);
-  }
-  CHECK(a.env == b.env);
 }
 
 }  // namespace
