@@ -15,27 +15,7 @@
 
 namespace autotune::cli {
 
-namespace {
-
-std::vector<profiles::Collective> parse_collectives(const std::string& text) {
-  std::vector<profiles::Collective> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    auto c = profiles::parse_collective(item);
-    if (!c)
-      throw InputError(
-          "<argument>", 0,
-          "collectives from allreduce, allgather, reducescatter, broadcast, reduce; found '" + item + "'");
-    out.push_back(*c);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int cmd_bench(const Args& args) {
   CommandSpec spec;
@@ -94,7 +74,7 @@ int cmd_bench(const Args& args) {
     if (!candidate.protocol)
       throw InputError("<argument>", 0, "a protocol name for --proto, found '" + proto + "'");
   }
-  auto kinds = parse_collectives(collectives);
+  auto kinds = parse_collective_list(collectives, "--collectives");
   auto sizes = tuner::size_sweep(tuner::parse_size(min_size, "<argument -b>"),
                                  tuner::parse_size(max_size, "<argument -e>"), factor);
 

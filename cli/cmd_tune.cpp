@@ -314,16 +314,7 @@ int cmd_tune(const Args& args) {
   o.min_gain = gain;
   o.resume = vm->count("resume") > 0;
   if (!budget.empty()) o.budget = std::chrono::duration<double>(parse_duration(budget));
-  if (collectives.size())
-    for (const auto& item : split(collectives)) {
-      auto c = profiles::parse_collective(item);
-      if (!c)
-        throw InputError("<arguments>", 0,
-                         "--collectives: expected names from broadcast, reduce, allgather, reducescatter, "
-                         "allreduce; found '" +
-                             item + "'");
-      o.space.collectives.push_back(*c);
-    }
+  if (!collectives.empty()) o.space.collectives = parse_collective_list(collectives, "--collectives");
   auto parse_bytes = [](const std::string& text, const char* what) {
     auto v = profiles::parse_byte_size(text);
     if (!v)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "profiles/vocabulary.hpp"
 
 namespace autotune::cli {
 
@@ -22,5 +23,8 @@ struct CommandSpec {
 // Parses args. Returns nullopt after printing help (the command then returns 0). Adds --help itself.
 // Throws InputError("<arguments>", 0, "...") for unknown options, missing values, bad values.
 std::optional<po::variables_map> parse_command_line(CommandSpec& spec, const Args& args);
+
+// "allreduce,allgather" -> collectives; InputError naming `option` for an unknown or empty name.
+std::vector<profiles::Collective> parse_collective_list(const std::string& text, const std::string& option);
 
 }  // namespace autotune::cli
