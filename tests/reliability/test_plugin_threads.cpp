@@ -209,6 +209,8 @@ TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored
   std::atomic<int> errors{0}, mixed{0}, inconsistent{0}, comms{0}, calls{0};
   std::atomic<int> saw_a{0}, saw_b{0}, saw_default{0};
   std::atomic<bool> done{false};
+  std::atomic<int> cycles{0};
+  constexpr int kThreads = 8, kCommsPerThread = 40, kCallsPerComm = 25;
   const Comm shared(6, errors);  // created with profile A, queried by every thread throughout
 
   std::thread mutator([&] {
@@ -231,17 +233,26 @@ TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored
           break;  // torn, then left so
         default:
           autotune::write_file_atomically(path, a);
+          ++cycles;
           break;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   });
 
-  constexpr int kThreads = 8, kCommsPerThread = 40, kCallsPerComm = 25;
+  // On a loaded two-core machine the readers can finish their share before the mutator is first
+  // scheduled, so they keep going until the file has gone round its states twice and two outcomes
+  // were seen; the deadline turns a plugin that never notices a change into a failure, not a hang.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto outcomes = [&] { return (saw_a > 0) + (saw_b > 0) + (saw_default > 0); };
+  const auto enough = [&](int comms_done) {
+    return comms_done >= kCommsPerThread && cycles.load() >= 2 && outcomes() >= 2;
+  };
+
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      for (int i = 0; i < kCommsPerThread; ++i) {
+      for (int i = 0; !enough(i) && std::chrono::steady_clock::now() < deadline; ++i) {
         const int version = 2 + (t + i) % 5;
         const Comm comm(version, errors);
         const Answer first = comm.decide(1000);
@@ -268,7 +279,7 @@ TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored
   CHECK(errors == 0);
   CHECK(mixed == 0);
   CHECK(inconsistent == 0);
-  CHECK(comms == kThreads * kCommsPerThread);
+  CHECK(comms >= kThreads * kCommsPerThread);
   // The file changed under the communicators: more than one outcome must have been seen.
   CHECK(saw_a + saw_b + saw_default == comms);
   CHECK((saw_a > 0) + (saw_b > 0) + (saw_default > 0) >= 2);
