@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <map>
 
 #include "common/input_error.hpp"
 #include "profiles/algo_proto_spec.hpp"
@@ -18,6 +19,7 @@ struct Allowed {
   std::string_view key;
   Kind kind;
   long long min = 0, max = 0;  // for integers
+  long long multiple_of = 1;
 };
 
 // NCCL's path types, as NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL accept them by name.
@@ -27,7 +29,9 @@ constexpr std::array<std::string_view, 11> kPathLevels = {"LOC", "NVL", "NVB", "
 // Sorted by key.
 constexpr std::array<Allowed, 21> kAllowed = {{
     {"NCCL_ALGO", Kind::algo},
-    {"NCCL_BUFFSIZE", Kind::integer, 4096, 1LL << 30},
+    // Every channel to every peer allocates this much GPU memory; 64 MiB (16 times NCCL's default) is as far as a
+    // shared profile may push every job on the cluster.
+    {"NCCL_BUFFSIZE", Kind::integer, 4096, 64LL << 20},
     {"NCCL_COLLNET_ENABLE", Kind::integer, 0, 1},
     {"NCCL_CROSS_NIC", Kind::integer, 0, 2},
     {"NCCL_IB_ADAPTIVE_ROUTING", Kind::integer, 0, 1},
@@ -40,7 +44,7 @@ constexpr std::array<Allowed, 21> kAllowed = {{
     {"NCCL_NCHANNELS_PER_NET_PEER", Kind::integer, 1, 64},
     {"NCCL_NET_GDR_LEVEL", Kind::path_level, 0, 10},
     {"NCCL_NET_GDR_READ", Kind::integer, 0, 1},
-    {"NCCL_NTHREADS", Kind::integer, 64, 512},
+    {"NCCL_NTHREADS", Kind::integer, 64, 512, 64},  // whole warps: NCCL ignores any other value
     {"NCCL_NVLS_ENABLE", Kind::integer, 0, 2},
     {"NCCL_P2P_DISABLE", Kind::integer, 0, 1},
     {"NCCL_P2P_LEVEL", Kind::path_level, 0, 10},
@@ -76,7 +80,8 @@ std::optional<long long> parse_integer(std::string_view v) {
 void check_integer(const Allowed& a, std::string_view value) {
   auto n = parse_integer(value);
   std::string range = "an integer " + std::to_string(a.min) + ".." + std::to_string(a.max);
-  if (!n || *n < a.min || *n > a.max) fail(a.key, range, value);
+  if (a.multiple_of > 1) range += " that is a multiple of " + std::to_string(a.multiple_of);
+  if (!n || *n < a.min || *n > a.max || *n % a.multiple_of != 0) fail(a.key, range, value);
 }
 
 }  // namespace
@@ -137,6 +142,16 @@ void check_env_entry(std::string_view key, std::string_view value) {
       parse_proto_spec(value);
       break;
   }
+}
+
+void check_env_set(const std::map<std::string, std::string>& env) {
+  const auto min = env.find("NCCL_MIN_NCHANNELS"), max = env.find("NCCL_MAX_NCHANNELS");
+  if (min == env.end() || max == env.end()) return;
+  const auto lo = parse_integer(min->second), hi = parse_integer(max->second);
+  if (lo && hi && *lo > *hi)
+    throw InputError("", 0,
+                     "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (" + max->second + "); found \"" +
+                         min->second + "\"");
 }
 
 }  // namespace autotune::profiles

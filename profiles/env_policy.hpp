@@ -4,6 +4,7 @@
 // is checked against that variable's own syntax, and nothing that could load code (LD_*, NCCL_NET_PLUGIN,
 // NCCL_TUNER_PLUGIN) or reach a shell (metacharacters, control characters) gets through.
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,5 +18,7 @@ std::vector<std::string> allowed_env_keys();
 
 // Throws InputError (no file, line 0) naming the key, what was expected and what was found.
 void check_env_entry(std::string_view key, std::string_view value);
+// What no single entry shows: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS. Throws like check_env_entry.
+void check_env_set(const std::map<std::string, std::string>& env);
 
 }  // namespace autotune::profiles

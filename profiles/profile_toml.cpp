@@ -348,6 +348,11 @@ class Reader {
         check_env(w_, key, value, line_of(v));
         p.env[key] = value;
       }
+      try {
+        check_env_set(p.env);
+      } catch (const InputError& e) {
+        w_.fail(line_of(*t->get("NCCL_MIN_NCHANNELS")), "env", e.message());
+      }
     }
 
     if (const toml::node* policy = root.get("policy")) {
@@ -747,6 +752,11 @@ void validate_profile(const Profile& p, std::string_view file_name) {
   check_cluster(w, p.cluster, 0);
   check_provenance(w, p.provenance, 0, 0);
   for (const auto& [k, v] : p.env) check_env(w, k, v, 0);
+  try {
+    check_env_set(p.env);
+  } catch (const InputError& e) {
+    w.fail(0, "env", e.message());
+  }
   for (const auto& c : p.constants) check_constant(w, c);
   for (size_t i = 0; i < p.rules.size(); ++i) {
     RuleLines lines;
