@@ -29,8 +29,8 @@ constexpr std::array<std::string_view, 11> kPathLevels = {"LOC", "NVL", "NVB", "
 // Sorted by key.
 constexpr std::array<Allowed, 21> kAllowed = {{
     {"NCCL_ALGO", Kind::algo},
-    // Every channel to every peer allocates this much GPU memory; 64 MiB (16 times NCCL's default) is as far as a
-    // shared profile may push every job on the cluster.
+    // Every channel to every peer allocates this much GPU memory; 64 MiB (16 times NCCL's default) is as far
+    // as a shared profile may push every job on the cluster.
     {"NCCL_BUFFSIZE", Kind::integer, 4096, 64LL << 20},
     {"NCCL_COLLNET_ENABLE", Kind::integer, 0, 1},
     {"NCCL_CROSS_NIC", Kind::integer, 0, 2},
@@ -150,8 +150,8 @@ void check_env_set(const std::map<std::string, std::string>& env) {
   const auto lo = parse_integer(min->second), hi = parse_integer(max->second);
   if (lo && hi && *lo > *hi)
     throw InputError("", 0,
-                     "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (" + max->second + "); found \"" +
-                         min->second + "\"");
+                     "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (" + max->second +
+                         "); found \"" + min->second + "\"");
 }
 
 }  // namespace autotune::profiles
