@@ -96,6 +96,15 @@ struct Layout {
   int oop = -1, inplace = -1;  // index of each half's time column; algbw, busbw, check follow
   size_t values = 0;           // columns a complete row has, timestamp excluded
   bool timestamp = false;
+
+  // Every named column, and each half's algbw, busbw and check after its time, lies inside a row.
+  bool complete() const {
+    const auto inside = [this](int index, int following) {
+      return index >= 0 && static_cast<size_t>(index + following) < values;
+    };
+    return inside(size, 0) && inside(count, 0) && inside(type, 0) && (redop < 0 || inside(redop, 0)) &&
+           (root < 0 || inside(root, 0)) && inside(oop, 3) && inside(inplace, 3);
+  }
 };
 
 Layout layout_of(const std::vector<std::string>& columns) {
@@ -258,8 +267,7 @@ class Parser {
         h.columns = tokens;
         h.old_error_column = std::find(tokens.begin(), tokens.end(), "error") != tokens.end();
         layout_ = layout_of(tokens);
-        if (layout_.size < 0 || layout_.count < 0 || layout_.type < 0 || layout_.oop < 0 ||
-            layout_.inplace < 0)
+        if (!layout_.complete())
           throw InputError(file_, line_no,
                            "expected an nccl-tests table header (size count type ... time algbw busbw ... "
                            "time algbw busbw), found '" +

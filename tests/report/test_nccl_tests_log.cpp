@@ -178,6 +178,21 @@ TEST_CASE("text that is not nccl-tests output is an input error") {
   CHECK_THROWS_AS(parse_nccl_tests_log("", "empty.log"), InputError);
 }
 
+TEST_CASE("a table header whose in-place half lacks its algbw, busbw and check is an input error") {
+  // Found by fuzz_nccl_tests_log: rows were read at the header's column positions, past a row's end.
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+      "#       size   count  type  redop   time  algbw  busbw  error   time\n"
+      "           8       2 float    sum   9.10   0.00   0.00  0e+00   9.00\n";
+  try {
+    parse_nccl_tests_log(text, "short-header.log", "allreduce");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 2);
+    CHECK(e.message().find("expected an nccl-tests table header") != std::string::npos);
+  }
+}
+
 TEST_CASE("the collective: explicit name first, then program line, file name, then the table's shape") {
   std::string text = read_file(fixture("all_reduce_perf_v2.10.log"));
   CHECK(parse_nccl_tests_log(text, "x.log").collective == "allreduce");  // old table: redop, count = size / 4
