@@ -23,6 +23,13 @@ target_compile_definitions(autotune_tomlpp INTERFACE TOML_HEADER_ONLY=0 TOML_SHA
   # (Object-like on purpose: CMake drops function-style definitions; TOML_ASSERT(x) becomes static_cast<void>(x).)
   "TOML_ASSERT=static_cast<void>")
 
+# xxHash, header-only (XXH_INLINE_ALL): the compiled rules beside a profile carry an XXH3 digest of the
+# profile's text, and the plugin checks it without linking anything new.
+find_path(XXHASH_INCLUDE_DIR xxhash.h)
+autotune_require(XXHASH_INCLUDE_DIR "xxHash (xxhash.h)" "libxxhash-dev")
+add_library(autotune_xxhash INTERFACE)
+target_include_directories(autotune_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
+
 pkg_check_modules(HWLOC IMPORTED_TARGET hwloc>=2.0)
 autotune_require(HWLOC_FOUND "hwloc >= 2" "libhwloc-dev")
 

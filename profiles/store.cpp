@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 
 namespace autotune::profiles {
@@ -34,7 +35,8 @@ std::vector<int> version_key(std::string_view v) {
 
 bool is_profile_file(const std::filesystem::path& p) {
   std::string name = p.filename().string();
-  // write_file_atomically's temporaries are ".<name>.tmp.XXXXXX"; .prev files end in ".prev".
+  // write_file_atomically's temporaries are ".<name>.tmp.XXXXXX"; .prev files end in ".prev", compiled
+  // rules in ".rules" (both fail the extension test).
   return !name.empty() && name[0] != '.' && p.extension() == ".toml";
 }
 
@@ -115,7 +117,18 @@ std::filesystem::path Store::save(const Profile& profile) const {
     prev += ".prev";
     write_file_atomically(prev, read_file(target));
   }
-  write_file_atomically(target, format_profile(profile));
+  const std::string text = format_profile(profile);
+  write_file_atomically(target, text);
+  // The compiled rules are a cache (compiled_rules.hpp): after the TOML, so a reader never pairs new rules
+  // with old text, and best effort, so a failure costs the plugin's speed-up, never the save. The records
+  // follow the file's order, which is the canonical one format_profile wrote, not the caller's.
+  const std::filesystem::path rules = compiled_rules_path(target);
+  try {
+    write_compiled_rules(target, parse_profile(text, target.string()), text);
+  } catch (const std::exception&) {
+    // A stale cache would be refused by its digest anyway; removing it keeps the directory honest.
+    std::filesystem::remove(rules, ec);
+  }
   return target;
 }
 

@@ -2,9 +2,10 @@
 // The profile store: a directory (on a cluster, a shared one) holding one profile per cluster and NCCL
 // version, named <cluster>-nccl<major.minor>.toml. Saving is atomic and keeps the replaced file as
 // <file>.prev, so a recalibration that turns out worse can be rolled back by hand (one generation is enough
-// for that and keeps the directory small). Listing reads every *.toml, skips temporary and .prev files, and
-// reports unreadable or invalid profiles beside the good ones instead of failing. Not synchronized: two
-// processes saving the same cluster at once each write a whole file; the last rename wins.
+// for that and keeps the directory small). Beside each profile, <file>.rules holds its compiled rules (a
+// cache for the plugin's init; compiled_rules.hpp). Listing reads every *.toml, skips temporary, .prev and
+// .rules files, and reports unreadable or invalid profiles beside the good ones instead of failing. Not
+// synchronized: two processes saving the same cluster at once each write a whole file; the last rename wins.
 
 #include <filesystem>
 #include <optional>
@@ -37,8 +38,9 @@ class Store {
   std::vector<StoredProfile> find_by_fingerprint(std::string_view fingerprint) const;
   // dir/<sanitized cluster name>-nccl<major.minor>.toml
   std::filesystem::path path_for(const Profile& profile) const;
-  // Validates, creates the directory if needed, keeps the old file as .prev, writes atomically. Returns the
-  // path.
+  // Validates, creates the directory if needed, keeps the old file as .prev, writes atomically, then writes
+  // (or, when that fails, removes) the compiled rules beside it; their failure never fails the save. Returns
+  // the path.
   std::filesystem::path save(const Profile& profile) const;
 
  private:

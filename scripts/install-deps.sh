@@ -9,6 +9,7 @@ packages=(
   libhwloc-dev hwloc libibverbs-dev
   libopenmpi-dev openmpi-bin
   libboost-program-options-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev libfmt-dev
+  libxxhash-dev
   catch2 libbenchmark-dev
 )
 # Tests that fuzz and render pictures use these too; where they cannot be installed (Ubuntu ships chromium only
