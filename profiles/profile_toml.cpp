@@ -730,7 +730,36 @@ std::string format_count_range(const std::optional<CountRange>& range) {
   return std::to_string(range->min) + "-" + std::to_string(range->max);
 }
 
+namespace {
+
+// toml++ 3.3 (Debian bookworm) reaches __builtin_unreachable() on some non-ASCII characters where TOML allows
+// whitespace (marzer/tomlplusplus#190, #295; fixed upstream after 3.3): undefined behaviour inside every job
+// that loads the plugin. A profile holds names, numbers and NCCL settings, all ASCII, so anything else is
+// refused before toml++ sees it (a leading UTF-8 byte order mark aside).
+void require_ascii(std::string_view text, std::string_view file_name) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  const size_t start = text.substr(0, kBom.size()) == kBom ? kBom.size() : 0;
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = start; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (byte >= 0x80) {
+      char found[64];
+      std::snprintf(found, sizeof found, "found the byte 0x%02X at column %zu", byte, i - line_start + 1);
+      throw InputError(std::string(file_name), line,
+                       "expected ASCII text (a profile holds names, numbers and NCCL settings); " +
+                           std::string(found));
+    }
+  }
+}
+
+}  // namespace
+
 Profile parse_profile(std::string_view text, std::string_view file_name) {
+  require_ascii(text, file_name);
   toml::table root;
   try {
     root = toml::parse(text, file_name);
