@@ -24,7 +24,9 @@ struct ConstantPatch {
 
 struct LoadedProfile {
   std::string path;
-  std::string format;  // "TOML" or "CSV"
+  // "TOML", "TOML, compiled rules" (the rules came from <path>.rules, the rest from the TOML) or "CSV";
+  // printed in the plugin's INFO line.
+  std::string format;
   profiles::Profile profile;
   std::vector<ConstantPatch> constants;
   std::string constants_problem;  // non-empty: the overrides were rejected as a whole, and why
