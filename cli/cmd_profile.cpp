@@ -1,5 +1,5 @@
-// nccl-autotune profile list | show | validate | diff | export | import: wiring over profiles/ (store, TOML,
-// CSV, diff). Output formatting only; every check lives in the module.
+// nccl-autotune profile list | show | validate | diff | export | import | compile: wiring over profiles/
+// (store, TOML, CSV, diff, compiled rules). Output formatting only; every check lives in the module.
 
 #include <cstdio>
 #include <ctime>
@@ -14,6 +14,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/byte_size.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile_diff.hpp"
 #include "profiles/profile_toml.hpp"
@@ -27,7 +28,8 @@ using namespace autotune::profiles;
 
 const char* kUsage =
     "nccl-autotune profile list | show NAME_OR_FILE | validate FILE... | diff A B | export FILE --format "
-    "nccl-csv|toml | import FILE [--name CLUSTER] [--nccl-version V]   [--store DIR] [--format text|json]";
+    "nccl-csv|toml | import FILE [--name CLUSTER] [--nccl-version V] | compile FILE.toml   [--store DIR] "
+    "[--format text|json]";
 
 struct Common {
   std::string store;
@@ -316,6 +318,18 @@ int do_import(const Common& c) {
   return kExitOk;
 }
 
+// For profiles kept outside a store (which writes its own): FILE.toml.rules beside FILE.toml, so the
+// plugin's init skips parsing the rules. Compiled from the text as read, so it matches that text exactly.
+int do_compile(const Common& c) {
+  need_args(c, 1, 1, "one TOML profile file");
+  const fs::path in = c.args[0];
+  const std::string text = read_file(in);
+  const Profile p = parse_profile(text, in.string());
+  write_compiled_rules(in, p, text);
+  std::printf("compiled %zu rules into %s\n", p.rules.size(), compiled_rules_path(in).c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_profile(const Args& args) {
@@ -338,6 +352,7 @@ int cmd_profile(const Args& args) {
   if (sub == "diff") return do_diff(*c);
   if (sub == "export") return do_export(*c);
   if (sub == "import") return do_import(*c);
+  if (sub == "compile") return do_compile(*c);
   if (sub == "show") {
     check_format(c->format, {"text", "json"});
     need_args(*c, 1, 1, "one profile file or cluster name");
@@ -348,8 +363,9 @@ int cmd_profile(const Args& args) {
       print_show(p, file);
     return kExitOk;
   }
-  throw InputError("<arguments>", 0,
-                   "expected one of list, show, validate, diff, export, import; found \"" + sub + "\"");
+  throw InputError(
+      "<arguments>", 0,
+      "expected one of list, show, validate, diff, export, import, compile; found \"" + sub + "\"");
 }
 
 }  // namespace autotune::cli
