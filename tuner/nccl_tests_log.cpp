@@ -205,6 +205,18 @@ class Parser {
     try_row(line, line_no, true);
   }
 
+  // The header's numbers are digit runs the patterns matched; one too long for its type is an input error,
+  // never an exception from the standard library.
+  int header_int(const std::ssub_match& digits, int line_no) const {
+    if (auto v = to_int(digits.str())) return *v;
+    throw InputError(file_, line_no, "expected a number up to 2147483647, found '" + digits.str() + "'");
+  }
+  uint64_t header_u64(const std::ssub_match& digits, int line_no) const {
+    if (auto v = to_u64(digits.str())) return *v;
+    throw InputError(file_, line_no,
+                     "expected a byte count up to 18446744073709551615, found '" + digits.str() + "'");
+  }
+
   void nccl_line(const std::string& s) {
     std::smatch m;
     auto has = [&](const char* literal) { return s.find(literal) != std::string::npos; };
@@ -212,7 +224,9 @@ class Parser {
       log_.nccl_version = m[1];
     if (has("NCCL_ALGO set") && std::regex_search(s, m, kEnvAlgo)) log_.env_algo = m[1];
     if (has("NCCL_PROTO set") && std::regex_search(s, m, kEnvProto)) log_.env_proto = m[1];
-    if (has("nNodes") && std::regex_search(s, m, kNNodes)) log_.nccl_nodes = std::stoi(m[1]);
+    if (has("nNodes") && std::regex_search(s, m, kNNodes)) {
+      if (auto nodes = to_int(m[1].str())) log_.nccl_nodes = *nodes;  // NCCL's own line: a wild one is noise
+    }
     if (s.find("NCCL WARN") != std::string::npos) warnings_from_nccl_++;
   }
 
@@ -222,33 +236,33 @@ class Parser {
     if (std::regex_search(t, m, kTestsVersion)) {
       seen_header_ = true;
       h.tests_version = m[1];
-      if (m[2].matched) h.nccl_library = std::stoi(m[2]);
+      if (m[2].matched) h.nccl_library = header_int(m[2], line_no);
     } else if (std::regex_search(t, m, kProgram)) {
       seen_header_ = true;
       h.program = m[1];
     } else if (std::regex_search(t, m, kThreadLine)) {
       seen_header_ = true;
-      h.threads = std::stoi(m[1]);
-      h.gpus_per_thread = std::stoi(m[2]);
-      h.min_bytes = std::stoull(m[3]);
-      h.max_bytes = std::stoull(m[4]);
-      h.step = std::stoull(m[5]);
+      h.threads = header_int(m[1], line_no);
+      h.gpus_per_thread = header_int(m[2], line_no);
+      h.min_bytes = header_u64(m[3], line_no);
+      h.max_bytes = header_u64(m[4], line_no);
+      h.step = header_u64(m[5], line_no);
       h.step_is_factor = m[6] == "factor";
-      h.warmup_iters = std::stoi(m[7]);
-      h.iters = std::stoi(m[8]);
-      if (std::regex_search(t, m, kValidation)) h.validation = std::stoi(m[1]);
-      if (std::regex_search(t, m, kGraph)) h.graph = std::stoi(m[1]);
+      h.warmup_iters = header_int(m[7], line_no);
+      h.iters = header_int(m[8], line_no);
+      if (std::regex_search(t, m, kValidation)) h.validation = header_int(m[1], line_no);
+      if (std::regex_search(t, m, kGraph)) h.graph = header_int(m[1], line_no);
     } else if (std::regex_search(t, m, kRankLine)) {
       NcclTestsRank r;
-      r.rank = std::stoi(m[1]);
-      r.pid = std::stoi(m[2]);
+      r.rank = header_int(m[1], line_no);
+      r.pid = header_int(m[2], line_no);
       r.host = m[3];
-      r.device = std::stoi(m[4]);
+      r.device = header_int(m[4], line_no);
       r.bus_id = m[5];
       r.gpu_name = trim(m[6].str());
       h.ranks.push_back(std::move(r));
     } else if (std::regex_search(t, m, kOutOfBounds)) {
-      log_.footer.out_of_bounds = std::stoi(m[1]);
+      log_.footer.out_of_bounds = header_int(m[1], line_no);
       footer_line_ = line_no;
     } else if (std::regex_search(t, m, kAvgBusbw)) {
       log_.footer.avg_busbw_gbps = to_double(m[1]);
