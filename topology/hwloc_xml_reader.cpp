@@ -4,7 +4,9 @@
 
 #include <hwloc.h>
 
+#include <charconv>
 #include <memory>
+#include <string>
 
 #include "common/input_error.hpp"
 #include "topology/hwloc_convert.hpp"
@@ -16,10 +18,29 @@ namespace {
 // hwloc 2.9 trusts the sets of CPU-side objects: one without a complete_cpuset crashes inside
 // hwloc_topology_load (found by the bad-inputs table). Every such object hwloc itself exports carries all
 // four sets, so refuse the file, with its line, before hwloc sees it. I/O and Misc objects have no sets.
+// hwloc sets bit os_index of a cpuset (PU) or nodeset (NUMANode) for these objects, and takes a missing one
+// as 2^32-1: a 19-byte edit made it allocate and clear 512 MB (found by fuzz_hwloc_xml). hwloc exports an
+// os_index on every PU and NUMA node; a million is far beyond any machine's CPU numbering.
+constexpr unsigned long kMaxOsIndex = (1UL << 20) - 1;
+
+void require_os_index(const pugi::xml_node& object, const std::string& file, std::string_view text) {
+  const std::string_view type = object.attribute("type").value();
+  const pugi::xml_attribute attribute = object.attribute("os_index");
+  const std::string_view value = attribute.value();
+  unsigned long index = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), index);
+  if (!attribute || error != std::errc() || end != value.data() + value.size() || index > kMaxOsIndex)
+    throw InputError(file, line_at(text, object.offset_debug()),
+                     "expected an os_index attribute 0.." + std::to_string(kMaxOsIndex) +
+                         " on this <object type=\"" + std::string(type) + "\">, found " +
+                         (attribute ? "\"" + std::string(value) + "\"" : std::string("none")));
+}
+
 void require_object_sets(const pugi::xml_node& node, const std::string& file, std::string_view text) {
   for (const pugi::xml_node& object : node.children("object")) {
     const std::string_view type = object.attribute("type").value();
     const bool io_or_misc = type == "Bridge" || type == "PCIDev" || type == "OSDev" || type == "Misc";
+    if (type == "PU" || type == "NUMANode") require_os_index(object, file, text);
     if (!io_or_misc) {
       for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"}) {
         if (!object.attribute(set))
