@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -61,7 +62,11 @@ double parse_duration(const std::string& text) {
     size_t j = i;
     while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
     if (j == i) break;
-    double v = std::stod(text.substr(i, j - i));
+    // strtod, not stod: "." or a run of digits too long for a double is a bad duration, not an exception.
+    const std::string number = text.substr(i, j - i);
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || !std::isfinite(v)) break;
     char unit = j < text.size() ? text[j] : 's';
     double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : -1;
     if (scale < 0) break;

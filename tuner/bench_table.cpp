@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -35,8 +36,10 @@ uint64_t parse_size(std::string_view text, const std::string& context) {
         ok = false;
     }
   }
-  if (!ok) throw InputError(context, 0, "a size such as 8, 64K, 1M or 8G, found '" + std::string(text) + "'");
-  return std::stoull(std::string(text.substr(0, digits))) << shift;
+  const uint64_t value = ok ? std::stoull(std::string(text.substr(0, digits))) : 0;  // at most 15 digits
+  if (!ok || value > (UINT64_MAX >> shift))
+    throw InputError(context, 0, "a size such as 8, 64K, 1M or 8G, found '" + std::string(text) + "'");
+  return value << shift;
 }
 
 std::vector<uint64_t> size_sweep(uint64_t min_bytes, uint64_t max_bytes, uint64_t factor) {
