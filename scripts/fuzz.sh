@@ -8,6 +8,7 @@
 # between runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
 seconds="${1:-30}"
 shift || true
 jobs="${FUZZ_JOBS:-$(nproc)}"
@@ -62,4 +63,6 @@ for t in "${targets[@]}"; do
   fi
   printf '%-22s %10s %8s %8s %8s  %s\n' "$t" "${execs:-?}" "${speed:-?}" "${cov:-?}" "${ft:-?}" "$result"
 done
+printf 'fuzz.sh: %d targets, %d s each, %s after %d min %02d s\n' ${#targets[@]} "$seconds" \
+  "$( ((status == 0)) && echo passed || echo FAILED)" $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60))
 exit $status
