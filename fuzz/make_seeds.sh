@@ -8,7 +8,7 @@ src="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:?usage: make_seeds.sh OUT_DIR}"
 shared="$src/../shared/fixtures/topology"
 rm -rf "$out"
-for t in profile_toml env_values nccl_xml hwloc_xml journal nccl_csv nccl_tests_log plugin; do
+for t in profile_toml env_values nccl_xml hwloc_xml journal nccl_csv nccl_tests_log plugin compiled_rules; do
   mkdir -p "$out/fuzz_$t"
 done
 
@@ -125,6 +125,14 @@ for f in "$out"/fuzz_profile_toml/*; do
   # v6, AllReduce, 4096 bytes, 1 pipe op, no NULLs, a 7x3 table, 16 ranks on 2 nodes.
   printf '\x04\x04\x00\x10\x00\x00\x00\x00\x00\x00\x01\x00\x07\x03\x10\x02' >"$out/fuzz_plugin/$(basename "$f")"
   cat "$f" >>"$out/fuzz_plugin/$(basename "$f")"
+done
+
+# Compiled rules (see fuzz_compiled_rules.cpp): the fixed profile's own cache unmasked (1 + 224 zero bytes:
+# header and three records), an empty cache (0), and every profile seed as a text to compile (2).
+{ printf '\x01'; head -c 224 /dev/zero; } >"$out/fuzz_compiled_rules/fixed-cache"
+printf '\x00' >"$out/fuzz_compiled_rules/empty-cache"
+for f in "$out"/fuzz_profile_toml/*; do
+  { printf '\x02'; cat "$f"; } >"$out/fuzz_compiled_rules/$(basename "$f")"
 done
 
 for d in "$out"/*/; do
