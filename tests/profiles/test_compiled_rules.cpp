@@ -101,7 +101,7 @@ TEST_CASE("a profile without rules compiles to a header alone and reads back") {
   CHECK(format_profile(*got) == c.text);
 }
 
-TEST_CASE("hand-written TOML: rules in file order; settings after the first rule cannot be compiled") {
+TEST_CASE("hand-written TOML: rules in file order, and settings after the first rule cannot be compiled") {
   const std::string rules =
       "[[rule]]\ncollective = \"allgather\"\nmin_bytes = 0\nmax_bytes = 100\nalgorithm = \"pat\"\n"
       "protocol = \"simple\"\n\n[[ rule ]]\ncollective = \"allreduce\"\nmin_bytes = 0\nmax_bytes = 10\n"
