@@ -4,6 +4,8 @@
 
 #include <hwloc.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <memory>
 #include <string>
@@ -36,6 +38,48 @@ void require_os_index(const pugi::xml_node& object, const std::string& file, std
                          (attribute ? "\"" + std::string(value) + "\"" : std::string("none")));
 }
 
+// hwloc 2.9 asserts (an abort, in Debian's build) on a bitmap whose first word is empty or not hex, such as
+// complete_cpuset=",x00000001" (found by fuzz_hwloc_xml). Accepted here: what hwloc writes, an optional
+// "0xf...f" (infinite) prefix, then words of 1 to 8 hex digits with an optional 0x, separated by commas; a
+// word after the first may be empty (hwloc writes ",," for zero words).
+bool is_hwloc_bitmap(std::string_view text) {
+  constexpr std::string_view kInfinite = "0xf...f";
+  if (text.substr(0, kInfinite.size()) == kInfinite) {
+    text.remove_prefix(kInfinite.size());
+    if (text.empty()) return true;
+    if (text.front() != ',') return false;
+    text.remove_prefix(1);
+  }
+  for (size_t word = 0;; ++word) {
+    const size_t comma = text.find(',');
+    std::string_view digits = text.substr(0, comma);
+    if (digits.size() >= 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+      digits.remove_prefix(2);
+    const bool hex = std::all_of(digits.begin(), digits.end(),
+                                 [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+    if (!hex || digits.size() > 8 || (digits.empty() && (word == 0 || text.substr(0, comma).size() > 0)))
+      return false;
+    if (comma == std::string_view::npos) return true;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+void require_bitmaps(const pugi::xml_node& node, const std::string& file, std::string_view text) {
+  for (const pugi::xml_node& child : node.children()) {
+    for (const pugi::xml_attribute& attribute : child.attributes()) {
+      const std::string_view name = attribute.name();
+      if (name.size() < 3 || name.substr(name.size() - 3) != "set") continue;  // cpuset, nodeset, allowed_...
+      if (!is_hwloc_bitmap(attribute.value()))
+        throw InputError(file, line_at(text, child.offset_debug()),
+                         "expected " + std::string(name) +
+                             " to be an hwloc bitmap (0x-prefixed hex words separated by commas, such as "
+                             "0x000000ff,0x00000001); found \"" +
+                             attribute.value() + "\"");
+    }
+    require_bitmaps(child, file, text);
+  }
+}
+
 void require_object_sets(const pugi::xml_node& node, const std::string& file, std::string_view text) {
   for (const pugi::xml_node& object : node.children("object")) {
     const std::string_view type = object.attribute("type").value();
@@ -59,6 +103,7 @@ Topology read_hwloc_xml(const pugi::xml_node& root, const std::string& file, std
   if (!root.child("object"))
     throw InputError(file, line_at(text, root.offset_debug()),
                      "expected an <object> (the machine) inside <topology>, found none");
+  require_bitmaps(root, file, text);
   require_object_sets(root, file, text);
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) != 0) throw std::runtime_error("hwloc_topology_init failed");
