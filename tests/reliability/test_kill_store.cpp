@@ -1,7 +1,8 @@
 // The profile store survives a writer killed at any point: a child saves profiles through Store::save over
 // and over and is killed with SIGKILL a few hundred times; after each kill every profile the store lists (and
 // every .prev it keeps) reads and validates, and is exactly one complete generation the writer produced (the
-// old one or a newer one), never a mix or a truncation.
+// old one or a newer one), never a mix or a truncation; compiled rules beside a profile are its own or
+// refused.
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "common/atomic_file.hpp"
 #include "kill_loop.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 
@@ -101,7 +103,7 @@ TEST_CASE("store: profiles survive a writer killed at random points, old or new,
   std::uniform_int_distribution<int> delay_us(0, 4 * cycle_us);
 
   const autotune::reliability::KillBudget budget;
-  int kills = 0, advanced = 0, died_early = 0, mid_write = 0;
+  int kills = 0, advanced = 0, died_early = 0, mid_write = 0, compiled_used = 0;
   size_t debris = 0;
   for (; budget.more(kills); ++kills) {
     const int next = 1 + std::max({current[0], current[1], current[2]});
@@ -112,11 +114,13 @@ TEST_CASE("store: profiles survive a writer killed at random points, old or new,
         },
         std::chrono::microseconds(delay_us(rng)));
     if (!killed) ++died_early;
-    // A kill inside write_file_atomically leaves its temporary file behind: count those kills.
-    size_t files = 0;
-    for (const auto& e : fs::directory_iterator(store.dir())) files += e.is_regular_file() ? 1 : 0;
-    if (files > debris + 2 * kFiles) ++mid_write;
-    debris = files - 2 * kFiles;
+    // A kill inside write_file_atomically leaves its temporary file (.NAME.tmp.XXXXXX) behind: count those
+    // kills. (Beside each profile the store keeps its .prev and its compiled .rules.)
+    size_t temporaries = 0;
+    for (const auto& e : fs::directory_iterator(store.dir()))
+      temporaries += e.path().filename().string().find(".tmp.") != std::string::npos ? 1 : 0;
+    if (temporaries > debris) ++mid_write;
+    debris = temporaries;
     // Every profile the store lists is valid; the three profiles are all there.
     const auto listed = store.list();
     int profiles = 0;
@@ -134,6 +138,23 @@ TEST_CASE("store: profiles survive a writer killed at random points, old or new,
       fs::path prev = paths[f];
       prev += ".prev";
       if (fs::exists(prev)) REQUIRE(check_whole(prev) <= gen);
+      // The compiled rules beside it are the TOML's own rules, or are refused (a kill between the two
+      // writes leaves the older generation's, bound to the older text): never other rules.
+      const fs::path compiled = compiled_rules_path(paths[f]);
+      if (fs::exists(compiled)) {
+        const std::string text = autotune::read_file(paths[f]);
+        if (const auto fast =
+                read_with_compiled_rules(text, autotune::read_file(compiled), paths[f].string())) {
+          const Profile parsed = parse_profile(text, paths[f].string());
+          REQUIRE(fast->rules.size() == parsed.rules.size());
+          for (size_t i = 0; i < parsed.rules.size(); ++i) {
+            REQUIRE(fast->rules[i].min_bytes == parsed.rules[i].min_bytes);
+            REQUIRE(fast->rules[i].max_bytes == parsed.rules[i].max_bytes);
+            REQUIRE(fast->rules[i].algorithm == parsed.rules[i].algorithm);
+          }
+          ++compiled_used;
+        }
+      }
     }
   }
   CHECK(died_early == 0);
@@ -142,6 +163,7 @@ TEST_CASE("store: profiles survive a writer killed at random points, old or new,
   INFO("kills " << kills << ", profiles advanced " << advanced << ", kills inside a write " << mid_write);
   CHECK(advanced >= std::max(10, kills / 10));
   CHECK(mid_write >= 5);
+  CHECK(compiled_used > 0);
   if (kills < budget.kills)
     WARN("store kill test: " << kills << " kills within the time budget (cycle " << cycle_us << " us)");
 }
