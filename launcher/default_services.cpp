@@ -2,6 +2,7 @@
 
 #include "autotune/version.hpp"
 #include "launcher/plugin_path.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 #include "topology/fingerprint.hpp"
@@ -52,7 +53,7 @@ std::optional<fs::path> pick(const std::vector<profiles::StoredProfile>& found) 
 
 Services default_services() {
   Services s;
-  s.read_profile = [](const fs::path& p) { return profiles::read_profile(p); };
+  s.read_profile = [](const fs::path& p) { return profiles::read_profile_for_use(p); };
   s.store_dir = [](const std::optional<fs::path>& option) {
     return option ? *option : profiles::Store::default_dir();
   };

@@ -67,41 +67,6 @@ std::string errno_text(int err) {
   return strerror_r(err, buf, sizeof buf);
 }
 
-// Reads a whole regular file; false on any failure (the caller then does without it).
-bool read_regular_file(const std::string& path, std::string& out) {
-  // O_NONBLOCK: a FIFO planted under the name must not hang communicator init.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  out.clear();
-  out.reserve(static_cast<size_t>(st.st_size));
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    out.append(buf, static_cast<size_t>(n));
-  }
-}
-
-// The profile from its compiled rules (compiled_rules.hpp) when <path>.rules is trusted as the profile is
-// and belongs to exactly `text`; nullopt otherwise, and the caller parses the TOML. Silent: a missing or
-// stale cache is normal (a profile kept by hand, edited since).
-std::optional<profiles::Profile> from_compiled_rules(const std::string& path, const std::string& text) {
-  const std::string rules_path = profiles::compiled_rules_path(path).string();
-  if (::access(rules_path.c_str(), F_OK) != 0) return std::nullopt;
-  if (!profiles::insecure_allowed() && profiles::untrusted_reason(rules_path)) return std::nullopt;
-  std::string bytes;
-  if (!read_regular_file(rules_path, bytes)) return std::nullopt;
-  return profiles::read_with_compiled_rules(text, bytes, path);
-}
-
 }  // namespace
 
 profiles::Profile parse_any_profile(const std::string& text, const std::string& file_name,
@@ -204,7 +169,7 @@ LoadResult ProfileCache::load(const std::string& path) {
       auto loaded = std::make_shared<LoadedProfile>();
       loaded->path = path;
       std::optional<profiles::Profile> compiled;
-      if (!looks_like_csv(text)) compiled = from_compiled_rules(path, text);
+      if (!looks_like_csv(text)) compiled = profiles::read_with_trusted_compiled_rules(path, text);
       if (compiled) {
         loaded->profile = std::move(*compiled);
         loaded->format = "TOML, compiled rules";

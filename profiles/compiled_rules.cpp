@@ -1,10 +1,16 @@
 #include "profiles/compiled_rules.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <exception>
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "profiles/file_trust.hpp"
 #include "profiles/profile_toml.hpp"
 
 #define XXH_INLINE_ALL
@@ -59,6 +65,29 @@ size_t find_head_length(std::string_view text) {
 
 uint64_t digest(std::string_view text) {
   return XXH3_64bits(text.data(), text.size());
+}
+
+// Reads a whole regular file; false on any failure (the caller then does without it).
+bool read_regular_file(const std::string& path, std::string& out) {
+  // O_NONBLOCK: a FIFO planted under the name must not hang a communicator's init.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  out.clear();
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out.append(buf, static_cast<size_t>(n));
+  }
 }
 
 Profile without_rules(const Profile& p) {
@@ -177,6 +206,23 @@ std::optional<Profile> read_with_compiled_rules(std::string_view toml_text, std:
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path,
+                                                        std::string_view text) {
+  const std::string path = compiled_rules_path(profile_path).string();
+  if (::access(path.c_str(), F_OK) != 0) return std::nullopt;
+  if (!insecure_allowed() && untrusted_reason(path)) return std::nullopt;
+  std::string bytes;
+  if (!read_regular_file(path, bytes)) return std::nullopt;
+  return read_with_compiled_rules(text, bytes, profile_path);
+}
+
+Profile read_profile_for_use(const std::filesystem::path& profile_path) {
+  const std::string text = read_file(profile_path);
+  if (auto compiled = read_with_trusted_compiled_rules(profile_path.string(), text))
+    return std::move(*compiled);
+  return parse_profile(text, profile_path.string());
 }
 
 void write_compiled_rules(const std::filesystem::path& profile_path, const Profile& profile,

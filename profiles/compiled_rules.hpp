@@ -45,6 +45,18 @@ std::string compile_rules(const Profile& profile, std::string_view toml_text, st
 std::optional<Profile> read_with_compiled_rules(std::string_view toml_text, std::string_view compiled_bytes,
                                                 const std::string& file_name);
 
+// The profile at `profile_path`, whose TOML text is `text`, from <profile_path>.rules when that file is a
+// regular file trusted as a profile is (file_trust.hpp; NCCL_AUTOTUNE_INSECURE=1 skips the check) and is
+// bound to exactly `text`; nullopt otherwise, silently (a missing or stale cache is normal), and the caller
+// parses the TOML. Never throws for a bad cache; never blocks on a FIFO planted under the name.
+std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path,
+                                                        std::string_view text);
+
+// For the tool's own use of a profile (the launcher): read_profile's result, from the compiled rules when
+// they belong to the file. Rules then carry no evidence (busbw, samples) and no source lines. Throws as
+// read_profile does when the TOML itself is bad.
+Profile read_profile_for_use(const std::filesystem::path& profile_path);
+
 // Writes compile_rules(...) beside `profile_path` atomically. Throws as compile_rules and
 // write_file_atomically do.
 void write_compiled_rules(const std::filesystem::path& profile_path, const Profile& profile,

@@ -82,7 +82,7 @@ std::vector<StoredProfile> Store::list() const {
     if (!is_profile_file(entry.path())) continue;
     StoredProfile s{entry.path(), std::nullopt, ""};
     try {
-      s.profile = read_profile(entry.path());
+      s.profile = read_profile_for_use(entry.path());  // the launcher lists the store on every run
     } catch (const std::exception& e) {
       s.error = e.what();
     }

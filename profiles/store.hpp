@@ -31,7 +31,8 @@ class Store {
   static std::filesystem::path default_dir();
 
   const std::filesystem::path& dir() const { return dir_; }
-  // Sorted by file name; a missing directory is an empty store.
+  // Sorted by file name; a missing directory is an empty store. Profiles are read as read_profile_for_use
+  // reads them: rules from their compiled form when it belongs to the file, so without evidence.
   std::vector<StoredProfile> list() const;
   // Valid profiles whose cluster.name (or cluster.fingerprint) matches exactly, newest NCCL version first.
   std::vector<StoredProfile> find_by_name(std::string_view cluster) const;
