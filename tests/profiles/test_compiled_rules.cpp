@@ -312,3 +312,38 @@ TEST_CASE("a compiled-rules file that cannot be written never fails the save") {
   CHECK(read_profile(target).rules.size() == p.rules.size());
   CHECK_FALSE(std::filesystem::exists(compiled_rules_path(target)));
 }
+
+TEST_CASE("read_profile_for_use takes the compiled rules only when they are trusted and belong to the file") {
+  TempDir dir;
+  ::unsetenv("NCCL_AUTOTUNE_INSECURE");
+  Store store(dir.path);
+  const Profile p = test::many_rules_profile(3);
+  const auto file = store.save(p);
+  const auto rules = compiled_rules_path(file);
+  const Profile parsed = read_profile(file);
+  REQUIRE(parsed.rules.front().busbw_gbps);  // the TOML carries evidence; the compiled form does not
+
+  // Trusted and bound to the file: the compiled path (no evidence), the same rules.
+  Profile used = read_profile_for_use(file);
+  check_same_rules(used.rules, parsed.rules);
+  CHECK_FALSE(used.rules.front().busbw_gbps);
+  CHECK(store.list().at(0).profile->rules.size() == parsed.rules.size());
+
+  // Writable by the group: not trusted, so the TOML is parsed (evidence back).
+  REQUIRE(::chmod(rules.c_str(), 0664) == 0);
+  used = read_profile_for_use(file);
+  check_same_rules(used.rules, parsed.rules);
+  CHECK(used.rules.front().busbw_gbps);
+  REQUIRE(::chmod(rules.c_str(), 0644) == 0);
+
+  // The TOML edited afterwards: the compiled rules are stale, the edit applies.
+  std::string text = autotune::read_file(file);
+  const std::string from = "channels = ", to = "channels = 1";
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.insert(at + from.size(), "1");  // channels N -> 1N: a changed value, still valid for N < 7
+  autotune::write_file_atomically(file, text);
+  used = read_profile_for_use(file);
+  CHECK(used.rules.front().busbw_gbps);
+  check_same_rules(used.rules, parse_profile(text, file.string()).rules);
+}
