@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
@@ -657,10 +659,31 @@ class Reader {
 // --- The writer
 // ---------------------------------------------------------------------------------------------
 
+// The UTF-8 sequence at s[i]: its code point and length, or nullopt when it is not well formed.
+std::optional<std::pair<char32_t, size_t>> utf8_at(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  const size_t length = lead >= 0xF0 && lead <= 0xF4  ? 4
+                        : lead >= 0xE0                ? 3
+                        : lead >= 0xC2 && lead < 0xE0 ? 2
+                                                      : 0;
+  if (length == 0 || i + length > s.size()) return std::nullopt;
+  char32_t code = lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return std::nullopt;
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  const char32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return std::nullopt;
+  return std::pair{code, length};
+}
+
+// Profiles are ASCII (parse_profile refuses anything else), so text from outside, such as a command line
+// with a non-ASCII path or a GPU name, is written with TOML escapes; bytes that are not UTF-8 become U+FFFD.
 std::string toml_string(std::string_view s) {
   auto plain = [](char c) {
     unsigned char u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u != 0x7f && c != '"' && c != '\\';
+    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
   };
   std::string out;
   out.reserve(s.size() + 2);
@@ -689,9 +712,21 @@ std::string toml_string(std::string_view s) {
         out += "\\r";
         break;
       default: {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+        char32_t code = static_cast<unsigned char>(c);
+        size_t length = 1;
+        if (code >= 0x80) {
+          const auto decoded = utf8_at(s, run);
+          code = decoded ? decoded->first : 0xFFFD;
+          length = decoded ? decoded->second : 1;
+        }
+        char buf[16];
+        if (code > 0xFFFF)
+          std::snprintf(buf, sizeof buf, "\\U%08x", static_cast<unsigned>(code));
+        else
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(code));
         out += buf;
+        i = run + length;
+        continue;
       }
     }
     i = run + 1;
@@ -749,9 +784,9 @@ void require_ascii(std::string_view text, std::string_view file_name) {
     } else if (byte >= 0x80) {
       char found[64];
       std::snprintf(found, sizeof found, "found the byte 0x%02X at column %zu", byte, i - line_start + 1);
-      throw InputError(std::string(file_name), line,
-                       "expected ASCII text (a profile holds names, numbers and NCCL settings); " +
-                           std::string(found));
+      throw InputError(
+          std::string(file_name), line,
+          "expected ASCII text (a profile holds names, numbers and NCCL settings); " + std::string(found));
     }
   }
 }

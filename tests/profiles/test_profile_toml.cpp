@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -147,6 +148,24 @@ TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]")
   CHECK(back.constants[0].value == p.constants[0].value);
   CHECK(back.rules[0].max_bytes == UINT64_MAX);
   CHECK(back.rules[0].busbw_gbps == r.busbw_gbps);
+  CHECK(format_profile(back) == text);
+}
+
+TEST_CASE("profile toml: text from outside is written as ASCII escapes and reads back", "[profile_toml]") {
+  // A non-ASCII path in the command line that made the profile, a GPU name, a byte that is not UTF-8: the
+  // file must stay ASCII (parse_profile refuses anything else) and still say the same.
+  Profile p;
+  p.cluster.name = "n";
+  p.cluster.gpu_model = "GPU \xe2\x84\xa2 \xf0\x9f\x9a\x80";  // U+2122, U+1F680
+  p.provenance.created = "2026-06-01T12:00:00Z";
+  p.provenance.nccl_version = "2.28.9";
+  p.provenance.command = "nccl-autotune tune --store /home/j\xc3\xb6rg/store \xff";
+  const std::string text = format_profile(p);
+  CHECK(std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
+  CHECK(text.find("gpu_model = \"GPU \\u2122 \\U0001f680\"") != std::string::npos);
+  const Profile back = parse_profile(text, "x.toml");
+  CHECK(back.cluster.gpu_model == p.cluster.gpu_model);
+  CHECK(back.provenance.command == "nccl-autotune tune --store /home/j\xc3\xb6rg/store \xef\xbf\xbd");
   CHECK(format_profile(back) == text);
 }
 
