@@ -67,6 +67,13 @@ struct NoInsecure {
   }
 };
 
+// One AllReduce rule: Tree/LL with 4 channels up to 64 KiB.
+autotune::profiles::Profile tree_below_64k() {
+  auto profile = base_profile();
+  profile.rules = {rule(Collective::allreduce, 0, 65535, Algorithm::tree, Protocol::ll, 4)};
+  return profile;
+}
+
 }  // namespace
 
 TEST_CASE("with compiled rules present, every decision equals the decision from the TOML alone") {
@@ -106,8 +113,7 @@ TEST_CASE("compiled rules left behind by an edit of the TOML are ignored; the ed
   NoInsecure secure;
   TempDir dir;
   const auto path = dir / "profile.toml";
-  auto profile = base_profile();
-  profile.rules = {rule(Collective::allreduce, 0, 65535, Algorithm::tree, Protocol::ll, 4)};
+  const auto profile = tree_below_64k();
   write_profile_and_rules(path, profile);
   ScopedEnv env(kProfileEnv, path.string());
   CHECK(from_compiled(init_line(2, 16)));
@@ -134,8 +140,7 @@ TEST_CASE("compiled rules that are not trusted, or not a regular file, are ignor
   NoInsecure secure;
   TempDir dir;
   const auto path = dir / "profile.toml";
-  auto profile = base_profile();
-  profile.rules = {rule(Collective::allreduce, 0, 65535, Algorithm::tree, Protocol::ll, 4)};
+  const auto profile = tree_below_64k();
   const auto rules = autotune::profiles::compiled_rules_path(path);
   ScopedEnv env(kProfileEnv, path.string());
 
