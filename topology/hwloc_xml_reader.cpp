@@ -80,11 +80,32 @@ void require_bitmaps(const pugi::xml_node& node, const std::string& file, std::s
   }
 }
 
+// hwloc stores bridge_type="U-D" and osdev_type="N" into C enums unchecked, and the conversion reads them:
+// a value outside the enum is undefined behaviour there (found by fuzz_hwloc_xml with bridge_type="2-1").
+// hwloc 2.9 knows bridge ends 0 (host) and 1 (PCI), and OS device types 0..5.
+void require_known_kinds(const pugi::xml_node& object, const std::string& file, std::string_view text) {
+  const auto refuse = [&](const char* name, const char* expected) {
+    throw InputError(file, line_at(text, object.offset_debug()),
+                     std::string("expected ") + name + " " + expected + "; found \"" +
+                         object.attribute(name).value() + "\"");
+  };
+  if (const pugi::xml_attribute bridge = object.attribute("bridge_type")) {
+    const std::string_view v = bridge.value();
+    if (v.size() != 3 || (v[0] != '0' && v[0] != '1') || v[1] != '-' || (v[2] != '0' && v[2] != '1'))
+      refuse("bridge_type", "U-D, U and D each 0 (host) or 1 (PCI)");
+  }
+  if (const pugi::xml_attribute osdev = object.attribute("osdev_type")) {
+    const std::string_view v = osdev.value();
+    if (v.size() != 1 || v[0] < '0' || v[0] > '5') refuse("osdev_type", "0..5");
+  }
+}
+
 void require_object_sets(const pugi::xml_node& node, const std::string& file, std::string_view text) {
   for (const pugi::xml_node& object : node.children("object")) {
     const std::string_view type = object.attribute("type").value();
     const bool io_or_misc = type == "Bridge" || type == "PCIDev" || type == "OSDev" || type == "Misc";
     if (type == "PU" || type == "NUMANode") require_os_index(object, file, text);
+    require_known_kinds(object, file, text);
     if (!io_or_misc) {
       for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"}) {
         if (!object.attribute(set))
