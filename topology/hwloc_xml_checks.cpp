@@ -13,9 +13,6 @@
 namespace autotune::topology::detail {
 namespace {
 
-// hwloc 2.9 trusts the sets of CPU-side objects: one without a complete_cpuset crashes inside
-// hwloc_topology_load (found by the bad-inputs table). Every such object hwloc itself exports carries all
-// four sets, so refuse the file, with its line, before hwloc sees it. I/O and Misc objects have no sets.
 // hwloc sets bit os_index of a cpuset (PU) or nodeset (NUMANode) for these objects, and takes a missing one
 // as 2^32-1: a 19-byte edit made it allocate and clear 512 MB (found by fuzz_hwloc_xml). hwloc exports an
 // os_index on every PU and NUMA node; a million is far beyond any machine's CPU numbering.
@@ -34,30 +31,58 @@ void require_os_index(const pugi::xml_node& object, const std::string& file, std
                          (attribute ? "\"" + std::string(value) + "\"" : std::string("none")));
 }
 
+// A bitmap as hwloc writes it, least significant 32-bit word first; `infinite`: every bit above them set.
+struct Bitmap {
+  std::vector<uint32_t> words;
+  bool infinite = false;
+
+  uint32_t word(size_t i) const { return i < words.size() ? words[i] : infinite ? 0xFFFFFFFFu : 0; }
+  bool within(const Bitmap& other) const {
+    if (infinite && !other.infinite) return false;
+    for (size_t i = 0; i < std::max(words.size(), other.words.size()); ++i)
+      if (word(i) & ~other.word(i)) return false;
+    return true;
+  }
+  bool meets(const Bitmap& other) const {
+    if (infinite && other.infinite) return true;
+    for (size_t i = 0; i < std::max(words.size(), other.words.size()); ++i)
+      if (word(i) & other.word(i)) return true;
+    return false;
+  }
+};
+
 // hwloc 2.9 asserts (an abort, in Debian's build) on a bitmap whose first word is empty or not hex, such as
 // complete_cpuset=",x00000001" (found by fuzz_hwloc_xml). Accepted here: what hwloc writes, an optional
 // "0xf...f" (infinite) prefix, then words of 1 to 8 hex digits with an optional 0x, separated by commas; a
-// word after the first may be empty (hwloc writes ",," for zero words).
-bool is_hwloc_bitmap(std::string_view text) {
+// word after the first may be empty (hwloc writes ",," for zero words). nullopt for anything else.
+std::optional<Bitmap> parse_hwloc_bitmap(std::string_view text) {
+  Bitmap b;
   constexpr std::string_view kInfinite = "0xf...f";
   if (text.substr(0, kInfinite.size()) == kInfinite) {
+    b.infinite = true;
     text.remove_prefix(kInfinite.size());
-    if (text.empty()) return true;
-    if (text.front() != ',') return false;
+    if (text.empty()) return b;
+    if (text.front() != ',') return std::nullopt;
     text.remove_prefix(1);
   }
-  for (size_t word = 0;; ++word) {
+  for (;;) {
     const size_t comma = text.find(',');
-    std::string_view digits = text.substr(0, comma);
+    const std::string_view word = text.substr(0, comma);
+    std::string_view digits = word;
     if (digits.size() >= 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
       digits.remove_prefix(2);
     const bool hex = std::all_of(digits.begin(), digits.end(),
                                  [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
-    if (!hex || digits.size() > 8 || (digits.empty() && (word == 0 || text.substr(0, comma).size() > 0)))
-      return false;
-    if (comma == std::string_view::npos) return true;
+    if (!hex || digits.size() > 8 || (digits.empty() && (b.words.empty() || !word.empty())))
+      return std::nullopt;
+    uint32_t value = 0;
+    std::from_chars(digits.data(), digits.data() + digits.size(), value, 16);
+    b.words.push_back(value);
+    if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
   }
+  std::reverse(b.words.begin(), b.words.end());
+  return b;
 }
 
 void require_bitmaps(const pugi::xml_node& node, const std::string& file, std::string_view text) {
@@ -65,7 +90,7 @@ void require_bitmaps(const pugi::xml_node& node, const std::string& file, std::s
     for (const pugi::xml_attribute& attribute : child.attributes()) {
       const std::string_view name = attribute.name();
       if (name.size() < 3 || name.substr(name.size() - 3) != "set") continue;  // cpuset, nodeset, allowed_...
-      if (!is_hwloc_bitmap(attribute.value()))
+      if (!parse_hwloc_bitmap(attribute.value()))
         throw InputError(file, line_at(text, child.offset_debug()),
                          "expected " + std::string(name) +
                              " to be an hwloc bitmap (0x-prefixed hex words separated by commas, such as "
@@ -96,6 +121,9 @@ void require_known_kinds(const pugi::xml_node& object, const std::string& file, 
   }
 }
 
+// hwloc 2.9 trusts the sets of CPU-side objects: one without a complete_cpuset crashes inside
+// hwloc_topology_load (found by the bad-inputs table). Every such object hwloc itself exports carries all
+// four sets, so refuse the file, with its line, before hwloc sees it. I/O and Misc objects have no sets.
 void require_object_sets(const pugi::xml_node& node, const std::string& file, std::string_view text) {
   for (const pugi::xml_node& object : node.children("object")) {
     const std::string_view type = object.attribute("type").value();
@@ -114,49 +142,6 @@ void require_object_sets(const pugi::xml_node& node, const std::string& file, st
   }
 }
 
-// A bitmap as hwloc writes it, least significant 32-bit word first; `infinite`: every bit above them set.
-struct Bitmap {
-  std::vector<uint32_t> words;
-  bool infinite = false;
-
-  uint32_t word(size_t i) const { return i < words.size() ? words[i] : infinite ? 0xFFFFFFFFu : 0; }
-  bool within(const Bitmap& other) const {
-    if (infinite && !other.infinite) return false;
-    for (size_t i = 0; i < std::max(words.size(), other.words.size()); ++i)
-      if (word(i) & ~other.word(i)) return false;
-    return true;
-  }
-  bool meets(const Bitmap& other) const {
-    if (infinite && other.infinite) return true;
-    for (size_t i = 0; i < std::max(words.size(), other.words.size()); ++i)
-      if (word(i) & other.word(i)) return true;
-    return false;
-  }
-};
-
-// Only for text is_hwloc_bitmap accepted.
-Bitmap parse_bitmap(std::string_view text) {
-  Bitmap b;
-  constexpr std::string_view kInfinite = "0xf...f";
-  if (text.substr(0, kInfinite.size()) == kInfinite) {
-    b.infinite = true;
-    text.remove_prefix(std::min(text.size(), kInfinite.size() + 1));
-  }
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    std::string_view digits = text.substr(0, comma);
-    if (digits.size() >= 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
-      digits.remove_prefix(2);
-    uint32_t value = 0;
-    std::from_chars(digits.data(), digits.data() + digits.size(), value, 16);
-    b.words.push_back(value);
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  std::reverse(b.words.begin(), b.words.end());
-  return b;
-}
-
 // hwloc aborts ("Topology became empty") and then crashes when an object's cpuset or nodeset holds what its
 // complete set lacks, or when the machine's allowed sets miss its own (found by fuzz_hwloc_xml).
 void require_set_relations(const pugi::xml_node& node, bool root, const std::string& file,
@@ -164,7 +149,7 @@ void require_set_relations(const pugi::xml_node& node, bool root, const std::str
   for (const pugi::xml_node& object : node.children("object")) {
     const auto set = [&](const char* name) -> std::optional<Bitmap> {
       const pugi::xml_attribute a = object.attribute(name);
-      return a ? std::optional(parse_bitmap(a.value())) : std::nullopt;
+      return a ? parse_hwloc_bitmap(a.value()) : std::nullopt;  // syntax checked by require_bitmaps
     };
     const auto refuse = [&](const std::string& what) {
       throw InputError(file, line_at(text, object.offset_debug()),
