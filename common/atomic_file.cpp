@@ -34,7 +34,8 @@ void write_all(int fd, std::string_view content, const std::filesystem::path& pa
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
-  std::filesystem::path dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::filesystem::path dir =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) fail("cannot create a temporary file in", dir, errno);
@@ -70,6 +71,17 @@ std::string read_file(const std::filesystem::path& path) {
   out << in.rdbuf();
   if (in.bad()) throw InputError(path.string(), 0, "read error");
   return std::move(out).str();
+}
+
+int read_all(int fd, std::string& out) {
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    out.append(buf, static_cast<size_t>(n));
+  }
 }
 
 }  // namespace autotune

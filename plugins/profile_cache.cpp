@@ -12,6 +12,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "plugins/tuner_abi.h"
 #include "profiles/compiled_rules.hpp"
@@ -153,17 +154,7 @@ LoadResult ProfileCache::load(const std::string& path) {
   LoadResult result;
   std::string text;
   text.reserve(static_cast<size_t>(st.st_size));
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      result.problem = "cannot read: " + errno_text(errno);
-      break;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
+  if (const int err = read_all(fd, text)) result.problem = "cannot read: " + errno_text(err);
   if (result.problem.empty()) {
     try {
       auto loaded = std::make_shared<LoadedProfile>();

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <exception>
 
@@ -80,14 +79,7 @@ bool read_regular_file(const std::string& path, std::string& out) {
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
   out.clear();
   out.reserve(static_cast<size_t>(st.st_size));
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    out.append(buf, static_cast<size_t>(n));
-  }
+  return read_all(fd, out) == 0;
 }
 
 Profile without_rules(const Profile& p) {
