@@ -15,8 +15,6 @@
 
 namespace autotune::cli {
 
-namespace {}  // namespace
-
 int cmd_bench(const Args& args) {
   CommandSpec spec;
   spec.usage =

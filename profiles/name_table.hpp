@@ -17,9 +17,9 @@ std::optional<int> index_of(const std::array<std::string_view, N>& names, std::s
   return std::nullopt;
 }
 
-// "a, b, c", for "expected one of ..." messages.
-template <size_t N>
-std::string join_names(const std::array<std::string_view, N>& names) {
+// "a, b, c", for "expected one of ..." messages; any range of names (an array, an initializer list).
+template <class Names>
+std::string join_names(const Names& names) {
   std::string out;
   for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
   return out;

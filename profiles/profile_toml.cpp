@@ -17,6 +17,7 @@
 #include "common/input_error.hpp"
 #include "profiles/byte_size.hpp"
 #include "profiles/env_policy.hpp"
+#include "profiles/name_table.hpp"
 #include "profiles/tuner_constants.hpp"
 
 namespace autotune::profiles {
@@ -26,13 +27,6 @@ constexpr int kMaxChannels = 64;
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
-}
-
-template <class Names>
-std::string join(const Names& names) {
-  std::string out;
-  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
 }
 
 std::string all_collective_names() {
@@ -408,7 +402,7 @@ class Reader {
                                 int fallback_line) {
     int line = k.source().begin.line ? static_cast<int>(k.source().begin.line) : fallback_line;
     w_.fail(line, prefix + std::string(k.str()),
-            "expected one of " + join(allowed) + "; found an unknown key");
+            "expected one of " + join_names(allowed) + "; found an unknown key");
   }
 
   int key_line(const toml::table& t, std::string_view key) {
