@@ -24,9 +24,10 @@
 #include "tests/plugins/plugin_fixtures.hpp"
 
 using namespace autotune::plugin::test;
-using autotune::profiles::Algorithm;
-using autotune::profiles::Collective;
-using autotune::profiles::Protocol;
+using namespace autotune::nccl;
+using autotune::nccl::Algorithm;
+using autotune::nccl::Collective;
+using autotune::nccl::Protocol;
 
 namespace {
 

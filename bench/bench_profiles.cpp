@@ -23,6 +23,7 @@
 namespace {
 
 using namespace autotune::profiles;
+using namespace autotune::nccl;
 
 // n disjoint rules spread over the five collectives and two scales, like a large calibrated profile.
 std::vector<Rule> make_rules(int n) {

@@ -6,11 +6,12 @@
 #include <chrono>
 #include <cstdio>
 
-#include "tuner/mpi_context.hpp"
-#include "tuner/sim_runner.hpp"
+#include "runners/mpi_context.hpp"
+#include "simulator/sim_runner.hpp"
 
 using namespace autotune;
-using namespace autotune::tuner;
+using namespace autotune::runners;
+using namespace autotune::sim;
 
 namespace {
 
@@ -42,15 +43,15 @@ topology::Topology h100_node() {
 
 std::vector<MeasureRequest> full_sweep() {
   std::vector<MeasureRequest> batch;
-  for (auto c : profiles::kAllCollectives)
+  for (auto c : nccl::kAllCollectives)
     for (uint64_t b = 8; b <= (8ULL << 30); b *= 2) {
       MeasureRequest r;
       r.collective = c;
       r.bytes = b;
       batch.push_back(r);  // NCCL's default
-      for (auto a : profiles::kAllAlgorithms)
-        for (auto p : profiles::kAllProtocols) {
-          if (!profiles::is_allowed(c, a, p)) continue;
+      for (auto a : nccl::kAllAlgorithms)
+        for (auto p : nccl::kAllProtocols) {
+          if (!nccl::is_allowed(c, a, p)) continue;
           for (int ch : {0, 1, 4, 16}) {
             r.candidate = Candidate{a, p, ch};
             batch.push_back(r);

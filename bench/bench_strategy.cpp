@@ -8,15 +8,17 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "simulator/sim_cluster.hpp"
+#include "simulator/sim_model.hpp"
 #include "topology/examples.hpp"
 #include "tuner/runner_factory.hpp"
-#include "tuner/sim_cluster.hpp"
-#include "tuner/sim_model.hpp"
 #include "tuner/tune.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune;
 using namespace autotune::tuner;
+using namespace autotune::runners;
+using namespace autotune::sim;
 
 namespace {
 
@@ -46,7 +48,7 @@ TuneResult calibrate(const topology::Topology& topo, int nodes, const std::strin
 // Total true busbw of a profile's decisions over the grid (the rule where one matches, else NCCL's choice).
 double busbw_sum(const SimModel& model, const std::vector<profiles::Rule>& rules, int ranks) {
   double sum = 0;
-  for (auto c : profiles::kAllCollectives)
+  for (auto c : nccl::kAllCollectives)
     for (uint64_t b : size_grid(8, 8ull << 30)) {
       SimChoice choice = model.nccl_default(c, b);
       for (const auto& r : rules)
@@ -55,7 +57,7 @@ double busbw_sum(const SimModel& model, const std::vector<profiles::Rule>& rules
           if (auto resolved = model.resolve(c, b, cand)) choice = *resolved;
         }
       double t = model.true_time_us(c, b, choice);
-      sum += static_cast<double>(b) / (t * 1e3) * profiles::bus_bandwidth_factor(c, ranks);
+      sum += static_cast<double>(b) / (t * 1e3) * nccl::bus_bandwidth_factor(c, ranks);
     }
   return sum;
 }

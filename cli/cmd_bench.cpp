@@ -7,10 +7,10 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/input_error.hpp"
+#include "nccl_tests/bench_table.hpp"
+#include "runners/mpi_context.hpp"
 #include "topology/examples.hpp"
 #include "topology/reader.hpp"
-#include "tuner/bench_table.hpp"
-#include "tuner/mpi_context.hpp"
 #include "tuner/runner_factory.hpp"
 
 namespace autotune::cli {
@@ -60,21 +60,21 @@ int cmd_bench(const Args& args) {
   if (channels < 0)
     throw InputError("<argument>", 0, "--channels of 0 or more, found " + std::to_string(channels));
 
-  tuner::Candidate candidate;
+  runners::Candidate candidate;
   candidate.channels = channels;
   if (!algo.empty()) {
-    candidate.algorithm = profiles::parse_algorithm(algo);
+    candidate.algorithm = nccl::parse_algorithm(algo);
     if (!candidate.algorithm)
       throw InputError("<argument>", 0, "an algorithm name for --algo, found '" + algo + "'");
   }
   if (!proto.empty()) {
-    candidate.protocol = profiles::parse_protocol(proto);
+    candidate.protocol = nccl::parse_protocol(proto);
     if (!candidate.protocol)
       throw InputError("<argument>", 0, "a protocol name for --proto, found '" + proto + "'");
   }
   auto kinds = parse_collective_list(collectives, "--collectives");
-  auto sizes = tuner::size_sweep(tuner::parse_size(min_size, "<argument -b>"),
-                                 tuner::parse_size(max_size, "<argument -e>"), factor);
+  auto sizes = nccl_tests::size_sweep(nccl_tests::parse_size(min_size, "<argument -b>"),
+                                      nccl_tests::parse_size(max_size, "<argument -e>"), factor);
 
   tuner::RunnerOptions options;
   options.simulate = vm->count("simulate") > 0;
@@ -94,30 +94,31 @@ int cmd_bench(const Args& args) {
   }
 
   auto runner = tuner::make_runner(options);
-  const auto& processes = tuner::MpiContext::world();
+  const auto& processes = runners::MpiContext::world();
   const bool progress = processes.is_root() && isatty(STDERR_FILENO);
-  std::vector<tuner::Measurement> results;
+  std::vector<runners::Measurement> results;
   for (auto c : kinds) {
     // One size per batch so progress shows and a long real sweep can be watched.
     for (uint64_t bytes : sizes) {
-      tuner::MeasureRequest r;
+      runners::MeasureRequest r;
       r.collective = c;
       r.bytes = bytes;
       r.candidate = candidate;
       r.repetitions = reps;
-      auto out = runner->run(std::span<const tuner::MeasureRequest>(&r, 1));
+      auto out = runner->run(std::span<const runners::MeasureRequest>(&r, 1));
       results.insert(results.end(), out.begin(), out.end());
       if (progress)
-        std::fprintf(stderr, "\r%s %llu B   ", std::string(profiles::name(c)).c_str(),
+        std::fprintf(stderr, "\r%s %llu B   ", std::string(nccl::name(c)).c_str(),
                      static_cast<unsigned long long>(bytes));
     }
   }
   if (progress) std::fprintf(stderr, "\r%40s\r", "");
   if (!processes.is_root()) return kExitOk;  // rank 0 reports
   auto info = runner->info();
-  std::cout << (format == "json" ? tuner::format_json(info, results) : tuner::format_table(info, results));
+  std::cout << (format == "json" ? nccl_tests::format_json(info, results)
+                                 : nccl_tests::format_table(info, results));
   int wrong = 0;
-  for (const auto& m : results) wrong += m.outcome == tuner::Outcome::wrong_result;
+  for (const auto& m : results) wrong += m.outcome == runners::Outcome::wrong_result;
   return wrong ? kExitFailed : kExitOk;
 }
 

@@ -6,7 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/input_error.hpp"
-#include "tuner/import_nccl_tests.hpp"
+#include "nccl_tests/import_nccl_tests.hpp"
 #include "tuner/journal.hpp"
 
 namespace autotune::cli {
@@ -49,19 +49,19 @@ int cmd_import_nccl_tests(const Args& args) {
 
   if (logs.empty())
     throw InputError("<arguments>", 0, "expected at least one nccl-tests log (usage: " + spec.usage + ")");
-  tuner::ImportOptions options;
+  nccl_tests::ImportOptions options;
   options.as_default = vm->count("default") > 0;
   if (options.as_default && (!algo.empty() || !proto.empty() || channels != 0))
     throw InputError("<arguments>", 0,
                      "--default means nothing was forced: it excludes --algo, --proto, --channels");
   if (!algo.empty()) {
-    options.algorithm = profiles::parse_algorithm(algo);
+    options.algorithm = nccl::parse_algorithm(algo);
     if (!options.algorithm)
       throw InputError("<arguments>", 0,
                        "expected an algorithm for --algo (ring, tree, nvls, ...), found '" + algo + "'");
   }
   if (!proto.empty()) {
-    options.protocol = profiles::parse_protocol(proto);
+    options.protocol = nccl::parse_protocol(proto);
     if (!options.protocol)
       throw InputError("<arguments>", 0,
                        "expected a protocol for --proto (ll, ll128, simple), found '" + proto + "'");
@@ -92,11 +92,11 @@ int cmd_import_nccl_tests(const Args& args) {
   options.command = "nccl-autotune import-nccl-tests";
   for (const auto& a : args) options.command += " " + a;
 
-  std::vector<tuner::NcclTestsLog> parsed;
+  std::vector<nccl_tests::NcclTestsLog> parsed;
   std::optional<std::string> coll;
   if (!collective.empty()) coll = collective;
-  for (const auto& path : logs) parsed.push_back(tuner::read_nccl_tests_log(path, coll));
-  tuner::ImportResult result = tuner::import_nccl_tests(parsed, options);
+  for (const auto& path : logs) parsed.push_back(nccl_tests::read_nccl_tests_log(path, coll));
+  nccl_tests::ImportResult result = nccl_tests::import_nccl_tests(parsed, options);
   for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
 
   bool fresh = !std::filesystem::exists(journal_path) || std::filesystem::file_size(journal_path) == 0;
@@ -114,7 +114,7 @@ int cmd_import_nccl_tests(const Args& args) {
   if (fresh) writer.write(result.header);
   writer.write(result.records);
   size_t wrong = 0;
-  for (const auto& r : result.records) wrong += r.measurement.outcome != tuner::Outcome::ok;
+  for (const auto& r : result.records) wrong += r.measurement.outcome != runners::Outcome::ok;
   std::cout << "imported " << result.records.size() << " measurements (" << wrong
             << " with wrong results) from " << parsed.size() << (parsed.size() == 1 ? " log" : " logs")
             << " into " << journal_path.string() << "\n";

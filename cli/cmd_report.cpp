@@ -7,8 +7,8 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
+#include "report/report_html.hpp"
 #include "tuner/journal.hpp"
-#include "tuner/report_html.hpp"
 
 namespace autotune::cli {
 
@@ -73,7 +73,7 @@ int cmd_report(const Args& args) {
   }
   std::string probe;
   if (!probe_path.empty()) probe = read_file(probe_path);
-  tuner::write_report(output, journal, profile, probe);
+  report::write_report(output, journal, profile, probe);
   std::cout << "wrote " << output << " (" << journal.records.size() << " measurements"
             << (profile ? ", " + std::to_string(profile->rules.size()) + " rules from the profile" : "")
             << ")\n";

@@ -13,19 +13,19 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
-#include "profiles/byte_size.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
+#include "report/report_html.hpp"
+#include "report/table_format.hpp"
+#include "runners/mpi_context.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
 #include "topology/reader.hpp"
-#include "tuner/mpi_context.hpp"
 #include "tuner/orchestrator.hpp"
-#include "tuner/report_html.hpp"
 #include "tuner/runner_factory.hpp"
-#include "tuner/table_format.hpp"
 #include "tuner/tune.hpp"
 
 namespace autotune::cli {
@@ -97,7 +97,7 @@ double parse_gain(const std::string& text) {
 }
 
 std::string format_candidate(const profiles::Rule& r) {
-  std::string s = std::string(profiles::name(r.algorithm)) + "/" + std::string(profiles::name(r.protocol));
+  std::string s = std::string(nccl::name(r.algorithm)) + "/" + std::string(nccl::name(r.protocol));
   if (r.channels > 0) s += "/ch" + std::to_string(r.channels);
   return s;
 }
@@ -114,13 +114,13 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   j["env"] = r.profile.env;
   j["rules"] = json::array();
   for (const auto& d : r.derivation.rules)
-    j["rules"].push_back({{"collective", profiles::name(d.rule.collective)},
+    j["rules"].push_back({{"collective", nccl::name(d.rule.collective)},
                           {"nodes", d.scale.nodes},
                           {"ranks", d.scale.ranks},
                           {"min_bytes", d.rule.min_bytes},
                           {"max_bytes", d.rule.max_bytes},
-                          {"algorithm", profiles::name(d.rule.algorithm)},
-                          {"protocol", profiles::name(d.rule.protocol)},
+                          {"algorithm", nccl::name(d.rule.algorithm)},
+                          {"protocol", nccl::name(d.rule.protocol)},
                           {"channels", d.rule.channels},
                           {"busbw_gbps", d.rule.busbw_gbps.value_or(0)},
                           {"default_busbw_gbps", d.rule.default_busbw_gbps.value_or(0)},
@@ -129,9 +129,9 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   for (const auto& f : r.derivation.failed)
     j["failed_candidates"].push_back({{"setting", f.setting},
                                       {"nodes", f.scale.nodes},
-                                      {"collective", profiles::name(f.collective)},
-                                      {"candidate", tuner::to_string(f.candidate)},
-                                      {"outcome", tuner::name(f.outcome)},
+                                      {"collective", nccl::name(f.collective)},
+                                      {"candidate", runners::to_string(f.candidate)},
+                                      {"outcome", runners::name(f.outcome)},
                                       {"detail", f.detail},
                                       {"sizes", f.sizes.size()}});
   j["jobs"] = json::array();
@@ -154,14 +154,16 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
   if (r.derivation.rules.empty()) {
     std::cout << "no rules: NCCL's own choice was as good as any candidate everywhere\n";
   } else {
-    tuner::TextTable t({"collective", "nodes", "ranks", "sizes", "algo/proto", "busbw", "default", "gain"},
-                       {tuner::Align::left, tuner::Align::right, tuner::Align::right, tuner::Align::left,
-                        tuner::Align::left, tuner::Align::right, tuner::Align::right, tuner::Align::right});
+    report::TextTable t(
+        {"collective", "nodes", "ranks", "sizes", "algo/proto", "busbw", "default", "gain"},
+        {report::Align::left, report::Align::right, report::Align::right, report::Align::left,
+         report::Align::left, report::Align::right, report::Align::right, report::Align::right});
     for (const auto& d : r.derivation.rules)
-      t.add_row({std::string(profiles::name(d.rule.collective)), std::to_string(d.scale.nodes),
-                 std::to_string(d.scale.ranks), tuner::human_size_range(d.rule.min_bytes, d.rule.max_bytes),
-                 format_candidate(d.rule), tuner::format_gbps(d.rule.busbw_gbps.value_or(0)),
-                 tuner::format_gbps(d.rule.default_busbw_gbps.value_or(0)), tuner::format_gain(d.mean_gain)});
+      t.add_row({std::string(nccl::name(d.rule.collective)), std::to_string(d.scale.nodes),
+                 std::to_string(d.scale.ranks), report::human_size_range(d.rule.min_bytes, d.rule.max_bytes),
+                 format_candidate(d.rule), report::format_gbps(d.rule.busbw_gbps.value_or(0)),
+                 report::format_gbps(d.rule.default_busbw_gbps.value_or(0)),
+                 report::format_gain(d.mean_gain)});
     std::cout << t.render();
   }
   std::cout << "\n[env]: ";
@@ -170,9 +172,10 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
   if (!r.profile.env.empty()) std::cout << "\n";
   for (const auto& n : r.derivation.notes) std::cout << "note: " << n << "\n";
   for (const auto& f : r.derivation.failed)
-    std::cout << "failed candidate: " << profiles::name(f.collective) << " " << tuner::to_string(f.candidate)
-              << " under '" << f.setting << "' at " << f.scale.nodes << " node(s): " << tuner::name(f.outcome)
-              << " at " << f.sizes.size() << " size(s)" << (f.detail.empty() ? "" : ": " + f.detail) << "\n";
+    std::cout << "failed candidate: " << nccl::name(f.collective) << " " << runners::to_string(f.candidate)
+              << " under '" << f.setting << "' at " << f.scale.nodes
+              << " node(s): " << runners::name(f.outcome) << " at " << f.sizes.size() << " size(s)"
+              << (f.detail.empty() ? "" : ": " + f.detail) << "\n";
   for (const auto& job : r.jobs) {
     if (job.failed)
       std::cout << "failed job '" << job.setting.id << "' at " << job.scale.nodes
@@ -268,7 +271,7 @@ int cmd_tune(const Args& args) {
   auto finish = [&](const tuner::TuneResult& r, const std::filesystem::path& journal) {
     std::string path = store.save(r.profile).string();
     if (!report.empty()) {
-      tuner::write_report(report, tuner::load_journal(journal), r.profile);
+      report::write_report(report, tuner::load_journal(journal), r.profile);
       std::fprintf(stderr, "report: %s\n", report.c_str());
     }
     if (format == "json")
@@ -300,8 +303,8 @@ int cmd_tune(const Args& args) {
     throw InputError("<arguments>", 0,
                      "--example, --topology and --nodes describe the simulator: add --simulate");
   }
-  auto& processes = tuner::MpiContext::world();
-  const bool under_mpi = tuner::MpiContext::launched_by_mpi();
+  auto& processes = runners::MpiContext::world();
+  const bool under_mpi = runners::MpiContext::launched_by_mpi();
   const bool worker = vm->count("worker") > 0;
   const bool dry_run = vm->count("dry-run") > 0;
   if (worker && (job_id < 0 || journal_part.empty()))
@@ -321,7 +324,7 @@ int cmd_tune(const Args& args) {
   if (!budget.empty()) o.budget = std::chrono::duration<double>(parse_duration(budget));
   if (!collectives.empty()) o.space.collectives = parse_collective_list(collectives, "--collectives");
   auto parse_bytes = [](const std::string& text, const char* what) {
-    auto v = profiles::parse_byte_size(text);
+    auto v = parse_byte_size(text);
     if (!v)
       throw InputError("<arguments>", 0,
                        std::string(what) + ": expected a size like 8, 64K, 8G; found '" + text + "'");
@@ -369,9 +372,9 @@ int cmd_tune(const Args& args) {
   }
   if (topo) {
     auto analysis = topology::analyze(*topo);
-    std::set<profiles::Algorithm> algorithms;
+    std::set<nccl::Algorithm> algorithms;
     for (const auto& a : analysis.algorithms)
-      if (auto parsed = profiles::parse_algorithm(a)) algorithms.insert(*parsed);
+      if (auto parsed = nccl::parse_algorithm(a)) algorithms.insert(*parsed);
     if (!algorithms.empty()) o.space.algorithms = algorithms;
     if (full_nodes > 1) {
       std::vector<std::string> hcas = given_hcas();
@@ -436,7 +439,7 @@ int cmd_tune(const Args& args) {
   base.noise = noise;
   base.max_bytes = o.space.max_bytes;
   if (worker) base.process_env = o.space.settings.front().env;
-  std::unique_ptr<tuner::Runner> probe_runner;
+  std::unique_ptr<runners::Runner> probe_runner;
   if (!simulate && orchestrating && !dry_run) {
     // The GPUs belong to the workers: the orchestrator only names the cluster.
     o.space.scales = {{1, 1}};  // for the plan; the workers' parts say what was measured
@@ -485,9 +488,9 @@ int cmd_tune(const Args& args) {
     for (const auto& s : plan.space.scales)
       std::cout << " " << s.nodes << "x" << s.ranks / std::max(1, s.nodes);
     std::cout << "\n  sizes: " << plan.space.sizes.size() << " ("
-              << tuner::human_size_range(plan.space.sizes.front(), plan.space.sizes.back()) << ", x2)\n";
+              << report::human_size_range(plan.space.sizes.front(), plan.space.sizes.back()) << ", x2)\n";
     for (const auto& cs : plan.space.collectives)
-      std::cout << "  " << profiles::name(cs.collective) << ": " << cs.candidates.size()
+      std::cout << "  " << nccl::name(cs.collective) << ": " << cs.candidates.size()
                 << " candidates + NCCL's default\n";
     std::cout << "  measurements: " << plan.measurements << (plan.strategy == "adaptive" ? " (estimate)" : "")
               << "\n";
@@ -550,8 +553,8 @@ int cmd_tune(const Args& args) {
                    p.elapsed_s);
     }
   };
-  tuner::RunnerFactory factory = [&](const tuner::ProcessSetting& setting,
-                                     const tuner::Scale& scale) -> std::unique_ptr<tuner::Runner> {
+  tuner::RunnerFactory factory = [&](const runners::ProcessSetting& setting,
+                                     const runners::Scale& scale) -> std::unique_ptr<runners::Runner> {
     if (probe_runner) return std::move(probe_runner);
     tuner::RunnerOptions ro = base;
     ro.nodes = scale.nodes;

@@ -24,13 +24,13 @@ std::optional<po::variables_map> parse_command_line(CommandSpec& spec, const Arg
   return vm;
 }
 
-std::vector<profiles::Collective> parse_collective_list(const std::string& text, const std::string& option) {
-  std::vector<profiles::Collective> out;
+std::vector<nccl::Collective> parse_collective_list(const std::string& text, const std::string& option) {
+  std::vector<nccl::Collective> out;
   size_t start = 0;
   while (true) {
     size_t comma = text.find(',', start);
     std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    auto c = profiles::parse_collective(item);
+    auto c = nccl::parse_collective(item);
     if (!c)
       throw InputError(
           "<arguments>", 0,

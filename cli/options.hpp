@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "profiles/vocabulary.hpp"
+#include "nccl/vocabulary.hpp"
 
 namespace autotune::cli {
 
@@ -25,6 +25,6 @@ struct CommandSpec {
 std::optional<po::variables_map> parse_command_line(CommandSpec& spec, const Args& args);
 
 // "allreduce,allgather" -> collectives; InputError naming `option` for an unknown or empty name.
-std::vector<profiles::Collective> parse_collective_list(const std::string& text, const std::string& option);
+std::vector<nccl::Collective> parse_collective_list(const std::string& text, const std::string& option);
 
 }  // namespace autotune::cli

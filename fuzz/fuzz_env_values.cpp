@@ -14,13 +14,14 @@
 #include <string_view>
 
 #include "common/input_error.hpp"
-#include "profiles/algo_proto_spec.hpp"
-#include "profiles/env_policy.hpp"
-#include "profiles/ib_hca_spec.hpp"
+#include "nccl/algo_proto_spec.hpp"
+#include "nccl/env_policy.hpp"
+#include "nccl/ib_hca_spec.hpp"
 
 namespace {
 
 using namespace autotune::profiles;
+using namespace autotune::nccl;
 
 [[noreturn]] void fail(const char* what, std::string_view key, std::string_view value) {
   std::fprintf(stderr, "%s: key \"%.*s\" value \"%.*s\"\n", what, static_cast<int>(key.size()), key.data(),

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "common/input_error.hpp"
-#include "tuner/nccl_tests_log.hpp"
+#include "nccl_tests/nccl_tests_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace autotune::tuner;

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/tuner_abi.h"
+#include "nccl/tuner_abi.h"
 
 extern "C" {
 extern ncclTuner_v6_t ncclTunerPlugin_v6;

@@ -1,7 +1,7 @@
 #include "launcher/default_services.hpp"
 
 #include "autotune/version.hpp"
-#include "launcher/plugin_path.hpp"
+#include "common/install_paths.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"

@@ -6,7 +6,7 @@
 #include <exception>
 #include <new>
 
-#include "plugins/tuner_abi.h"
+#include "nccl/tuner_abi.h"
 #include "plugins/tuner_core.hpp"
 
 namespace autotune::plugin {

@@ -14,13 +14,13 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
-#include "plugins/tuner_abi.h"
+#include "nccl/tuner_abi.h"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/file_trust.hpp"
 #include "profiles/nccl_csv.hpp"
 
+#include "nccl/tuner_constants.hpp"
 #include "profiles/profile_toml.hpp"
-#include "profiles/tuner_constants.hpp"
 
 namespace autotune::plugin {
 namespace {
@@ -110,8 +110,8 @@ std::vector<ConstantPatch> resolve_constants(const std::vector<profiles::Constan
       flat = flat * table->dims[i] + o.index[i];
     }
     // The profile reader checks these too; the plugin checks again because it writes into NCCL's memory.
-    const double max = profiles::constant_max(table->bandwidth ? profiles::ConstantUnit::gbps
-                                                               : profiles::ConstantUnit::microseconds);
+    const double max =
+        nccl::constant_max(table->bandwidth ? nccl::ConstantUnit::gbps : nccl::ConstantUnit::microseconds);
     if (!std::isfinite(o.value) || o.value < 0.0 || o.value > max)
       throw InputError(file_name, o.source_line,
                        o.table + " must be between 0 and " + std::to_string(static_cast<long long>(max)) +

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "plugins/tuner_abi.h"
+#include "nccl/tuner_abi.h"
 
 namespace autotune::plugin::sweep {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "plugins/sweep_hook.h"
+#include "nccl/sweep_hook.h"
 
 namespace autotune::plugin::sweep {
 

@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
+#include "nccl/tuner_abi.h"
 #include "plugins/profile_cache.hpp"
 #include "plugins/sweep_state.hpp"
-#include "plugins/tuner_abi.h"
 #include "profiles/rule_table.hpp"
 
 namespace autotune::plugin {

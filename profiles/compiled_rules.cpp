@@ -16,6 +16,10 @@
 #include <xxhash.h>
 
 namespace autotune::profiles {
+
+using nccl::algorithm_from_id;
+using nccl::collective_from_id;
+using nccl::protocol_from_id;
 namespace {
 
 constexpr uint32_t kByteOrderMark = 0x01020304;

@@ -7,9 +7,17 @@
 #include <tuple>
 
 #include "common/input_error.hpp"
-#include "profiles/name_table.hpp"
+#include "common/name_table.hpp"
 
 namespace autotune::profiles {
+
+using nccl::Algorithm;
+using nccl::allowed_algorithms_text;
+using nccl::Collective;
+using nccl::kNumAlgorithms;
+using nccl::kNumCollectives;
+using nccl::kNumProtocols;
+using nccl::Protocol;
 namespace {
 
 // Indexed by NCCL's ids, spelled as the example plugin's parser expects them.

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "profiles/vocabulary.hpp"
+#include "nccl/vocabulary.hpp"
 
 namespace autotune::profiles {
 
@@ -25,11 +25,11 @@ struct CountRange {
 };
 
 struct Rule {
-  Collective collective = Collective::allreduce;
+  nccl::Collective collective = nccl::Collective::allreduce;
   uint64_t min_bytes = 0;
   uint64_t max_bytes = 0;  // inclusive
-  Algorithm algorithm = Algorithm::ring;
-  Protocol protocol = Protocol::simple;
+  nccl::Algorithm algorithm = nccl::Algorithm::ring;
+  nccl::Protocol protocol = nccl::Protocol::simple;
   int channels = 0;  // 0 = NCCL decides
   std::optional<CountRange> nodes;
   std::optional<CountRange> ranks;
@@ -67,7 +67,7 @@ struct Provenance {
 
 // What the plugin does for a communicator whose (nodes, ranks) no rule names.
 enum class UncalibratedPolicy {
-  nccl_decides,   // no rule applies: NCCL's own choice (the default)
+  nccl_decides,  // no rule applies: NCCL's own choice (the default)
   nearest_scale  // use the rules of the nearest calibrated scale
 };
 

@@ -3,10 +3,11 @@
 #include <map>
 #include <tuple>
 
-#include "profiles/byte_size.hpp"
+#include "common/byte_size.hpp"
 #include "profiles/profile_toml.hpp"
 
 namespace autotune::profiles {
+
 namespace {
 
 using Key = std::tuple<int, int, int, int, int, uint64_t, uint64_t>;

@@ -14,13 +14,32 @@
 #include <utility>
 
 #include "common/atomic_file.hpp"
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
-#include "profiles/byte_size.hpp"
-#include "profiles/env_policy.hpp"
-#include "profiles/name_table.hpp"
-#include "profiles/tuner_constants.hpp"
+#include "common/name_table.hpp"
+#include "nccl/env_policy.hpp"
+#include "nccl/tuner_constants.hpp"
 
 namespace autotune::profiles {
+
+using nccl::allowed_algorithms_text;
+using nccl::check_env_entry;
+using nccl::check_env_set;
+using nccl::constant_index_name;
+using nccl::constant_index_names;
+using nccl::constant_max;
+using nccl::constant_table_order;
+using nccl::constant_tables;
+using nccl::ConstantTable;
+using nccl::ConstantUnit;
+using nccl::find_constant_table;
+using nccl::kAllAlgorithms;
+using nccl::kAllCollectives;
+using nccl::kNumCollectives;
+using nccl::parse_algorithm;
+using nccl::parse_collective;
+using nccl::parse_constant_index;
+using nccl::parse_protocol;
 namespace {
 
 constexpr int kMaxChannels = 64;

@@ -5,6 +5,8 @@
 #include <tuple>
 
 namespace autotune::profiles {
+
+using nccl::kNumCollectives;
 namespace {
 
 struct Indexed {

@@ -16,6 +16,8 @@
 
 namespace autotune::profiles {
 
+using nccl::kNumCollectives;
+
 struct CompiledRule {
   uint64_t min_bytes, max_bytes;  // inclusive
   int8_t algorithm;               // NCCL_ALGO_* id

@@ -7,6 +7,12 @@
 #include "common/input_error.hpp"
 
 namespace autotune::tuner {
+
+using nccl::Collective;
+using runners::Candidate;
+using runners::Outcome;
+using runners::ProcessSetting;
+using runners::Scale;
 namespace {
 
 // The edge between two measured sizes: their geometric mean, so that on a x2 grid each side gets the half (in
@@ -20,7 +26,7 @@ uint64_t edge_between(uint64_t a, uint64_t b) {
 double busbw(Collective c, int ranks, uint64_t bytes, double time_us) {
   if (time_us <= 0) return 0.0;
   double algbw = static_cast<double>(bytes) / (time_us * 1e3);
-  return algbw * profiles::bus_bandwidth_factor(c, ranks);
+  return algbw * nccl::bus_bandwidth_factor(c, ranks);
 }
 
 struct SettingData {

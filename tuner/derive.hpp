@@ -18,6 +18,12 @@
 
 namespace autotune::tuner {
 
+using nccl::Collective;
+using runners::Candidate;
+using runners::Outcome;
+using runners::ProcessSetting;
+using runners::Scale;
+
 struct DeriveOptions {
   double min_gain = 0.03;  // a rule must be this much faster than the default (time ratio - 1)
 };

@@ -14,14 +14,23 @@
 #include "common/input_error.hpp"
 
 namespace autotune::tuner {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::Protocol;
+using runners::Candidate;
+using runners::Measurement;
+using runners::Outcome;
+using runners::ProcessSetting;
+using runners::Scale;
 namespace {
 
 using nlohmann::json;
 
 json candidate_json(const Candidate& c) {
   json j;
-  j["algorithm"] = c.algorithm ? json(std::string(profiles::name(*c.algorithm))) : json(nullptr);
-  j["protocol"] = c.protocol ? json(std::string(profiles::name(*c.protocol))) : json(nullptr);
+  j["algorithm"] = c.algorithm ? json(std::string(nccl::name(*c.algorithm))) : json(nullptr);
+  j["protocol"] = c.protocol ? json(std::string(nccl::name(*c.protocol))) : json(nullptr);
   j["channels"] = c.channels;
   return j;
 }
@@ -84,7 +93,7 @@ class Fields {
 
 Collective parse_collective_field(const Fields& f, const char* key) {
   auto text = f.get<std::string>(key);
-  auto c = profiles::parse_collective(text);
+  auto c = nccl::parse_collective(text);
   if (!c) f.fail(std::string("field \"") + key + "\": expected a collective name, found \"" + text + "\"");
   return *c;
 }
@@ -93,7 +102,7 @@ std::optional<Algorithm> parse_algorithm_field(const Fields& f, const char* key)
   auto it = f.raw().find(key);
   if (it == f.raw().end() || it->is_null()) return std::nullopt;
   auto text = f.convert<std::string>(*it, key);
-  auto a = profiles::parse_algorithm(text);
+  auto a = nccl::parse_algorithm(text);
   if (!a) f.fail(std::string("field \"") + key + "\": expected an algorithm name, found \"" + text + "\"");
   return a;
 }
@@ -102,7 +111,7 @@ std::optional<Protocol> parse_protocol_field(const Fields& f, const char* key) {
   auto it = f.raw().find(key);
   if (it == f.raw().end() || it->is_null()) return std::nullopt;
   auto text = f.convert<std::string>(*it, key);
-  auto p = profiles::parse_protocol(text);
+  auto p = nccl::parse_protocol(text);
   if (!p) f.fail(std::string("field \"") + key + "\": expected a protocol name, found \"" + text + "\"");
   return p;
 }
@@ -153,7 +162,7 @@ JournalHeader parse_header(const Fields& f) {
   h.strategy = f.get_or<std::string>("strategy", "");
   if (f.raw().contains("collectives")) {
     for (const auto& c : f.need("collectives")) {
-      auto parsed = c.is_string() ? profiles::parse_collective(c.get<std::string>()) : std::nullopt;
+      auto parsed = c.is_string() ? nccl::parse_collective(c.get<std::string>()) : std::nullopt;
       if (!parsed) f.fail("field \"collectives\": expected collective names, found " + c.dump());
       h.collectives.push_back(*parsed);
     }
@@ -239,7 +248,7 @@ std::string to_json_line(const JournalHeader& h) {
   j["gpus_per_node"] = h.gpus_per_node;
   j["strategy"] = h.strategy;
   json collectives = json::array();
-  for (auto c : h.collectives) collectives.push_back(std::string(profiles::name(c)));
+  for (auto c : h.collectives) collectives.push_back(std::string(nccl::name(c)));
   j["collectives"] = collectives;
   j["min_bytes"] = h.min_bytes;
   j["max_bytes"] = h.max_bytes;
@@ -262,7 +271,7 @@ std::string to_json_line(const JournalRecord& r) {
   j["job"] = setting_json(r.setting);
   j["scale"] = scale_json(r.scale);
   j["attempt"] = r.attempt;
-  j["collective"] = std::string(profiles::name(m.request.collective));
+  j["collective"] = std::string(nccl::name(m.request.collective));
   j["bytes"] = m.request.bytes;
   j["candidate"] = candidate_json(m.request.candidate);
   j["repetitions"] = m.request.repetitions;
@@ -274,8 +283,8 @@ std::string to_json_line(const JournalRecord& r) {
   j["algbw_gbps"] = m.algbw_gbps;
   j["busbw_gbps"] = m.busbw_gbps;
   json used;
-  used["algorithm"] = m.used_algorithm ? json(std::string(profiles::name(*m.used_algorithm))) : json(nullptr);
-  used["protocol"] = m.used_protocol ? json(std::string(profiles::name(*m.used_protocol))) : json(nullptr);
+  used["algorithm"] = m.used_algorithm ? json(std::string(nccl::name(*m.used_algorithm))) : json(nullptr);
+  used["protocol"] = m.used_protocol ? json(std::string(nccl::name(*m.used_protocol))) : json(nullptr);
   used["channels"] = m.used_channels;
   j["used"] = used;
   j["source"] = r.source;

@@ -17,10 +17,15 @@
 #include <variant>
 #include <vector>
 
-#include "tuner/process_setting.hpp"
-#include "tuner/runner.hpp"
+#include "runners/process_setting.hpp"
+#include "runners/runner.hpp"
 
 namespace autotune::tuner {
+
+using nccl::Collective;
+using runners::Measurement;
+using runners::ProcessSetting;
+using runners::Scale;
 
 inline constexpr std::string_view kJournalFormat = "nccl-autotune-journal";
 inline constexpr int kJournalVersion = 1;

@@ -20,6 +20,9 @@
 extern char** environ;
 
 namespace autotune::tuner {
+
+using runners::ProcessSetting;
+using runners::Scale;
 namespace {
 
 using Clock = std::chrono::steady_clock;

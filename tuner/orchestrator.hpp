@@ -15,11 +15,13 @@
 #include <string_view>
 #include <vector>
 
+#include "runners/process_setting.hpp"
 #include "tuner/journal.hpp"
-#include "tuner/process_setting.hpp"
 #include "tuner/tune.hpp"
 
 namespace autotune::tuner {
+
+using runners::ProcessSetting;
 
 // Splits a command line into words by the shell's quoting rules ('single', "double", backslash), without
 // expansion of any kind: the launcher is run with execvp, never through a shell. Throws InputError for an

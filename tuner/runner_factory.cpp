@@ -4,15 +4,22 @@
 #include <stdexcept>
 
 #include "common/input_error.hpp"
-#include "tuner/mpi_context.hpp"
-#include "tuner/sim_cluster.hpp"
-#include "tuner/sim_runner.hpp"
+#include "runners/mpi_context.hpp"
+#include "simulator/sim_cluster.hpp"
+#include "simulator/sim_runner.hpp"
 
 #ifdef AUTOTUNE_WITH_NCCL
-#include "tuner/nccl_runner.hpp"
+#include "nccl_runner/nccl_runner.hpp"
 #endif
 
 namespace autotune::tuner {
+
+using nccl_runner::NcclRunner;
+using runners::MpiContext;
+using runners::Runner;
+using sim::describe_cluster;
+using sim::SimModel;
+using sim::SimRunner;
 
 std::unique_ptr<Runner> make_runner(const RunnerOptions& options) {
   if (options.nodes < 1)

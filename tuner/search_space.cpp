@@ -6,6 +6,11 @@
 
 namespace autotune::tuner {
 
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::Protocol;
+using runners::Candidate;
+
 std::vector<uint64_t> size_grid(uint64_t min_bytes, uint64_t max_bytes) {
   std::vector<uint64_t> sizes;
   for (uint64_t s = min_bytes; s <= max_bytes; s *= 2) {
@@ -38,18 +43,17 @@ SearchSpace build_search_space(const SearchSpaceOptions& o) {
   space.scales.erase(std::unique(space.scales.begin(), space.scales.end()), space.scales.end());
   space.settings = o.settings;
   std::vector<Collective> collectives = o.collectives;
-  if (collectives.empty())
-    collectives.assign(profiles::kAllCollectives.begin(), profiles::kAllCollectives.end());
+  if (collectives.empty()) collectives.assign(nccl::kAllCollectives.begin(), nccl::kAllCollectives.end());
   std::vector<int> channels = o.channels.empty() ? std::vector<int>{0} : o.channels;
   for (Collective c : collectives) {
     if (std::any_of(space.collectives.begin(), space.collectives.end(),
                     [&](const CollectiveSpace& cs) { return cs.collective == c; }))
       continue;
     CollectiveSpace cs{c, {}};
-    for (Algorithm a : profiles::kAllAlgorithms) {
+    for (Algorithm a : nccl::kAllAlgorithms) {
       if (o.algorithms && !o.algorithms->count(a)) continue;
-      for (Protocol p : profiles::kAllProtocols) {
-        if (!profiles::is_allowed(c, a, p)) continue;
+      for (Protocol p : nccl::kAllProtocols) {
+        if (!nccl::is_allowed(c, a, p)) continue;
         for (int ch : channels) cs.candidates.push_back(Candidate{a, p, ch});
       }
     }

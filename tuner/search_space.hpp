@@ -8,10 +8,16 @@
 #include <set>
 #include <vector>
 
-#include "tuner/process_setting.hpp"
-#include "tuner/runner.hpp"
+#include "runners/process_setting.hpp"
+#include "runners/runner.hpp"
 
 namespace autotune::tuner {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using runners::Candidate;
+using runners::ProcessSetting;
+using runners::Scale;
 
 struct SearchSpaceOptions {
   std::vector<Collective> collectives;  // empty = all five

@@ -14,10 +14,13 @@
 #include <string_view>
 #include <vector>
 
-#include "tuner/runner.hpp"
+#include "runners/runner.hpp"
 #include "tuner/search_space.hpp"
 
 namespace autotune::tuner {
+
+using runners::Measurement;
+using runners::MeasureRequest;
 
 struct StrategyInput {
   std::vector<CollectiveSpace> collectives;

@@ -16,12 +16,16 @@
 #include <map>
 #include <set>
 
-#include "profiles/byte_size.hpp"
+#include "common/byte_size.hpp"
 #include "tuner/derive.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/strategy_samples.hpp"
 
 namespace autotune::tuner {
+
+using nccl::Collective;
+using runners::Candidate;
+using runners::MeasureRequest;
 namespace {
 
 class AdaptiveRun {
@@ -112,8 +116,8 @@ class AdaptiveRun {
         Collective c = cs.collective;
         uint64_t bytes = in_.sizes[i];
         measure_at(c, bytes, active_[c], in_.repetitions,
-                   "coarse pass of " + std::string(profiles::name(c)) + " at " +
-                       profiles::human_byte_size(bytes) + " and above (budget)");
+                   "coarse pass of " + std::string(nccl::name(c)) + " at " + human_byte_size(bytes) +
+                       " and above (budget)");
         SizeDecision d = decide(table_, c, bytes, in_.min_gain);
         std::vector<Candidate> keep;
         for (const auto& cand : active_[c]) {
@@ -168,9 +172,8 @@ class AdaptiveRun {
     if (hi - lo <= 1 || same_choice(cs.collective, in_.sizes[lo], in_.sizes[hi])) return;
     size_t mid = (lo + hi) / 2;
     measure_at(cs.collective, in_.sizes[mid], contenders(cs, in_.sizes[lo], in_.sizes[hi]), in_.repetitions,
-               "refinement of " + std::string(profiles::name(cs.collective)) + " between " +
-                   profiles::human_byte_size(in_.sizes[lo]) + " and " +
-                   profiles::human_byte_size(in_.sizes[hi]) + " (budget)");
+               "refinement of " + std::string(nccl::name(cs.collective)) + " between " +
+                   human_byte_size(in_.sizes[lo]) + " and " + human_byte_size(in_.sizes[hi]) + " (budget)");
     if (!table_.at(cs.collective, in_.sizes[mid])) return;
     bisect(cs, lo, mid);
     bisect(cs, mid, hi);
@@ -192,8 +195,8 @@ class AdaptiveRun {
       uint64_t mid = (a + (b - a) / 2) / g * g;
       if (mid <= a || mid >= b) continue;
       measure_at(cs.collective, mid, contenders(cs, a, b), in_.repetitions,
-                 "crossover of " + std::string(profiles::name(cs.collective)) + " between " +
-                     profiles::human_byte_size(a) + " and " + profiles::human_byte_size(b) + " (budget)");
+                 "crossover of " + std::string(nccl::name(cs.collective)) + " between " + human_byte_size(a) +
+                     " and " + human_byte_size(b) + " (budget)");
     }
   }
 
@@ -223,7 +226,7 @@ class AdaptiveRun {
       requests.push_back({c, bytes, none, in_.repetitions});
       requests.push_back({c, bytes, *best, in_.repetitions});
     }
-    batch(std::move(requests), "extra repetitions of " + std::string(profiles::name(c)) + " (round " +
+    batch(std::move(requests), "extra repetitions of " + std::string(nccl::name(c)) + " (round " +
                                    std::to_string(round + 1) + ", budget)");
   }
 

@@ -1,9 +1,12 @@
 #include "tuner/strategy.hpp"
 
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
-#include "profiles/byte_size.hpp"
 
 namespace autotune::tuner {
+
+using runners::Candidate;
+using runners::MeasureRequest;
 namespace {
 
 class ExhaustiveStrategy : public Strategy {
@@ -26,8 +29,8 @@ class ExhaustiveStrategy : public Strategy {
           batch.push_back({cs.collective, in.sizes[i], cand, in.repetitions});
         auto got = measure(batch);
         if (!got) {
-          report.skipped.push_back(std::string(profiles::name(cs.collective)) + " from " +
-                                   profiles::human_byte_size(in.sizes[i]) + " up: not measured (budget)");
+          report.skipped.push_back(std::string(nccl::name(cs.collective)) + " from " +
+                                   human_byte_size(in.sizes[i]) + " up: not measured (budget)");
           break;
         }
         report.measurements += got->size();

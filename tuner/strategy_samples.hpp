@@ -11,9 +11,16 @@
 #include <tuple>
 #include <vector>
 
-#include "tuner/runner.hpp"
+#include "runners/runner.hpp"
 
 namespace autotune::tuner {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::Protocol;
+using runners::Candidate;
+using runners::Measurement;
+using runners::Outcome;
 
 // Candidates have no natural order; this one is total and stable (algorithm, protocol, channels; unset
 // first).

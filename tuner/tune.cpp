@@ -9,6 +9,13 @@
 #include "common/input_error.hpp"
 
 namespace autotune::tuner {
+
+using runners::Measurement;
+using runners::MeasureRequest;
+using runners::ProcessSetting;
+using runners::Runner;
+using runners::RunnerInfo;
+using runners::Scale;
 namespace {
 
 using Clock = std::chrono::steady_clock;

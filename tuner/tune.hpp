@@ -22,6 +22,10 @@
 
 namespace autotune::tuner {
 
+using runners::ProcessSetting;
+using runners::Runner;
+using runners::Scale;
+
 // Makes the runner for one job at one scale; called only when something must really be measured there.
 using RunnerFactory = std::function<std::unique_ptr<Runner>(const ProcessSetting&, const Scale&)>;
 

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/sweep_hook.h"
-#include "plugins/tuner_abi.h"
+#include "nccl/sweep_hook.h"
+#include "nccl/tuner_abi.h"
 
 namespace autotune::plugin::test {
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/tuner_abi.h"
+#include "nccl/tuner_abi.h"
 
 static int info_lines = 0;
 

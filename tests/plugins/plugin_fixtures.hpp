@@ -67,9 +67,8 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-inline profiles::Rule rule(profiles::Collective c, uint64_t min_bytes, uint64_t max_bytes,
-                           profiles::Algorithm a, profiles::Protocol p, int channels = 0,
-                           std::optional<profiles::CountRange> nodes = {},
+inline profiles::Rule rule(nccl::Collective c, uint64_t min_bytes, uint64_t max_bytes, nccl::Algorithm a,
+                           nccl::Protocol p, int channels = 0, std::optional<profiles::CountRange> nodes = {},
                            std::optional<profiles::CountRange> ranks = {}) {
   profiles::Rule r;
   r.collective = c;

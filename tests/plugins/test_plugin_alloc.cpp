@@ -49,9 +49,10 @@ int posix_memalign(void** out, size_t a, size_t n) {
 }
 
 using namespace autotune::plugin::test;
-using autotune::profiles::Algorithm;
-using autotune::profiles::Collective;
-using autotune::profiles::Protocol;
+using namespace autotune::nccl;
+using autotune::nccl::Algorithm;
+using autotune::nccl::Collective;
+using autotune::nccl::Protocol;
 
 TEST_CASE("getCollInfo allocates nothing, while init's allocations are seen by the counter") {
   auto p = base_profile();

@@ -12,9 +12,10 @@
 #include "tests/profiles/many_rules.hpp"
 
 using namespace autotune::plugin::test;
-using autotune::profiles::Algorithm;
-using autotune::profiles::Collective;
-using autotune::profiles::Protocol;
+using namespace autotune::nccl;
+using autotune::nccl::Algorithm;
+using autotune::nccl::Collective;
+using autotune::nccl::Protocol;
 
 namespace {
 
@@ -96,7 +97,7 @@ TEST_CASE("with compiled rules present, every decision equals the decision from 
     env.emplace(kProfileEnv, without.string());
     CHECK(from_toml(init_line(nodes, ranks)));
     Comm b(6, ranks, nodes);
-    for (Collective c : autotune::profiles::kAllCollectives)
+    for (Collective c : autotune::nccl::kAllCollectives)
       for (size_t bytes : probe_sizes(profile, c)) {
         INFO("collective " << static_cast<int>(c) << ", " << bytes << " bytes");
         auto da = a.decide(static_cast<int>(c), bytes);

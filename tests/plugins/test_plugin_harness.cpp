@@ -12,10 +12,11 @@
 #include "plugin_fixtures.hpp"
 
 using namespace autotune::plugin::test;
-using autotune::profiles::Algorithm;
-using autotune::profiles::Collective;
+using namespace autotune::nccl;
+using autotune::nccl::Algorithm;
+using autotune::nccl::Collective;
+using autotune::nccl::Protocol;
 using autotune::profiles::CountRange;
-using autotune::profiles::Protocol;
 
 namespace {
 

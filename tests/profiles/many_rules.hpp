@@ -6,10 +6,17 @@
 #include <cstdint>
 #include <optional>
 
+#include "nccl/vocabulary.hpp"
 #include "profiles/profile.hpp"
-#include "profiles/vocabulary.hpp"
 
 namespace autotune::profiles::test {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::kAllAlgorithms;
+using nccl::kAllCollectives;
+using nccl::kAllProtocols;
+using nccl::Protocol;
 
 inline Profile many_rules_profile(int per_scale = 40) {
   Profile p;

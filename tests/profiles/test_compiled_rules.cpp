@@ -13,6 +13,7 @@
 #include "temp_dir.hpp"
 
 using namespace autotune::profiles;
+using namespace autotune::nccl;
 using autotune::InputError;
 
 namespace {

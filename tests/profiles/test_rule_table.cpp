@@ -4,6 +4,7 @@
 #include "profiles/rule_table.hpp"
 
 using namespace autotune::profiles;
+using namespace autotune::nccl;
 
 namespace {
 

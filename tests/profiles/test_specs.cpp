@@ -1,12 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
-#include "profiles/algo_proto_spec.hpp"
-#include "profiles/byte_size.hpp"
-#include "profiles/env_policy.hpp"
-#include "profiles/ib_hca_spec.hpp"
+#include "nccl/algo_proto_spec.hpp"
+#include "nccl/env_policy.hpp"
+#include "nccl/ib_hca_spec.hpp"
 
-using namespace autotune::profiles;
+using namespace autotune::nccl;
 using autotune::InputError;
 
 namespace {
@@ -22,34 +22,34 @@ std::string error_of(Fn fn) {
 }  // namespace
 
 TEST_CASE("byte sizes: parse, format, round trip", "[byte_size]") {
-  CHECK(parse_byte_size("8") == 8u);
-  CHECK(parse_byte_size("64K") == 65536u);
-  CHECK(parse_byte_size("64k") == 65536u);
-  CHECK(parse_byte_size("64KB") == 65536u);
-  CHECK(parse_byte_size("1M") == 1048576u);
-  CHECK(parse_byte_size("8G") == 8ull << 30);
-  CHECK(parse_byte_size("2T") == 2ull << 40);
-  CHECK(parse_byte_size("0") == 0u);
-  CHECK(parse_byte_size("18446744073709551615") == UINT64_MAX);
-  CHECK_FALSE(parse_byte_size("18446744073709551616"));
-  CHECK_FALSE(parse_byte_size("16777216T"));
+  CHECK(autotune::parse_byte_size("8") == 8u);
+  CHECK(autotune::parse_byte_size("64K") == 65536u);
+  CHECK(autotune::parse_byte_size("64k") == 65536u);
+  CHECK(autotune::parse_byte_size("64KB") == 65536u);
+  CHECK(autotune::parse_byte_size("1M") == 1048576u);
+  CHECK(autotune::parse_byte_size("8G") == 8ull << 30);
+  CHECK(autotune::parse_byte_size("2T") == 2ull << 40);
+  CHECK(autotune::parse_byte_size("0") == 0u);
+  CHECK(autotune::parse_byte_size("18446744073709551615") == UINT64_MAX);
+  CHECK_FALSE(autotune::parse_byte_size("18446744073709551616"));
+  CHECK_FALSE(autotune::parse_byte_size("16777216T"));
   for (const char* bad : {"", "K", "-1", " 8", "8 ", "1.5M", "8X", "8KK", "0x10"}) {
     INFO(bad);
-    CHECK_FALSE(parse_byte_size(bad));
+    CHECK_FALSE(autotune::parse_byte_size(bad));
   }
-  CHECK(format_byte_size(0) == "0");
-  CHECK(format_byte_size(8) == "8");
-  CHECK(format_byte_size(1 << 20) == "1M");
-  CHECK(format_byte_size(1536 * 1024) == "1536K");
-  CHECK(format_byte_size(8ull << 30) == "8G");
-  CHECK(format_byte_size(1023) == "1023");
-  CHECK(format_byte_size(4ull << 50) == "4096T");
+  CHECK(autotune::format_byte_size(0) == "0");
+  CHECK(autotune::format_byte_size(8) == "8");
+  CHECK(autotune::format_byte_size(1 << 20) == "1M");
+  CHECK(autotune::format_byte_size(1536 * 1024) == "1536K");
+  CHECK(autotune::format_byte_size(8ull << 30) == "8G");
+  CHECK(autotune::format_byte_size(1023) == "1023");
+  CHECK(autotune::format_byte_size(4ull << 50) == "4096T");
   for (uint64_t v : std::initializer_list<uint64_t>{0ull, 1ull, 1000ull, 1024ull, 1025ull, 3ull << 20,
                                                     (1ull << 40) + 1024, UINT64_MAX})
-    CHECK(parse_byte_size(format_byte_size(v)) == v);
-  CHECK(human_byte_size(8) == "8 B");
-  CHECK(human_byte_size(1536) == "1.5 KiB");
-  CHECK(human_byte_size(64ull << 20) == "64 MiB");
+    CHECK(autotune::parse_byte_size(autotune::format_byte_size(v)) == v);
+  CHECK(autotune::human_byte_size(8) == "8 B");
+  CHECK(autotune::human_byte_size(1536) == "1.5 KiB");
+  CHECK(autotune::human_byte_size(64ull << 20) == "64 MiB");
 }
 
 TEST_CASE("NCCL_ALGO and NCCL_PROTO: parse and round trip", "[algo_proto]") {

@@ -11,6 +11,7 @@
 #include "temp_dir.hpp"
 
 using namespace autotune::profiles;
+using namespace autotune::nccl;
 using autotune::InputError;
 
 namespace {

@@ -18,6 +18,7 @@
 
 namespace fs = std::filesystem;
 using namespace autotune::profiles;
+using namespace autotune::nccl;
 using autotune::reliability::TempDir;
 
 namespace {

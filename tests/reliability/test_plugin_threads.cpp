@@ -20,7 +20,7 @@
 
 #include "common/atomic_file.hpp"
 #include "kill_loop.hpp"
-#include "plugins/tuner_abi.h"
+#include "nccl/tuner_abi.h"
 
 namespace fs = std::filesystem;
 

@@ -4,11 +4,13 @@
 #include <string>
 
 #include "common/input_error.hpp"
-#include "tuner/import_nccl_tests.hpp"
+#include "nccl_tests/import_nccl_tests.hpp"
 #include "tuner/journal.hpp"
 
 using namespace autotune;
 using namespace autotune::tuner;
+using namespace autotune::nccl_tests;
+using namespace autotune::runners;
 
 namespace {
 std::string fixture(const std::string& name) {
@@ -36,9 +38,9 @@ TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale"
   CHECK(r.source == "imported");
   CHECK(r.scale == Scale{2, 16});
   CHECK(r.setting.is_default());
-  CHECK(r.measurement.request.collective == profiles::Collective::allgather);
-  CHECK(r.measurement.request.candidate.algorithm == profiles::Algorithm::ring);
-  CHECK(r.measurement.request.candidate.protocol == profiles::Protocol::simple);
+  CHECK(r.measurement.request.collective == nccl::Collective::allgather);
+  CHECK(r.measurement.request.candidate.algorithm == nccl::Algorithm::ring);
+  CHECK(r.measurement.request.candidate.protocol == nccl::Protocol::simple);
   CHECK(r.measurement.outcome == Outcome::ok);
   CHECK(r.measurement.times_us.size() == 2);
   // busbw recomputed from the median time matches what nccl-tests printed, to its rounding.
@@ -64,12 +66,12 @@ TEST_CASE("options say what the log does not; a log without NCCL_ALGO needs them
   CHECK(def.records.front().scale == Scale{1, 8});
   CHECK(def.header.nccl_version == "2.28.9");  // from nccl-library=22809
   ImportOptions forced;
-  forced.algorithm = profiles::Algorithm::tree;  // ReduceScatter cannot run Tree
+  forced.algorithm = nccl::Algorithm::tree;  // ReduceScatter cannot run Tree
   CHECK_THROWS_WITH(import_nccl_tests(logs, forced), Catch::Contains("cannot run reducescatter with tree"));
-  forced.algorithm = profiles::Algorithm::pat;
-  forced.protocol = profiles::Protocol::simple;
+  forced.algorithm = nccl::Algorithm::pat;
+  forced.protocol = nccl::Protocol::simple;
   CHECK(import_nccl_tests(logs, forced).records.front().measurement.request.candidate.algorithm ==
-        profiles::Algorithm::pat);
+        nccl::Algorithm::pat);
 }
 
 TEST_CASE("an option that contradicts the log wins with a warning") {
@@ -77,8 +79,8 @@ TEST_CASE("an option that contradicts the log wins with a warning") {
   ImportOptions o;
   auto from_log = import_nccl_tests(logs, o);
   CHECK(to_string(from_log.records.front().measurement.request.candidate) == "tree/ll");
-  o.algorithm = profiles::Algorithm::ring;
-  o.protocol = profiles::Protocol::ll;
+  o.algorithm = nccl::Algorithm::ring;
+  o.protocol = nccl::Protocol::ll;
   o.nodes = 4;
   auto over = import_nccl_tests(logs, o);
   CHECK(to_string(over.records.front().measurement.request.candidate) == "ring/ll");
@@ -94,7 +96,7 @@ TEST_CASE("wrong rows become wrong_result records; point-to-point logs are skipp
   std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("reduce_perf_v2.17_wrong.log")),
                                     read_nccl_tests_log(fixture("sendrecv_perf_v2.13.log"))};
   ImportOptions o;
-  o.algorithm = profiles::Algorithm::ring;  // the log itself says LL128 only
+  o.algorithm = nccl::Algorithm::ring;  // the log itself says LL128 only
   auto result = import_nccl_tests(logs, o);
   REQUIRE(result.records.size() == 7);
   int wrong = 0;
@@ -121,8 +123,8 @@ TEST_CASE("imported records survive the journal round trip") {
   std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("reduce_perf_v2.17_wrong.log")),
                                     read_nccl_tests_log(fixture("all_reduce_perf_v2.10.log"))};
   ImportOptions o;
-  o.algorithm = profiles::Algorithm::ring;
-  o.protocol = profiles::Protocol::ll128;
+  o.algorithm = nccl::Algorithm::ring;
+  o.protocol = nccl::Protocol::ll128;
   o.time = "2026-11-30T00:00:00Z";
   auto result = import_nccl_tests(logs, o);
   {

@@ -4,10 +4,10 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
-#include "tuner/nccl_tests_log.hpp"
+#include "nccl_tests/nccl_tests_log.hpp"
 
 using namespace autotune;
-using namespace autotune::tuner;
+using namespace autotune::nccl_tests;
 
 namespace {
 std::string fixture(const std::string& name) {
@@ -24,7 +24,7 @@ bool has_warning(const NcclTestsLog& log, const std::string& needle) {
 TEST_CASE("nccl-tests 2.10 all_reduce_perf: old error column, one process with 8 GPUs") {
   auto log = read_nccl_tests_log(fixture("all_reduce_perf_v2.10.log"));
   CHECK(log.collective == "allreduce");
-  CHECK(log.nccl_collective() == profiles::Collective::allreduce);
+  CHECK(log.nccl_collective() == nccl::Collective::allreduce);
   CHECK(log.header.old_error_column);
   CHECK(log.header.threads == 1);
   CHECK(log.header.gpus_per_thread == 8);

@@ -6,12 +6,14 @@
 #include <string>
 
 #include "common/atomic_file.hpp"
-#include "tuner/report_html.hpp"
-#include "tuner/svg_chart.hpp"
-#include "tuner/table_format.hpp"
+#include "report/report_html.hpp"
+#include "report/svg_chart.hpp"
+#include "report/table_format.hpp"
 
 using namespace autotune;
 using namespace autotune::tuner;
+using namespace autotune::report;
+using namespace autotune::runners;
 
 namespace {
 
@@ -27,7 +29,7 @@ JournalRecord record(const Candidate& c, uint64_t bytes, double us, Outcome outc
   r.scale = Scale{1, 8};
   r.source = "simulated";
   Measurement& m = r.measurement;
-  m.request.collective = profiles::Collective::allreduce;
+  m.request.collective = nccl::Collective::allreduce;
   m.request.bytes = bytes;
   m.request.candidate = c;
   m.outcome = outcome;
@@ -49,9 +51,9 @@ ReportData sample() {
   h.nodes = 1;
   h.gpus_per_node = 8;
   d.header = h;
-  Candidate def, tree_ll{profiles::Algorithm::tree, profiles::Protocol::ll, 0},
-      ring_simple{profiles::Algorithm::ring, profiles::Protocol::simple, 0},
-      ring_ll128{profiles::Algorithm::ring, profiles::Protocol::ll128, 0};
+  Candidate def, tree_ll{nccl::Algorithm::tree, nccl::Protocol::ll, 0},
+      ring_simple{nccl::Algorithm::ring, nccl::Protocol::simple, 0},
+      ring_ll128{nccl::Algorithm::ring, nccl::Protocol::ll128, 0};
   for (uint64_t b = 1024; b <= (1u << 20); b *= 4) {
     double base = 20 + b / 100000.0;
     d.records.push_back(record(def, b, base));
@@ -106,11 +108,11 @@ TEST_CASE("a profile's rules replace derived ones; a profile alone renders its r
   ReportData d = sample();
   profiles::Profile p;
   profiles::Rule r;
-  r.collective = profiles::Collective::allreduce;
+  r.collective = nccl::Collective::allreduce;
   r.min_bytes = 4096;
   r.max_bytes = 65536;
-  r.algorithm = profiles::Algorithm::ring;
-  r.protocol = profiles::Protocol::ll;
+  r.algorithm = nccl::Algorithm::ring;
+  r.protocol = nccl::Protocol::ll;
   r.busbw_gbps = 12.0;
   r.default_busbw_gbps = 10.0;
   p.rules.push_back(r);

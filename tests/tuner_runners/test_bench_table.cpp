@@ -1,10 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include "common/input_error.hpp"
-#include "tuner/bench_table.hpp"
+#include "nccl_tests/bench_table.hpp"
 
 using namespace autotune;
-using namespace autotune::tuner;
+using namespace autotune::nccl_tests;
+using namespace autotune::runners;
 
 TEST_CASE("nccl-tests' size syntax and sweep", "[bench]") {
   CHECK(parse_size("8") == 8);
@@ -35,8 +36,8 @@ TEST_CASE("The table follows nccl-tests' layout and says simulated loudly", "[be
   ok.times_us = {10.0};
   ok.algbw_gbps = 0.1024;
   ok.busbw_gbps = 0.1792;
-  ok.used_algorithm = profiles::Algorithm::ring;
-  ok.used_protocol = profiles::Protocol::ll;
+  ok.used_algorithm = nccl::Algorithm::ring;
+  ok.used_protocol = nccl::Protocol::ll;
   ok.used_channels = 2;
   Measurement bad = ok;
   bad.outcome = Outcome::unsupported;

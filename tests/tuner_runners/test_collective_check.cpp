@@ -6,11 +6,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "tuner/collective_check.hpp"
+#include "runners/collective_check.hpp"
 #include "tuner/runner_factory.hpp"
 
 using namespace autotune::tuner;
-using autotune::profiles::Collective;
+using namespace autotune::nccl;
+using namespace autotune::runners;
+using autotune::nccl::Collective;
 
 TEST_CASE("Buffer counts follow nccl-tests sizes", "[check]") {
   // 4 KiB = 1024 floats; AllGather/ReduceScatter sizes are the whole buffer.

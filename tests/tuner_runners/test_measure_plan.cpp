@@ -3,10 +3,10 @@
 #include <atomic>
 #include <chrono>
 
-#include "tuner/measure_plan.hpp"
-#include "tuner/watchdog.hpp"
+#include "runners/measure_plan.hpp"
+#include "runners/watchdog.hpp"
 
-using namespace autotune::tuner;
+using namespace autotune::runners;
 using namespace std::chrono_literals;
 
 TEST_CASE("Iterations scale with size: long enough to time, never forever", "[plan]") {

@@ -4,18 +4,21 @@
 #include <set>
 
 #include "common/input_error.hpp"
+#include "runners/bandwidth.hpp"
+#include "runners/mpi_context.hpp"
+#include "simulator/sim_model.hpp"
+#include "simulator/sim_runner.hpp"
 #include "tests/tuner_runners/test_topologies.hpp"
-#include "tuner/bandwidth.hpp"
-#include "tuner/mpi_context.hpp"
 #include "tuner/runner_factory.hpp"
-#include "tuner/sim_model.hpp"
-#include "tuner/sim_runner.hpp"
 
 using namespace autotune;
 using namespace autotune::tuner;
-using profiles::Algorithm;
-using profiles::Collective;
-using profiles::Protocol;
+using namespace autotune::nccl;
+using namespace autotune::runners;
+using namespace autotune::sim;
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::Protocol;
 
 namespace {
 
@@ -93,7 +96,7 @@ TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and confi
   SimModel m = h100_model(2);
   int differs = 0;
   double best_gain = 1.0;
-  for (Collective c : profiles::kAllCollectives)
+  for (Collective c : nccl::kAllCollectives)
     for (uint64_t b : sizes_8_to_8g()) {
       SimChoice d = m.nccl_default(c, b), t = m.best_true(c, b);
       if (!(d == t)) {
@@ -117,16 +120,15 @@ TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and confi
 
 TEST_CASE("Bigger messages never get slower in algbw within one candidate", "[sim]") {
   SimModel m = h100_model(2);
-  for (Collective c : profiles::kAllCollectives)
-    for (Algorithm a : profiles::kAllAlgorithms)
-      for (Protocol p : profiles::kAllProtocols) {
+  for (Collective c : nccl::kAllCollectives)
+    for (Algorithm a : nccl::kAllAlgorithms)
+      for (Protocol p : nccl::kAllProtocols) {
         if (m.unsupported(c, a, p)) continue;
         for (int ch : {1, 8, 32}) {
           double prev = 0.0;
           for (uint64_t b : sizes_8_to_8g()) {
             double bw = algbw_gbps(b, m.true_time_us(c, b, SimChoice{a, p, ch}));
-            INFO(profiles::name(c) << " " << profiles::name(a) << "/" << profiles::name(p) << " ch" << ch
-                                   << " " << b);
+            INFO(nccl::name(c) << " " << nccl::name(a) << "/" << nccl::name(p) << " ch" << ch << " " << b);
             CHECK(bw >= prev);
             prev = bw;
           }

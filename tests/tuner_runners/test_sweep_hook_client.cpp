@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "tuner/sweep_hook_client.hpp"
+#include "nccl_runner/sweep_hook_client.hpp"
 
-using namespace autotune::tuner;
+using namespace autotune::nccl_runner;
 
 TEST_CASE("The sweep hook client loads the built plugin and points NCCL at the same file", "[hook]") {
   setenv("NCCL_AUTOTUNE_PROFILE", "/nonexistent/profile.toml", 1);

@@ -12,10 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "tuner/runner.hpp"
+#include "runners/runner.hpp"
 #include "tuner/strategy_samples.hpp"
 
 namespace autotune::tuner::testing {
+
+using runners::Candidate;
+using runners::Measurement;
+using runners::MeasureRequest;
+using runners::Outcome;
+using runners::Runner;
+using runners::RunnerInfo;
 
 struct FakeCluster {
   double noise = 0.01;
@@ -28,7 +35,7 @@ struct FakeCluster {
     double lat_us, bw_gbps;
   };
   std::optional<Cost> cost(Collective c, Algorithm a, Protocol p, bool estimate) const {
-    if (!profiles::is_allowed(c, a, p)) return std::nullopt;
+    if (!nccl::is_allowed(c, a, p)) return std::nullopt;
     switch (a) {
       case Algorithm::tree:
         if (c != Collective::allreduce) return std::nullopt;
@@ -52,8 +59,8 @@ struct FakeCluster {
   Choice nccl_default(Collective c, uint64_t bytes) const {
     std::optional<Choice> best;
     double best_t = 0;
-    for (Algorithm a : profiles::kAllAlgorithms)
-      for (Protocol p : profiles::kAllProtocols)
+    for (Algorithm a : nccl::kAllAlgorithms)
+      for (Protocol p : nccl::kAllProtocols)
         if (cost(c, a, p, true)) {
           double t = time_us(c, bytes, a, p, true);
           if (!best || t < best_t) best = Choice{a, p, 0}, best_t = t;
@@ -63,8 +70,8 @@ struct FakeCluster {
   Choice best_true(Collective c, uint64_t bytes) const {
     std::optional<Choice> best;
     double best_t = 0;
-    for (Algorithm a : profiles::kAllAlgorithms)
-      for (Protocol p : profiles::kAllProtocols)
+    for (Algorithm a : nccl::kAllAlgorithms)
+      for (Protocol p : nccl::kAllProtocols)
         if (cost(c, a, p, false) && !(c == Collective::reducescatter && p == Protocol::ll128)) {
           double t = time_us(c, bytes, a, p);
           if (!best || t < best_t) best = Choice{a, p, 0}, best_t = t;
@@ -130,7 +137,7 @@ class FakeRunner : public Runner {
         m.mean_times_us.push_back(noisy * 0.99);
       }
       m.algbw_gbps = static_cast<double>(r.bytes) / (m.median_us() * 1e3);
-      m.busbw_gbps = m.algbw_gbps * profiles::bus_bandwidth_factor(r.collective, cluster_.ranks);
+      m.busbw_gbps = m.algbw_gbps * nccl::bus_bandwidth_factor(r.collective, cluster_.ranks);
       m.used_algorithm = run.algorithm;
       m.used_protocol = run.protocol;
       out.push_back(m);

@@ -10,9 +10,11 @@
 
 namespace fs = std::filesystem;
 using namespace autotune::tuner;
-using autotune::profiles::Algorithm;
-using autotune::profiles::Collective;
-using autotune::profiles::Protocol;
+using namespace autotune::nccl;
+using namespace autotune::runners;
+using autotune::nccl::Algorithm;
+using autotune::nccl::Collective;
+using autotune::nccl::Protocol;
 
 namespace {
 

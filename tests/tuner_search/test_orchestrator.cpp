@@ -22,6 +22,7 @@
 
 namespace fs = std::filesystem;
 using namespace autotune;
+using namespace autotune::tuner;
 using tuner::split_shell_words;
 using Words = std::vector<std::string>;
 
@@ -85,7 +86,7 @@ TEST_CASE("launcher strings split by shell quoting rules without expansion") {
 }
 
 TEST_CASE("job command lines: mpirun is told which variables to forward and srun exports all") {
-  tuner::ProcessSetting cross{"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}};
+  runners::ProcessSetting cross{"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}};
   tuner::Launcher mpi{{"/opt/ompi/bin/mpirun", "-np", "16"}, "--launcher"};
   CHECK(tuner::job_command(mpi, "/bin/nccl-autotune", {"tune", "--worker"}, cross) ==
         Words{"/opt/ompi/bin/mpirun", "-x", "NCCL_CROSS_NIC", "-np", "16", "/bin/nccl-autotune", "tune",
@@ -149,7 +150,7 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
     return r.setting.id + "|" + std::to_string(r.scale.ranks) + "|" +
            std::to_string(static_cast<int>(r.measurement.request.collective)) + "|" +
            std::to_string(r.measurement.request.bytes) + "|" +
-           tuner::to_string(r.measurement.request.candidate) + "|" + std::to_string(r.attempt);
+           runners::to_string(r.measurement.request.candidate) + "|" + std::to_string(r.attempt);
   };
   for (const auto& r : in_process_journal.records) expected[key(r)] = r.measurement.times_us;
   for (const auto& r : merged.records) {

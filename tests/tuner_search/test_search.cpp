@@ -12,9 +12,11 @@
 
 namespace fs = std::filesystem;
 using namespace autotune::tuner;
-using autotune::profiles::Algorithm;
-using autotune::profiles::Collective;
-using autotune::profiles::Protocol;
+using namespace autotune::nccl;
+using namespace autotune::runners;
+using autotune::nccl::Algorithm;
+using autotune::nccl::Collective;
+using autotune::nccl::Protocol;
 using autotune::tuner::testing::FakeCluster;
 using autotune::tuner::testing::FakeRunner;
 
@@ -58,7 +60,7 @@ double busbw_sum(const FakeCluster& fc, const std::vector<autotune::profiles::Ru
         if (r.collective == c && r.min_bytes <= b && b <= r.max_bytes)
           ch = {r.algorithm, r.protocol, r.channels};
       double t = fc.time_us(c, b, ch.algorithm, ch.protocol);
-      sum += static_cast<double>(b) / (t * 1e3) * autotune::profiles::bus_bandwidth_factor(c, fc.ranks);
+      sum += static_cast<double>(b) / (t * 1e3) * autotune::nccl::bus_bandwidth_factor(c, fc.ranks);
     }
   return sum;
 }
@@ -96,7 +98,7 @@ TEST_CASE("search space: x2 size grid, candidates NCCL allows per collective, op
   REQUIRE(s.collectives.size() == 5);
   for (const auto& cs : s.collectives) {
     for (const auto& cand : cs.candidates) {
-      CHECK(autotune::profiles::is_allowed(cs.collective, *cand.algorithm, *cand.protocol));
+      CHECK(autotune::nccl::is_allowed(cs.collective, *cand.algorithm, *cand.protocol));
       CHECK((cand.channels == 4 || cand.channels == 8));
     }
     if (cs.collective == Collective::broadcast)

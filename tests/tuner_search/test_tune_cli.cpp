@@ -14,10 +14,10 @@
 #include "cli_test_support.hpp"
 #include "common/atomic_file.hpp"
 #include "profiles/profile_toml.hpp"
+#include "simulator/sim_cluster.hpp"
+#include "simulator/sim_model.hpp"
 #include "topology/examples.hpp"
 #include "tuner/runner_factory.hpp"
-#include "tuner/sim_cluster.hpp"
-#include "tuner/sim_model.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune;
@@ -55,7 +55,7 @@ TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCC
     CHECK_FALSE(profile.rules.empty());
     CHECK(fs::exists(only_file(dir, ".jsonl")));
     auto topo = topology::load_example("h100-8x");
-    tuner::SimModel model(tuner::describe_cluster(topo, 1), {}, tuner::RunnerOptions{}.deviations);
+    sim::SimModel model(sim::describe_cluster(topo, 1), {}, tuner::RunnerOptions{}.deviations);
     for (const auto& r : profile.rules)
       for (uint64_t b = 8; b <= (8ull << 30); b *= 2) {
         if (b < r.min_bytes || b > r.max_bytes) continue;
@@ -63,8 +63,8 @@ TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCC
         REQUIRE(forced);
         double t_rule = model.true_time_us(r.collective, b, *forced);
         double t_default = model.true_time_us(r.collective, b, model.nccl_default(r.collective, b));
-        INFO(strategy << " " << profiles::name(r.collective) << " " << b << " B "
-                      << profiles::name(r.algorithm) << "/" << profiles::name(r.protocol));
+        INFO(strategy << " " << nccl::name(r.collective) << " " << b << " B " << nccl::name(r.algorithm)
+                      << "/" << nccl::name(r.protocol));
         CHECK(t_rule < t_default);
       }
     fs::remove_all(dir);

@@ -1,0 +1,23 @@
+#pragma once
+// Message sizes as people write them: "8", "64K", "1M", "8G", "2T" with binary units (K = 1024), as
+// nccl-tests' -b/-e options take them. Formatting picks the largest unit that divides the value exactly, so
+// format then parse is the identity.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace autotune {
+
+// Digits, then optionally one of K, M, G, T (either case) and an optional trailing B ("64KB" = "64K").
+// nullopt for anything else, for a value that does not fit in 64 bits, and for signs or spaces.
+std::optional<uint64_t> parse_byte_size(std::string_view text);
+
+// "0", "8", "1536K", "1M", "8G".
+std::string format_byte_size(uint64_t bytes);
+
+// A rounded reading for tables ("1.5 MiB" style, but short): "8 B", "1.5 KiB", "64 MiB", "8 GiB".
+std::string human_byte_size(uint64_t bytes);
+
+}  // namespace autotune

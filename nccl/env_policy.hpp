@@ -1,0 +1,24 @@
+#pragma once
+// What a profile's [env] may set. Profiles are untrusted input (they come from shared directories and are
+// exported into every job's environment), so only NCCL tuning variables named here are accepted, each value
+// is checked against that variable's own syntax, and nothing that could load code (LD_*, NCCL_NET_PLUGIN,
+// NCCL_TUNER_PLUGIN) or reach a shell (metacharacters, control characters) gets through.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace autotune::nccl {
+
+// Whether `key` is on the allowlist.
+bool is_allowed_env_key(std::string_view key);
+// The allowlist, sorted, for documentation and messages.
+std::vector<std::string> allowed_env_keys();
+
+// Throws InputError (no file, line 0) naming the key, what was expected and what was found.
+void check_env_entry(std::string_view key, std::string_view value);
+// What no single entry shows: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS. Throws like check_env_entry.
+void check_env_set(const std::map<std::string, std::string>& env);
+
+}  // namespace autotune::nccl

@@ -1,0 +1,638 @@
+#include "nccl_runner/nccl_runner.hpp"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "nccl_runner/sweep_hook_client.hpp"
+#include "runners/bandwidth.hpp"
+#include "runners/collective_check.hpp"
+#include "runners/measure_plan.hpp"
+#include "runners/watchdog.hpp"
+
+namespace autotune::nccl_runner {
+
+using runners::algbw_gbps;
+using runners::buffer_counts;
+using runners::BufferCounts;
+using runners::busbw_gbps;
+using runners::Candidate;
+using runners::CheckResult;
+using runners::combine_ranks;
+using runners::CombinedTimes;
+using runners::compare_exact;
+using runners::expected_output;
+using runners::iterations_for;
+using runners::kCheckRoot;
+using runners::make_input;
+using runners::Measurement;
+using runners::MeasureRequest;
+using runners::MpiContext;
+using runners::Outcome;
+using runners::per_operation_us;
+using runners::rough_estimate_us;
+using runners::RunnerInfo;
+using runners::wait_with_watchdog;
+using runners::WaitResult;
+using runners::watchdog_bound;
+using runners::WatchdogPolicy;
+
+namespace {
+
+using nccl::Collective;
+
+// One step of one request went wrong; the request's outcome says how. Never leaves this file.
+struct StepError : std::runtime_error {
+  Outcome outcome;
+  StepError(Outcome o, const std::string& what) : std::runtime_error(what), outcome(o) {}
+};
+
+void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw StepError(Outcome::failed, fmt::format("{}: {}", what, cudaGetErrorString(e)));
+}
+
+std::string nccl_text(ncclResult_t r, ncclComm_t comm) {
+  std::string text = ncclGetErrorString(r);
+  const char* last = ncclGetLastError(comm);
+  if (last != nullptr && *last != '\0') text += fmt::format(" ({})", last);
+  return text;
+}
+
+void nccl_check(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
+  if (r != ncclSuccess) throw StepError(Outcome::failed, fmt::format("{}: {}", what, nccl_text(r, comm)));
+}
+
+// Agreement across processes takes the worst outcome; these are ordered so.
+int severity(Outcome o) {
+  switch (o) {
+    case Outcome::ok:
+      return 0;
+    case Outcome::unsupported:
+      return 1;
+    case Outcome::wrong_result:
+      return 2;
+    case Outcome::failed:
+      return 3;
+    case Outcome::timed_out:
+      return 4;
+  }
+  return 3;
+}
+
+Outcome from_severity(int s) {
+  static constexpr Outcome kBySeverity[] = {Outcome::ok, Outcome::unsupported, Outcome::wrong_result,
+                                            Outcome::failed, Outcome::timed_out};
+  return kBySeverity[std::clamp(s, 0, 4)];
+}
+
+std::string version_text(int code) {
+  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
+  return fmt::format("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100);
+}
+
+// One GPU this process drives, and its rank in the job.
+struct Device {
+  int id = 0;
+  int rank = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  void* send = nullptr;  // both `capacity` bytes
+  void* recv = nullptr;
+  cudaGraphExec_t graph = nullptr;
+};
+
+}  // namespace
+
+struct NcclRunner::State {
+  MeasureOptions options;
+  const MpiContext& processes;
+  SweepHookClient hook;
+  std::vector<Device> devices;
+  int ranks = 1;
+  int nodes = 1;
+  std::string gpu_model;
+  std::string nccl_version;
+  uint64_t capacity = 0;
+  bool comms_ok = false;
+  int rebuilds = 0;
+
+  State(const MeasureOptions& o, const MpiContext& p, const std::string& plugin)
+      : options(o), processes(p), hook(plugin) {}
+  ~State();
+
+  void create_comms();
+  void drop_comms(bool abort);
+  void free_graphs();
+  void ensure_capacity(uint64_t bytes);
+
+  // Where one operation reads and writes on `d` (in place: inside the one receive buffer, as nccl-tests
+  // does).
+  std::pair<const void*, void*> pointers(const Device& d, Collective c, const BufferCounts& counts) const;
+  void issue(Device& d, Collective c, const BufferCounts& counts);
+  // start event, `ops` operations (or the captured graph), stop event, on every device.
+  void launch(Collective c, const BufferCounts& counts, int ops, bool use_graph);
+  void capture(Collective c, const BufferCounts& counts, int ops);
+  // Waits for every stop event under the watchdog; throws StepError(timed_out) after aborting.
+  void wait(uint64_t bytes, int ops);
+  std::vector<double> elapsed_us(int ops);  // per device, one operation
+  int agree(int code) const;
+  double agree_max(double value) const;
+
+  Measurement measure(const MeasureRequest& r);
+  std::optional<std::pair<Outcome, std::string>> precheck(const MeasureRequest& r) const;
+  void check_results(const MeasureRequest& r, const BufferCounts& counts);
+};
+
+NcclRunner::State::~State() {
+  free_graphs();
+  drop_comms(false);
+  for (auto& d : devices) {
+    cudaSetDevice(d.id);
+    if (d.send) cudaFree(d.send);
+    if (d.recv) cudaFree(d.recv);
+    if (d.start) cudaEventDestroy(d.start);
+    if (d.stop) cudaEventDestroy(d.stop);
+    if (d.stream) cudaStreamDestroy(d.stream);
+  }
+}
+
+void NcclRunner::State::create_comms() {
+  try {
+    if (processes.distributed()) {
+      ncclUniqueId id{};
+      if (processes.is_root()) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+      processes.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(&id), sizeof id));
+      Device& d = devices.front();
+      cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+      nccl_check(ncclCommInitRank(&d.comm, ranks, id, d.rank), "ncclCommInitRank");
+    } else {
+      std::vector<ncclComm_t> comms(devices.size(), nullptr);
+      std::vector<int> ids;
+      for (const auto& d : devices) ids.push_back(d.id);
+      nccl_check(ncclCommInitAll(comms.data(), static_cast<int>(ids.size()), ids.data()), "ncclCommInitAll");
+      for (size_t i = 0; i < devices.size(); ++i) devices[i].comm = comms[i];
+    }
+  } catch (const StepError& e) {
+    throw std::runtime_error(std::string("cannot create the NCCL communicator: ") + e.what());
+  }
+  comms_ok = true;
+}
+
+void NcclRunner::State::drop_comms(bool abort) {
+  for (auto& d : devices) {
+    if (!d.comm) continue;
+    if (abort)
+      ncclCommAbort(d.comm);
+    else
+      ncclCommDestroy(d.comm);
+    d.comm = nullptr;
+  }
+  comms_ok = false;
+}
+
+void NcclRunner::State::free_graphs() {
+  for (auto& d : devices) {
+    if (d.graph) cudaGraphExecDestroy(d.graph);
+    d.graph = nullptr;
+  }
+}
+
+void NcclRunner::State::ensure_capacity(uint64_t bytes) {
+  const uint64_t want = std::max<uint64_t>({bytes, options.max_bytes, sizeof(float)});
+  if (want <= capacity && capacity != 0) return;
+  for (auto& d : devices) {
+    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+    if (d.send) cudaFree(d.send);
+    if (d.recv) cudaFree(d.recv);
+    d.send = d.recv = nullptr;
+  }
+  capacity = 0;
+  for (auto& d : devices) {
+    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+    cuda_check(cudaMalloc(&d.send, want), "cudaMalloc (send buffer)");
+    cuda_check(cudaMalloc(&d.recv, want), "cudaMalloc (receive buffer)");
+  }
+  capacity = want;
+}
+
+std::pair<const void*, void*> NcclRunner::State::pointers(const Device& d, Collective c,
+                                                          const BufferCounts& counts) const {
+  if (!options.in_place) return {d.send, d.recv};
+  float* base = static_cast<float*>(d.recv);
+  const uint64_t block = static_cast<uint64_t>(d.rank) * counts.op_count;
+  if (c == Collective::allgather) return {base + block, base};
+  if (c == Collective::reducescatter) return {base, base + block};
+  return {base, base};
+}
+
+void NcclRunner::State::issue(Device& d, Collective c, const BufferCounts& counts) {
+  auto [send, recv] = pointers(d, c, counts);
+  const size_t n = counts.op_count;
+  ncclResult_t r = ncclSuccess;
+  switch (c) {
+    case Collective::allreduce:
+      r = ncclAllReduce(send, recv, n, ncclFloat32, ncclSum, d.comm, d.stream);
+      break;
+    case Collective::allgather:
+      r = ncclAllGather(send, recv, n, ncclFloat32, d.comm, d.stream);
+      break;
+    case Collective::reducescatter:
+      r = ncclReduceScatter(send, recv, n, ncclFloat32, ncclSum, d.comm, d.stream);
+      break;
+    case Collective::broadcast:
+      r = ncclBroadcast(send, recv, n, ncclFloat32, kCheckRoot, d.comm, d.stream);
+      break;
+    case Collective::reduce:
+      r = ncclReduce(send, recv, n, ncclFloat32, ncclSum, kCheckRoot, d.comm, d.stream);
+      break;
+  }
+  nccl_check(r, "launching the collective", d.comm);
+}
+
+void NcclRunner::State::launch(Collective c, const BufferCounts& counts, int ops, bool use_graph) {
+  for (auto& d : devices) {
+    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+    cuda_check(cudaEventRecord(d.start, d.stream), "cudaEventRecord");
+  }
+  if (use_graph) {
+    for (auto& d : devices) {
+      cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+      cuda_check(cudaGraphLaunch(d.graph, d.stream), "cudaGraphLaunch");
+    }
+  } else {
+    // One thread driving several GPUs must group their parts of each operation, or the first one blocks.
+    const bool group = devices.size() > 1;
+    for (int k = 0; k < ops; ++k) {
+      if (group) nccl_check(ncclGroupStart(), "ncclGroupStart");
+      for (auto& d : devices) issue(d, c, counts);
+      if (group) nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    }
+  }
+  for (auto& d : devices) {
+    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+    cuda_check(cudaEventRecord(d.stop, d.stream), "cudaEventRecord");
+  }
+}
+
+void NcclRunner::State::capture(Collective c, const BufferCounts& counts, int ops) {
+  free_graphs();
+  std::vector<cudaGraph_t> graphs(devices.size(), nullptr);
+  size_t begun = 0;
+  try {
+    for (auto& d : devices) {
+      cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+      cuda_check(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeThreadLocal),
+                 "cudaStreamBeginCapture");
+      ++begun;
+    }
+    const bool group = devices.size() > 1;
+    for (int k = 0; k < ops; ++k) {
+      if (group) nccl_check(ncclGroupStart(), "ncclGroupStart");
+      for (auto& d : devices) issue(d, c, counts);
+      if (group) nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    }
+  } catch (...) {
+    for (size_t i = 0; i < begun; ++i) {
+      cudaStreamEndCapture(devices[i].stream, &graphs[i]);
+      if (graphs[i]) cudaGraphDestroy(graphs[i]);
+    }
+    throw;
+  }
+  std::string failure;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    cudaSetDevice(devices[i].id);
+    cudaError_t e = cudaStreamEndCapture(devices[i].stream, &graphs[i]);
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&devices[i].graph, graphs[i], 0);
+    if (e != cudaSuccess && failure.empty()) failure = cudaGetErrorString(e);
+    if (graphs[i]) cudaGraphDestroy(graphs[i]);
+  }
+  if (!failure.empty()) {
+    free_graphs();
+    throw StepError(Outcome::failed, "capturing the timed loop as a CUDA graph: " + failure);
+  }
+}
+
+void NcclRunner::State::wait(uint64_t bytes, int ops) {
+  WatchdogPolicy policy;
+  policy.scale = options.watchdog_scale;
+  std::string failure;
+  auto poll = [&]() {
+    bool all_done = true;
+    for (auto& d : devices) {
+      cudaError_t e = cudaEventQuery(d.stop);
+      if (e == cudaSuccess) continue;
+      if (e != cudaErrorNotReady) {
+        failure = fmt::format("GPU {}: {}", d.id, cudaGetErrorString(e));
+        return WaitResult::failed;
+      }
+      all_done = false;
+      // A peer that failed (a lost connection, a remote abort) shows here before any event completes.
+      ncclResult_t async = ncclSuccess;
+      if (d.comm && ncclCommGetAsyncError(d.comm, &async) == ncclSuccess && async != ncclSuccess &&
+          async != ncclInProgress) {
+        failure = fmt::format("GPU {}: NCCL asynchronous error: {}", d.id, nccl_text(async, d.comm));
+        return WaitResult::failed;
+      }
+    }
+    return all_done ? WaitResult::done : WaitResult::timed_out;
+  };
+  const auto bound = watchdog_bound(bytes, ops, policy);
+  switch (wait_with_watchdog(
+      poll, [&] { drop_comms(true); }, bound, policy.poll)) {
+    case WaitResult::done:
+      return;
+    case WaitResult::failed:
+      throw StepError(Outcome::failed, failure);
+    case WaitResult::timed_out:
+      throw StepError(Outcome::timed_out,
+                      fmt::format("{} operation(s) did not finish within {:.1f} s: communicator aborted", ops,
+                                  bound.count()));
+  }
+}
+
+std::vector<double> NcclRunner::State::elapsed_us(int ops) {
+  std::vector<double> out;
+  for (auto& d : devices) {
+    float ms = 0.0f;
+    cuda_check(cudaEventElapsedTime(&ms, d.start, d.stop), "cudaEventElapsedTime");
+    out.push_back(per_operation_us(ms, ops));
+  }
+  return out;
+}
+
+int NcclRunner::State::agree(int code) const {
+  double v = code;
+  processes.allreduce_max(std::span<double>(&v, 1));
+  return static_cast<int>(v);
+}
+
+double NcclRunner::State::agree_max(double value) const {
+  processes.allreduce_max(std::span<double>(&value, 1));
+  return value;
+}
+
+std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(const MeasureRequest& r) const {
+  const Candidate& c = r.candidate;
+  if (r.repetitions < 1)
+    return std::pair{Outcome::failed, fmt::format("repetitions must be at least 1, got {}", r.repetitions)};
+  if (c.is_default()) return std::nullopt;
+  if (!hook.usable())
+    return std::pair{Outcome::failed, "cannot force " + to_string(c) + ": " + hook.problem()};
+  if (c.algorithm.has_value() != c.protocol.has_value())
+    return std::pair{Outcome::failed, "the sweep hook forces an algorithm together with a protocol; " +
+                                          to_string(c) + " names only one"};
+  if (c.algorithm && !nccl::is_allowed(r.collective, *c.algorithm, *c.protocol))
+    return std::pair{Outcome::unsupported,
+                     fmt::format("NCCL has no {}/{} for {}", nccl::nccl_name(*c.algorithm),
+                                 nccl::nccl_name(*c.protocol), nccl::nccl_name(r.collective))};
+  return std::nullopt;
+}
+
+void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCounts& counts) {
+  const uint64_t recv_bytes = counts.recv * sizeof(float);
+  for (auto& d : devices) {
+    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+    // All bits set is a NaN: a buffer NCCL never wrote can never compare equal.
+    if (recv_bytes) cuda_check(cudaMemsetAsync(d.recv, 0xff, recv_bytes, d.stream), "cudaMemsetAsync");
+    std::vector<float> input = make_input(r.collective, ranks, d.rank, r.bytes);
+    auto [send, recv] = pointers(d, r.collective, counts);
+    (void)recv;
+    if (!input.empty())
+      cuda_check(cudaMemcpyAsync(const_cast<void*>(send), input.data(), input.size() * sizeof(float),
+                                 cudaMemcpyHostToDevice, d.stream),
+                 "cudaMemcpyAsync (input)");
+    // The copy reads pageable host memory that goes out of scope here.
+    cuda_check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
+  }
+  launch(r.collective, counts, 1, false);
+  wait(r.bytes, 1);
+  uint64_t wrong = 0;
+  std::string first;
+  for (auto& d : devices) {
+    auto expected = expected_output(r.collective, ranks, d.rank, r.bytes);
+    if (!expected) continue;
+    std::vector<float> found(expected->size());
+    auto [send, recv] = pointers(d, r.collective, counts);
+    (void)send;
+    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+    if (!found.empty())
+      cuda_check(
+          cudaMemcpyAsync(found.data(), recv, found.size() * sizeof(float), cudaMemcpyDeviceToHost, d.stream),
+          "cudaMemcpyAsync (output)");
+    cuda_check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
+    CheckResult check = compare_exact(*expected, found);
+    if (!check.ok() && first.empty()) first = fmt::format("rank {}: {}", d.rank, check.describe());
+    wrong += check.wrong;
+  }
+  if (wrong) throw StepError(Outcome::wrong_result, first);
+}
+
+Measurement NcclRunner::State::measure(const MeasureRequest& r) {
+  Measurement m;
+  m.request = r;
+  if (auto why = precheck(r)) {  // the same on every process: no agreement needed
+    m.outcome = why->first;
+    m.detail = why->second;
+    return m;
+  }
+  const Candidate& cand = r.candidate;
+  const BufferCounts counts = buffer_counts(r.collective, ranks, r.bytes);
+  const bool forcing = !cand.is_default();
+
+  int code = 0;
+  std::string detail;
+  // Runs one step unless an earlier one failed, then agrees with every process on how it went, so that all
+  // of them take the same MPI and NCCL calls in the same order.
+  auto step = [&](auto&& body) {
+    if (code == 0) {
+      try {
+        body();
+      } catch (const StepError& e) {
+        code = severity(e.outcome);
+        detail = e.what();
+      }
+    }
+    const int agreed = agree(code);
+    if (agreed > code) {
+      code = agreed;
+      detail = fmt::format("{} on another rank", name(from_severity(agreed)));
+    }
+    return code == 0;
+  };
+
+  auto read_hook = [&] {
+    auto seen = hook.last();
+    if (!seen) return;
+    if (forcing && seen->refused)
+      throw StepError(Outcome::unsupported,
+                      fmt::format("NCCL marked {} unusable for this operation (it kept its own choice)",
+                                  to_string(cand)));
+    if (forcing && seen->calls == 0)
+      throw StepError(Outcome::unsupported,
+                      "NCCL never consulted the tuner for this operation (a 1-rank communicator or an empty "
+                      "operation), so nothing could be forced");
+    if (seen->calls == 0) return;
+    m.used_algorithm = nccl::algorithm_from_id(seen->algorithm);
+    m.used_protocol = nccl::protocol_from_id(seen->protocol);
+    m.used_channels = seen->channels;
+  };
+
+  int iterations = options.iterations;
+  std::vector<std::vector<double>> per_device(devices.size());
+  step([&] {
+    if (!comms_ok) {
+      free_graphs();
+      create_comms();  // throws runtime_error: the runner cannot go on
+      ++rebuilds;
+    }
+    ensure_capacity(r.bytes);
+    const int algo = cand.algorithm ? static_cast<int>(*cand.algorithm) : -1;
+    const int proto = cand.protocol ? static_cast<int>(*cand.protocol) : -1;
+    if (hook.usable() && !hook.force(algo, proto, cand.channels))
+      throw StepError(Outcome::failed, "the sweep hook refused " + to_string(cand));
+    const int warmup = std::max(1, options.warmup_iterations);
+    launch(r.collective, counts, warmup, false);
+    wait(r.bytes, warmup);
+    read_hook();
+  });
+  double estimate = 0.0;
+  if (iterations <= 0) {
+    // The first operations of a candidate include NCCL's lazy connection setup: time a separate short loop.
+    const int probe = iterations_for(rough_estimate_us(r.bytes));
+    step([&] {
+      launch(r.collective, counts, probe, false);
+      wait(r.bytes, probe);
+      for (double t : elapsed_us(probe)) estimate = std::max(estimate, t);
+    });
+    if (code == 0) iterations = iterations_for(agree_max(estimate));
+  }
+  if (options.cuda_graph) {
+    step([&] {
+      capture(r.collective, counts, iterations);
+      launch(r.collective, counts, iterations, true);  // the first launch uploads the graph: untimed
+      wait(r.bytes, iterations);
+    });
+  }
+  for (int rep = 0; rep < r.repetitions; ++rep) {
+    step([&] {
+      launch(r.collective, counts, iterations, options.cuda_graph);
+      wait(r.bytes, iterations);
+      auto t = elapsed_us(iterations);
+      for (size_t i = 0; i < t.size(); ++i) per_device[i].push_back(t[i]);
+    });
+  }
+  step(read_hook);
+  if (options.check_results) step([&] { check_results(r, counts); });
+  free_graphs();
+
+  m.outcome = from_severity(code);
+  m.detail = detail;
+  if (m.outcome == Outcome::failed || m.outcome == Outcome::timed_out) {
+    drop_comms(true);  // the next request starts on a fresh communicator
+    return m;
+  }
+  if (m.outcome == Outcome::unsupported) return m;
+  // Every process reaches here with the same outcome, so all of them combine.
+  CombinedTimes local = combine_ranks(per_device);
+  std::vector<double> sum = local.mean_us;
+  for (double& s : sum) s *= static_cast<double>(devices.size());
+  processes.allreduce_max(local.max_us);
+  processes.allreduce_sum(sum);
+  m.times_us = local.max_us;
+  for (double s : sum) m.mean_times_us.push_back(s / ranks);
+  const double median = m.median_us();
+  m.algbw_gbps = algbw_gbps(r.bytes, median);
+  m.busbw_gbps = busbw_gbps(r.collective, ranks, r.bytes, median);
+  return m;
+}
+
+NcclRunner::NcclRunner(const MeasureOptions& options, const MpiContext& processes) {
+  // Before anything touches NCCL: no device means nothing else can work, and NCCL must not start yet.
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+    throw std::runtime_error(std::string("no CUDA device: ") + cudaGetErrorString(e));
+  if (count < 1) throw std::runtime_error("no CUDA device: cudaGetDeviceCount found none");
+
+  // The hook sets NCCL_TUNER_PLUGIN, which NCCL reads when it first initialises.
+  state_ = std::make_unique<State>(options, processes, options.plugin_path);
+  State& s = *state_;
+  if (processes.distributed()) {
+    if (processes.local_size() > count)
+      throw std::runtime_error(
+          fmt::format("{} processes on this node but {} CUDA device(s): start one process per GPU",
+                      processes.local_size(), count));
+    s.devices.push_back(Device{.id = processes.local_rank(), .rank = processes.rank()});
+    s.ranks = processes.size();
+    double leaders = processes.local_rank() == 0 ? 1.0 : 0.0;
+    processes.allreduce_sum(std::span<double>(&leaders, 1));
+    s.nodes = static_cast<int>(leaders);
+  } else {
+    for (int i = 0; i < count; ++i) s.devices.push_back(Device{.id = i, .rank = i});
+    s.ranks = count;
+  }
+  int version = 0;
+  if (ncclGetVersion(&version) == ncclSuccess) s.nccl_version = version_text(version);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, s.devices.front().id) == cudaSuccess) s.gpu_model = prop.name;
+  for (auto& d : s.devices) {
+    auto fail = [&](cudaError_t e, const char* what) {
+      if (e != cudaSuccess)
+        throw std::runtime_error(fmt::format("GPU {}: {}: {}", d.id, what, cudaGetErrorString(e)));
+    };
+    fail(cudaSetDevice(d.id), "cudaSetDevice");
+    fail(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    fail(cudaEventCreate(&d.start), "cudaEventCreate");
+    fail(cudaEventCreate(&d.stop), "cudaEventCreate");
+  }
+  s.create_comms();
+  if (options.max_bytes > 0) {
+    try {
+      s.ensure_capacity(options.max_bytes);
+    } catch (const StepError& e) {
+      throw std::runtime_error(std::string("allocating buffers for the largest size: ") + e.what());
+    }
+  }
+}
+
+NcclRunner::~NcclRunner() = default;
+
+RunnerInfo NcclRunner::info() const {
+  const State& s = *state_;
+  RunnerInfo i;
+  i.kind = "nccl";
+  i.source = "measured";
+  i.ranks = s.ranks;
+  i.nodes = s.nodes;
+  i.gpus_per_node = s.processes.distributed() ? s.processes.local_size() : static_cast<int>(s.devices.size());
+  i.gpu_model = s.gpu_model;
+  i.nccl_version = s.nccl_version;
+  const std::string forcing = s.hook.usable()
+                                  ? "forcing through " + s.hook.path()
+                                  : "cannot force (" + s.hook.problem() + "): NCCL's default only";
+  i.description = fmt::format(
+      "NCCL {} on {} rank(s), {} node(s) x {} {} ({}); {}; {}{}, results {}", s.nccl_version, s.ranks,
+      s.nodes, i.gpus_per_node, s.gpu_model,
+      s.processes.distributed() ? "MPI, one process per GPU" : "one process driving every GPU", forcing,
+      s.options.in_place ? "in-place" : "out-of-place", s.options.cuda_graph ? ", CUDA graph" : "",
+      s.options.check_results ? "checked" : "not checked");
+  if (s.rebuilds > 0) i.description += fmt::format("; communicator rebuilt {} time(s)", s.rebuilds);
+  return i;
+}
+
+std::vector<Measurement> NcclRunner::run(std::span<const MeasureRequest> batch) {
+  std::vector<Measurement> out;
+  out.reserve(batch.size());
+  for (const auto& r : batch) out.push_back(state_->measure(r));
+  return out;
+}
+
+}  // namespace autotune::nccl_runner

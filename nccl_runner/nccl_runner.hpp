@@ -1,0 +1,45 @@
+#pragma once
+// The real runner: NCCL collectives on this process's GPUs, timed with CUDA events. Under mpirun/srun one
+// process drives one GPU (the local rank picks it) and rank 0's ncclUniqueId is broadcast with MPI; started
+// alone, one process drives every GPU of the node through ncclCommInitAll and ncclGroupStart/End. Each
+// candidate is forced through our tuner plugin's sweep hook in this same process (NCCL_TUNER_PLUGIN points at
+// it before the first NCCL call), so one communicator serves every algorithm/protocol/channels candidate;
+// the default candidate is NCCL's own choice. After timing each candidate's output is checked exactly
+// (tuner/collective_check.hpp); an operation past the watchdog's bound aborts the communicator, reports
+// timed_out and the next request runs on a fresh one.
+// Not thread-safe: call from the main thread (MPI's and the plugin hook's state are process-wide).
+
+#include <memory>
+
+#include "runners/measure_options.hpp"
+#include "runners/mpi_context.hpp"
+#include "runners/runner.hpp"
+
+namespace autotune::nccl_runner {
+
+using runners::Measurement;
+using runners::MeasureOptions;
+using runners::MeasureRequest;
+using runners::MpiContext;
+using runners::Outcome;
+using runners::RunnerInfo;
+
+class NcclRunner : public runners::Runner {
+ public:
+  // Throws std::runtime_error("no CUDA device: <CUDA's reason>") without a usable GPU, and when the
+  // communicators cannot be created. A missing or mismatched plugin is not fatal: forced candidates then
+  // report `failed` with the reason and the default is still measured.
+  NcclRunner(const MeasureOptions& options, const MpiContext& processes);
+  ~NcclRunner() override;
+  NcclRunner(const NcclRunner&) = delete;
+  NcclRunner& operator=(const NcclRunner&) = delete;
+
+  RunnerInfo info() const override;
+  std::vector<Measurement> run(std::span<const MeasureRequest> batch) override;
+
+ private:
+  struct State;  // CUDA and NCCL handles stay out of this header
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace autotune::nccl_runner

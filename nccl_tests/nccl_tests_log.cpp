@@ -1,0 +1,504 @@
+#include "nccl_tests/nccl_tests_log.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/input_error.hpp"
+
+namespace autotune::nccl_tests {
+namespace {
+
+std::vector<std::string> split_ws(std::string_view s) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(s)};
+  std::string tok;
+  while (in >> tok) out.push_back(tok);
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::optional<uint64_t> to_u64(std::string_view s) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<int> to_int(std::string_view s) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// strtod rather than from_chars: nccl-tests prints "nan", "inf" and "1.2e+03" through printf.
+std::optional<double> to_double(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return v;
+}
+
+// nccl-tests' own tolerance for the old `error` column (DeltaMaxValue(type) x (nranks - 1)): a reduction in
+// floating point legitimately differs from the reference by rounding.
+double error_tolerance(const std::string& type, int ranks) {
+  double per_rank = 1e-200;
+  if (type == "half" || type == "bfloat16" || type == "f8e4m3" || type == "f8e5m2") per_rank = 1e-2;
+  if (type == "float") per_rank = 1e-5;
+  if (type == "double") per_rank = 1e-12;
+  return per_rank * std::max(ranks - 1, 0);
+}
+
+uint64_t word_size(const std::string& type) {
+  if (type == "int8" || type == "uint8" || type == "char" || type == "f8e4m3" || type == "f8e5m2") return 1;
+  if (type == "half" || type == "bfloat16") return 2;
+  if (type == "int32" || type == "uint32" || type == "int" || type == "float") return 4;
+  if (type == "int64" || type == "uint64" || type == "double") return 8;
+  return 0;
+}
+
+const std::regex kNcclLine(R"(([^\s:\[\]]+):(\d+):(\d+) \[\d+\] NCCL (INFO|WARN|TRACE|ABORT|VERSION))");
+const std::regex kNcclVersion(R"(NCCL version (\d+\.\d+\.\d+))");
+const std::regex kEnvAlgo(R"(NCCL_ALGO set by environment to (\S+))");
+const std::regex kEnvProto(R"(NCCL_PROTO set by environment to (\S+))");
+const std::regex kNNodes(R"(\bnNodes (\d+))");
+// Prefixes launchers add: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label` ("3: ").
+const std::regex kLauncherPrefix(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
+const std::regex kTestsVersion(R"(^#\s*nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)");
+const std::regex kProgram(R"(^#\s*Collective test starting:\s*(\S+))");
+const std::regex kThreadLine(
+    R"(^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+) step: (\d+)\((factor|bytes)\) warmup iters: (\d+) iters: (\d+))");
+const std::regex kValidation(R"(validation: (\d+))");
+const std::regex kGraph(R"(graph: (\d+))");
+const std::regex kRankLine(
+    R"(^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
+const std::regex kOutOfBounds(R"(^#\s*Out of bounds values\s*:\s*(\d+))");
+const std::regex kAvgBusbw(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
+const std::regex kTimestamp(R"(^\d{4}-\d{2}-\d{2}$)");
+
+struct Layout {
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
+  int oop = -1, inplace = -1;  // index of each half's time column; algbw, busbw, check follow
+  size_t values = 0;           // columns a complete row has, timestamp excluded
+  bool timestamp = false;
+
+  // Every named column, and each half's algbw, busbw and check after its time, lies inside a row.
+  bool complete() const {
+    const auto inside = [this](int index, int following) {
+      return index >= 0 && static_cast<size_t>(index + following) < values;
+    };
+    return inside(size, 0) && inside(count, 0) && inside(type, 0) && (redop < 0 || inside(redop, 0)) &&
+           (root < 0 || inside(root, 0)) && inside(oop, 3) && inside(inplace, 3);
+  }
+};
+
+Layout layout_of(const std::vector<std::string>& columns) {
+  Layout l;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const std::string& c = columns[i];
+    int idx = static_cast<int>(i);
+    if (c == "size") l.size = idx;
+    if (c == "count") l.count = idx;
+    if (c == "type") l.type = idx;
+    if (c == "redop") l.redop = idx;
+    if (c == "root") l.root = idx;
+    if (c == "time" || c == "cputime") (l.oop < 0 ? l.oop : l.inplace) = idx;
+    if (c == "timestamp") l.timestamp = true;
+  }
+  l.values = columns.size() - (l.timestamp ? 1 : 0);
+  return l;
+}
+
+class Parser {
+ public:
+  Parser(std::string file, std::optional<std::string> collective) : file_(std::move(file)) {
+    log_.file = file_;
+    if (collective) {
+      auto name = nccl_tests_collective_name(*collective);
+      if (!name)
+        throw InputError(
+            "<arguments>", 0,
+            "expected a collective (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
+            "sendrecv), found '" +
+                *collective + "'");
+      log_.collective = *name;
+    }
+  }
+
+  NcclTestsLog run(std::string_view text) {
+    int line_no = 0;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      std::string line(text.substr(pos, nl - pos));
+      ++line_no;
+      pos = nl + 1;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (nl == text.size() && line.empty()) break;
+      take(line, line_no);
+    }
+    finish(line_no);
+    return std::move(log_);
+  }
+
+ private:
+  void warn(int line, std::string text) { log_.warnings.push_back({line, std::move(text)}); }
+
+  void take(std::string line, int line_no) {
+    std::smatch m;
+    if (!line.empty() && (line[0] == '[' || line.find(": ") != std::string::npos) &&
+        std::regex_search(line, m, kLauncherPrefix))
+      line = m.suffix().str();
+    // NCCL's own lines: they may start in the middle of a row that nccl-tests was printing in pieces.
+    // std::regex is slow: NCCL_DEBUG=INFO logs at scale run to 100k lines, so test for a literal first.
+    if (line.find(" NCCL ") != std::string::npos && std::regex_search(line, m, kNcclLine)) {
+      std::string before = m.prefix().str();
+      size_t at = static_cast<size_t>(m.position(0));
+      // Glued to a row ("-1gpu-a02:4211:4217 [3] NCCL INFO ..."), the host name pattern also swallows the
+      // row's last characters: the host names of the rank lines tell where the NCCL line really starts.
+      std::string host = m[1].str();
+      for (const auto& r : log_.header.ranks) {
+        if (host.size() > r.host.size() && host.ends_with(r.host)) {
+          size_t extra = host.size() - r.host.size();
+          before += host.substr(0, extra);
+          at += extra;
+          break;
+        }
+      }
+      std::string nccl = line.substr(at);
+      nccl_line(nccl);
+      if (!trim(before).empty()) {
+        if (fragment_.empty()) fragment_line_ = line_no;
+        fragment_ += before;
+      }
+      return;
+    }
+    std::string t = trim(line);
+    if (t.empty()) return;
+    if (t[0] == '#') {
+      comment(t, line_no);
+      return;
+    }
+    if (!fragment_.empty()) {
+      std::string joined = fragment_ + " " + line;
+      int start = fragment_line_;
+      fragment_.clear();
+      if (try_row(joined, start, false)) return;
+      warn(start, "a row interrupted by other output could not be put back together; ignored");
+    }
+    try_row(line, line_no, true);
+  }
+
+  // The header's numbers are digit runs the patterns matched; one too long for its type is an input error,
+  // never an exception from the standard library.
+  int header_int(const std::ssub_match& digits, int line_no) const {
+    if (auto v = to_int(digits.str())) return *v;
+    throw InputError(file_, line_no, "expected a number up to 2147483647, found '" + digits.str() + "'");
+  }
+  uint64_t header_u64(const std::ssub_match& digits, int line_no) const {
+    if (auto v = to_u64(digits.str())) return *v;
+    throw InputError(file_, line_no,
+                     "expected a byte count up to 18446744073709551615, found '" + digits.str() + "'");
+  }
+
+  void nccl_line(const std::string& s) {
+    std::smatch m;
+    auto has = [&](const char* literal) { return s.find(literal) != std::string::npos; };
+    if (log_.nccl_version.empty() && has("NCCL version") && std::regex_search(s, m, kNcclVersion))
+      log_.nccl_version = m[1];
+    if (has("NCCL_ALGO set") && std::regex_search(s, m, kEnvAlgo)) log_.env_algo = m[1];
+    if (has("NCCL_PROTO set") && std::regex_search(s, m, kEnvProto)) log_.env_proto = m[1];
+    if (has("nNodes") && std::regex_search(s, m, kNNodes)) {
+      if (auto nodes = to_int(m[1].str())) log_.nccl_nodes = *nodes;  // NCCL's own line: a wild one is noise
+    }
+    if (s.find("NCCL WARN") != std::string::npos) warnings_from_nccl_++;
+  }
+
+  void comment(const std::string& t, int line_no) {
+    std::smatch m;
+    auto& h = log_.header;
+    if (std::regex_search(t, m, kTestsVersion)) {
+      seen_header_ = true;
+      h.tests_version = m[1];
+      if (m[2].matched) h.nccl_library = header_int(m[2], line_no);
+    } else if (std::regex_search(t, m, kProgram)) {
+      seen_header_ = true;
+      h.program = m[1];
+    } else if (std::regex_search(t, m, kThreadLine)) {
+      seen_header_ = true;
+      h.threads = header_int(m[1], line_no);
+      h.gpus_per_thread = header_int(m[2], line_no);
+      h.min_bytes = header_u64(m[3], line_no);
+      h.max_bytes = header_u64(m[4], line_no);
+      h.step = header_u64(m[5], line_no);
+      h.step_is_factor = m[6] == "factor";
+      h.warmup_iters = header_int(m[7], line_no);
+      h.iters = header_int(m[8], line_no);
+      if (std::regex_search(t, m, kValidation)) h.validation = header_int(m[1], line_no);
+      if (std::regex_search(t, m, kGraph)) h.graph = header_int(m[1], line_no);
+    } else if (std::regex_search(t, m, kRankLine)) {
+      NcclTestsRank r;
+      r.rank = header_int(m[1], line_no);
+      r.pid = header_int(m[2], line_no);
+      r.host = m[3];
+      r.device = header_int(m[4], line_no);
+      r.bus_id = m[5];
+      r.gpu_name = trim(m[6].str());
+      h.ranks.push_back(std::move(r));
+    } else if (std::regex_search(t, m, kOutOfBounds)) {
+      log_.footer.out_of_bounds = header_int(m[1], line_no);
+      footer_line_ = line_no;
+    } else if (std::regex_search(t, m, kAvgBusbw)) {
+      log_.footer.avg_busbw_gbps = to_double(m[1]);
+      footer_line_ = line_no;
+    } else if (t.rfind("# error:", 0) == 0) {
+      warn(line_no, "nccl-tests reported: " + trim(t.substr(8)));
+    } else if (t.find("Reducing maxBytes") != std::string::npos) {
+      warn(line_no, "nccl-tests reduced the size range for lack of GPU memory: " + trim(t.substr(1)));
+    } else {
+      auto tokens = split_ws(t.substr(1));
+      bool is_columns = std::find(tokens.begin(), tokens.end(), "size") != tokens.end() &&
+                        std::find(tokens.begin(), tokens.end(), "busbw") != tokens.end();
+      if (is_columns) {
+        if (!h.columns.empty() && h.columns != tokens)
+          warn(line_no, "a second result table with other columns; its rows are read with the new columns");
+        h.columns = tokens;
+        h.old_error_column = std::find(tokens.begin(), tokens.end(), "error") != tokens.end();
+        layout_ = layout_of(tokens);
+        if (!layout_.complete())
+          throw InputError(file_, line_no,
+                           "expected an nccl-tests table header (size count type ... time algbw busbw ... "
+                           "time algbw busbw), found '" +
+                               t + "'");
+        table_line_ = line_no;
+      }
+    }
+  }
+
+  std::optional<NcclTestsResult> half(const std::vector<std::string>& tok, int at, const std::string& type) {
+    NcclTestsResult r;
+    auto time = to_double(tok[at]);
+    auto alg = to_double(tok[at + 1]);
+    auto bus = to_double(tok[at + 2]);
+    if (!time || !alg || !bus) return std::nullopt;
+    r.time_us = *time;
+    r.algbw_gbps = *alg;
+    r.busbw_gbps = *bus;
+    const std::string& check = tok[at + 3];
+    if (check != "N/A") {
+      auto v = to_double(check);
+      if (!v) return std::nullopt;
+      r.check = *v;
+      r.wrong = log_.header.old_error_column
+                    ? (*v > error_tolerance(type, ranks_for_tolerance()) || std::isnan(*v))
+                    : *v > 0;
+    }
+    return r;
+  }
+
+  int ranks_for_tolerance() const {
+    int n = log_.ranks();
+    return n > 0 ? n : 2;
+  }
+
+  // Returns whether the line was a row (complete or cut). `last_chance`: a line that is no row and no known
+  // noise is ignored silently unless it looks like a cut row.
+  bool try_row(const std::string& line, int line_no, bool last_chance) {
+    if (layout_.oop < 0) return false;
+    auto tok = split_ws(line);
+    if (tok.empty() || !to_u64(tok[0])) return false;
+    if (layout_.timestamp && tok.size() >= layout_.values + 2 &&
+        std::regex_match(tok[layout_.values], kTimestamp))
+      tok.resize(layout_.values);
+    if (tok.size() < layout_.values) {
+      if (!last_chance) return false;
+      // A row printed in part: the job stopped (or was killed) while measuring this size.
+      pending_cut_ = line_no;
+      pending_cut_text_ = trim(line);
+      return true;
+    }
+    if (tok.size() > layout_.values) {
+      warn(line_no, "ignored a row with " + std::to_string(tok.size()) + " fields where the table has " +
+                        std::to_string(layout_.values));
+      return true;
+    }
+    NcclTestsRow row;
+    row.line = line_no;
+    auto bytes = to_u64(tok[layout_.size]);
+    auto count = to_u64(tok[layout_.count]);
+    row.type = tok[layout_.type];
+    if (layout_.redop >= 0) row.redop = tok[layout_.redop];
+    if (layout_.root >= 0) {
+      auto root = to_int(tok[layout_.root]);
+      if (!root) return bad_row(line_no, line);
+      row.root = *root;
+    }
+    if (!bytes || !count) return bad_row(line_no, line);
+    row.bytes = *bytes;
+    row.count = *count;
+    auto oop = half(tok, layout_.oop, row.type);
+    auto inp = half(tok, layout_.inplace, row.type);
+    if (!oop || !inp) return bad_row(line_no, line);
+    row.out_of_place = *oop;
+    row.in_place = *inp;
+    log_.rows.push_back(std::move(row));
+    pending_cut_ = 0;
+    return true;
+  }
+
+  bool bad_row(int line_no, const std::string& line) {
+    warn(line_no, "ignored a row whose values are not numbers: '" + trim(line) + "'");
+    return true;
+  }
+
+  void finish(int last_line) {
+    if (!seen_header_ && layout_.oop < 0)
+      throw InputError(file_, 1,
+                       "expected nccl-tests output (a '# nThread N nGpus N minBytes ...' header and a "
+                       "'size count type ... busbw' table), found neither");
+    if (layout_.oop < 0)
+      throw InputError(
+          file_, last_line,
+          "the nccl-tests log ends before its result table (no 'size count type ... busbw' header)");
+    if (log_.rows.empty())
+      throw InputError(file_, last_line, "the nccl-tests log ends before the first result row");
+    if (pending_cut_ || !fragment_.empty()) {
+      int at = pending_cut_ ? pending_cut_ : fragment_line_;
+      warn(at, "the last row is incomplete (the run stopped while measuring it); ignored");
+    }
+    if (!log_.footer.avg_busbw_gbps && !log_.footer.out_of_bounds) {
+      log_.truncated = true;
+      warn(last_line,
+           "the log stops before nccl-tests' footer (Out of bounds values, Avg bus bandwidth): "
+           "truncated; " +
+               std::to_string(log_.rows.size()) + " complete rows kept");
+    }
+    size_t wrong = std::count_if(log_.rows.begin(), log_.rows.end(), [](const auto& r) { return r.wrong(); });
+    if (wrong > 0)
+      warn(log_.rows.front().line, std::to_string(wrong) +
+                                       " rows have wrong results: kept, flagged, never used "
+                                       "for rules");
+    if (log_.footer.out_of_bounds && *log_.footer.out_of_bounds > 0 && wrong == 0)
+      warn(footer_line_, "nccl-tests counted " + std::to_string(*log_.footer.out_of_bounds) +
+                             " out-of-bounds values but no row shows which size: every row is kept");
+    if (warnings_from_nccl_ > 0) warn(0, std::to_string(warnings_from_nccl_) + " NCCL WARN lines in the log");
+    decide_collective(last_line);
+  }
+
+  void decide_collective(int last_line) {
+    if (!log_.collective.empty()) return;
+    if (auto n = nccl_tests_collective_name(log_.header.program)) {
+      log_.collective = *n;
+      return;
+    }
+    std::string stem = std::filesystem::path(file_).filename().string();
+    if (auto n = nccl_tests_collective_name(stem)) {
+      log_.collective = *n;
+      return;
+    }
+    // The table's shape, where it can only be one collective.
+    const NcclTestsRow& r = log_.rows.front();
+    bool op = !r.redop.empty() && r.redop != "none";
+    if (r.root >= 0) {
+      log_.collective = op ? "reduce" : "broadcast";
+      return;
+    }
+    uint64_t ws = word_size(r.type);
+    bool old = log_.header.old_error_column;
+    if (old && ws > 0 && r.count > 0 && r.bytes == r.count * ws) {
+      // Old tables print `redop` only for reductions, `root` only for rooted collectives.
+      if (layout_.redop < 0 && layout_.root < 0) log_.collective = "sendrecv";
+      if (layout_.redop >= 0 && layout_.root < 0) log_.collective = "allreduce";
+      if (!log_.collective.empty()) return;
+    }
+    if (old && layout_.redop < 0 && layout_.root < 0 && ws > 0 && r.count > 0 && r.bytes > r.count * ws) {
+      log_.collective = "allgather";
+      return;
+    }
+    throw InputError(
+        file_, last_line,
+        "cannot tell which collective this nccl-tests log measured (it does not name its program): "
+        "name it with --collective, or name the file after the program (all_reduce_perf.log)");
+  }
+
+  std::string file_;
+  NcclTestsLog log_;
+  Layout layout_;
+  bool seen_header_ = false;
+  int table_line_ = 0;
+  int footer_line_ = 0;
+  int pending_cut_ = 0;
+  std::string pending_cut_text_;
+  std::string fragment_;
+  int fragment_line_ = 0;
+  int warnings_from_nccl_ = 0;
+};
+
+}  // namespace
+
+int NcclTestsLog::ranks() const {
+  if (!header.ranks.empty()) {
+    int top = 0;
+    for (const auto& r : header.ranks) top = std::max(top, r.rank + 1);
+    return top;
+  }
+  return header.threads * header.gpus_per_thread;
+}
+
+int NcclTestsLog::hosts() const {
+  std::set<std::string> names;
+  for (const auto& r : header.ranks) names.insert(r.host);
+  return static_cast<int>(names.size());
+}
+
+std::optional<nccl::Collective> NcclTestsLog::nccl_collective() const {
+  if (collective == "alltoall" || collective == "sendrecv") return std::nullopt;
+  return nccl::parse_collective(collective);
+}
+
+std::optional<std::string> nccl_tests_collective_name(std::string_view text) {
+  std::string s;
+  for (char c : text)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // Longest names first: "reducescatter" and "allreduce" both contain "reduce".
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kNames = {{
+      {"reducescatter", "reducescatter"},
+      {"allreduce", "allreduce"},
+      {"allgather", "allgather"},
+      {"alltoall", "alltoall"},
+      {"sendrecv", "sendrecv"},
+      {"broadcast", "broadcast"},
+      {"reduce", "reduce"},
+  }};
+  for (const auto& [key, name] : kNames)
+    if (s.find(key) != std::string::npos) return std::string(name);
+  return std::nullopt;
+}
+
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file,
+                                  std::optional<std::string> collective) {
+  return Parser(file, std::move(collective)).run(text);
+}
+
+NcclTestsLog read_nccl_tests_log(const std::filesystem::path& path, std::optional<std::string> collective) {
+  return parse_nccl_tests_log(read_file(path), path.string(), std::move(collective));
+}
+
+}  // namespace autotune::nccl_tests

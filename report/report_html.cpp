@@ -1,0 +1,399 @@
+#include "report/report_html.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/atomic_file.hpp"
+#include "common/input_error.hpp"
+#include "report/svg_chart.hpp"
+#include "report/table_format.hpp"
+#include "runners/bandwidth.hpp"
+#include "tuner/derive.hpp"
+#include "tuner/strategy_samples.hpp"
+
+namespace autotune::report {
+
+using tuner::candidate_of;
+using tuner::CandidateKey;
+using tuner::Derivation;
+using tuner::derive;
+using tuner::DerivedRule;
+using tuner::DeriveOptions;
+using tuner::JournalContents;
+using tuner::JournalHeader;
+using tuner::MeasurementTable;
+using tuner::Samples;
+
+using nccl::Collective;
+using runners::busbw_gbps;
+using runners::Candidate;
+using runners::Measurement;
+using runners::Outcome;
+using runners::Scale;
+namespace {
+
+using profiles::Rule;
+
+std::string esc(std::string_view s) {
+  return xml_escape(s);
+}
+
+std::string rule_choice(const Rule& r) {
+  std::string s = std::string(nccl::name(r.algorithm)) + "/" + std::string(nccl::name(r.protocol));
+  if (r.channels > 0) s += "/ch" + std::to_string(r.channels);
+  return s;
+}
+
+std::string scale_text(const Scale& s) {
+  return fmt::format("{} node{}, {} ranks", s.nodes, s.nodes == 1 ? "" : "s", s.ranks);
+}
+
+std::string range_text(const std::optional<profiles::CountRange>& r) {
+  if (!r) return "any";
+  if (r->min == r->max) return std::to_string(r->min);
+  if (r->max == std::numeric_limits<int>::max()) return std::to_string(r->min) + "+";
+  return std::to_string(r->min) + "-" + std::to_string(r->max);
+}
+
+const char* kStyle = R"(
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px 32px; color: #222; }
+h1 { font-size: 24px; margin-bottom: 4px; } h2 { font-size: 19px; margin-top: 32px; border-bottom: 1px solid #ccc; }
+h3 { font-size: 16px; margin: 20px 0 6px; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; }
+.banner { padding: 10px 14px; border-radius: 4px; font-weight: bold; margin: 12px 0; }
+.banner.simulated { background: #fff3cd; border: 2px solid #e0a800; }
+.banner.imported { background: #e8f1fb; border: 2px solid #4a90d9; }
+.banner.measured { background: #e7f6e7; border: 2px solid #3c9a3c; }
+.note { color: #555; font-size: 13px; }
+pre { background: #f7f7f7; padding: 8px; font-size: 12px; overflow-x: auto; }
+.charts { display: block; }
+.chart-block { break-inside: avoid; page-break-inside: avoid; margin-bottom: 12px; }
+svg.chart { max-width: 100%; height: auto; background: #fff; }
+@media print { body { margin: 8mm; } h2 { break-after: avoid; } }
+)";
+
+struct ChartKey {
+  Scale scale;
+  Collective collective;
+  auto operator<=>(const ChartKey&) const = default;
+};
+
+// The rules that apply at one scale to one collective, as ranges with a label.
+struct ShownRule {
+  Rule rule;
+  std::optional<double> gain;  // time ratio - 1
+  int measured_sizes = 0;
+};
+
+std::string candidate_label(const Candidate& c) {
+  return c.is_default() ? "NCCL default" : to_string(c);
+}
+
+void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
+            const std::vector<ShownRule>& rules) {
+  auto sizes = table.sizes(key.collective);
+  std::set<CandidateKey> keys;
+  for (uint64_t b : sizes)
+    if (auto* at = table.at(key.collective, b))
+      for (const auto& [k, s] : *at) keys.insert(k);
+  SvgChart bw, speed;
+  bw.title = fmt::format("{}: bus bandwidth, {}", nccl::nccl_name(key.collective), scale_text(key.scale));
+  bw.x_label = "message size (bytes, log scale)";
+  bw.y_label = "bus bandwidth (GB/s)";
+  speed.title = fmt::format("{}: speedup over NCCL's default, {}", nccl::nccl_name(key.collective),
+                            scale_text(key.scale));
+  speed.x_label = bw.x_label;
+  speed.y_label = "speedup (default time / candidate time)";
+  speed.reference_y = 1.0;
+  bw.x_tick_label = speed.x_tick_label = [](double x) { return human_size(static_cast<uint64_t>(x)); };
+  for (const auto& sr : rules) {
+    SvgBand band{static_cast<double>(sr.rule.min_bytes), static_cast<double>(sr.rule.max_bytes),
+                 rule_choice(sr.rule)};
+    bw.bands.push_back(band);
+    speed.bands.push_back(band);
+  }
+  size_t color = 0;
+  for (const CandidateKey& k : keys) {
+    Candidate c = candidate_of(k);
+    SvgSeries s{candidate_label(c), c.is_default() ? "#000000" : series_color(color++), c.is_default(), {}};
+    SvgSeries sp = s;
+    for (uint64_t b : sizes) {
+      const Samples* smp = table.find(key.collective, b, c);
+      if (!smp || !smp->ok()) continue;
+      double t = smp->median();
+      s.points.emplace_back(static_cast<double>(b), busbw_gbps(key.collective, key.scale.ranks, b, t));
+      const Samples* def = table.find(key.collective, b, Candidate{});
+      if (def && def->ok() && t > 0) sp.points.emplace_back(static_cast<double>(b), def->median() / t);
+    }
+    if (!s.points.empty()) bw.series.push_back(s);
+    if (!c.is_default() && !sp.points.empty()) speed.series.push_back(sp);
+  }
+  o += "<div class=\"chart-block\">\n" + render_svg(bw) + "</div>\n";
+  if (!speed.series.empty())
+    o += "<div class=\"chart-block\">\n" + render_svg(speed) + "</div>\n";
+  else
+    o += "<p class=\"note\">No speedup chart: NCCL's default was not measured here.</p>\n";
+}
+
+}  // namespace
+
+std::string render_report_html(const ReportData& data) {
+  const JournalHeader empty_header;
+  const JournalHeader& h = data.header ? *data.header : empty_header;
+  std::string source = h.source;
+  std::set<std::string> sources;
+  for (const auto& r : data.records) sources.insert(r.source);
+  if (source.empty() && sources.size() == 1) source = *sources.begin();
+  if (data.profile && source.empty()) source = std::string(profiles::name(data.profile->provenance.source));
+  std::string cluster = !h.cluster.empty() ? h.cluster : data.profile ? data.profile->cluster.name : "";
+  std::string title =
+      !data.title.empty() ? data.title : "nccl-autotune report" + (cluster.empty() ? "" : ": " + cluster);
+
+  // Rules: the profile's, or derived here.
+  std::optional<Derivation> derivation;
+  std::string derive_note;
+  if (!data.records.empty()) {
+    try {
+      derivation = derive(data.records, DeriveOptions{});
+    } catch (const InputError& e) {
+      derive_note = e.message();
+    }
+  }
+  std::string chart_setting = derivation ? derivation->setting.id : "default";
+
+  std::string o;
+  o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  o += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  o += "<title>" + esc(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  o += "<h1>" + esc(title) + "</h1>\n";
+  if (source == "simulated")
+    o += "<div class=\"banner simulated\">SIMULATED: every figure here comes from nccl-autotune's model of "
+         "NCCL "
+         "(seeded noise), not from GPUs. Use it to see how the tool works, not to tune a cluster.</div>\n";
+  else if (source == "imported")
+    o +=
+        "<div class=\"banner imported\">IMPORTED: measured by nccl-tests and imported from its logs.</div>\n";
+  else if (source == "measured")
+    o += "<div class=\"banner measured\">MEASURED: real NCCL collectives on this cluster's GPUs.</div>\n";
+  if (sources.size() > 1) {
+    std::string list;
+    for (const auto& s : sources) list += (list.empty() ? "" : ", ") + s;
+    o += "<p class=\"note\">The journal mixes sources: " + esc(list) + ".</p>\n";
+  }
+
+  // The cluster and provenance.
+  o += "<h2>Cluster</h2>\n<table class=\"cluster\">\n";
+  auto row = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) o += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
+  };
+  row("cluster", cluster);
+  row("fingerprint", !h.fingerprint.empty() ? h.fingerprint
+                     : data.profile         ? data.profile->cluster.fingerprint
+                                            : "");
+  row("GPU", !h.gpu_model.empty() ? h.gpu_model : data.profile ? data.profile->cluster.gpu_model : "");
+  if (h.nodes > 0) row("size", fmt::format("{} nodes x {} GPUs", h.nodes, h.gpus_per_node));
+  row("source", source);
+  row("NCCL", !h.nccl_version.empty() ? h.nccl_version
+              : data.profile          ? data.profile->provenance.nccl_version
+                                      : "");
+  row("measured by", h.runner);
+  row("strategy", h.strategy);
+  row("created", !h.created.empty() ? h.created : data.profile ? data.profile->provenance.created : "");
+  row("tool version", h.tool_version);
+  row("command", !h.command.empty() ? h.command : data.profile ? data.profile->provenance.command : "");
+  row("measurements", std::to_string(data.records.size()));
+  o += "</table>\n";
+  if (!data.probe_summary.empty())
+    o += "<h3>Probe</h3>\n<pre class=\"probe\">" + esc(data.probe_summary) + "</pre>\n";
+
+  // Rules to show, per (scale, collective).
+  std::vector<std::pair<Scale, ShownRule>> shown;  // scale only for derived rules
+  std::set<Scale> scales;
+  std::map<ChartKey, MeasurementTable> tables;
+  for (const auto& r : data.records) {
+    if (r.setting.id != chart_setting) continue;
+    scales.insert(r.scale);
+    tables[{r.scale, r.measurement.request.collective}].add(r.measurement);
+  }
+  auto rules_for = [&](const ChartKey& k) {
+    std::vector<ShownRule> out;
+    if (data.profile) {
+      for (const Rule& r : data.profile->rules)
+        if (r.collective == k.collective && r.applies_to(k.scale.nodes, k.scale.ranks)) {
+          out.push_back(ShownRule{r, std::nullopt, 0});
+        }
+    } else if (derivation) {
+      for (const DerivedRule& d : derivation->rules)
+        if (d.rule.collective == k.collective && d.scale == k.scale)
+          out.push_back({d.rule, d.mean_gain, d.measured_sizes});
+    }
+    return out;
+  };
+
+  o += "<h2>Bandwidth by message size</h2>\n";
+  o += "<p class=\"note\">One line per candidate (median of its repetitions); NCCL's own choice is the thick "
+       "dashed "
+       "black line; shaded ranges are where a rule overrides NCCL";
+  o += data.profile ? " (rules of the profile)."
+                    : " (rules derived from these measurements with the default threshold).";
+  if (chart_setting != "default")
+    o += " Charts show the process-wide setting <code>" + esc(chart_setting) + "</code>.";
+  o += "</p>\n";
+  if (tables.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
+  for (const auto& [key, table] : tables) {
+    o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " + esc(scale_text(key.scale)) +
+         "</h3>\n";
+    charts(o, key, table, rules_for(key));
+  }
+
+  // Rule table.
+  o += "<h2>Rules</h2>\n";
+  if (!data.profile && !derivation)
+    o += "<p class=\"note\">No rules: " + esc(derive_note.empty() ? "nothing measured" : derive_note) +
+         "</p>\n";
+  std::vector<Rule> all_rules;
+  std::vector<std::string> evidence, gains;
+  // The same rule derived from the journal gives its mean gain over the measured sizes, as tune prints it.
+  auto derived_gain = [&](const Rule& r) -> std::optional<double> {
+    if (!derivation) return std::nullopt;
+    for (const DerivedRule& d : derivation->rules)
+      if (d.rule.collective == r.collective && d.rule.min_bytes == r.min_bytes &&
+          d.rule.max_bytes == r.max_bytes && d.rule.algorithm == r.algorithm &&
+          d.rule.protocol == r.protocol && d.rule.channels == r.channels &&
+          r.applies_to(d.scale.nodes, d.scale.ranks))
+        return d.mean_gain;
+    return std::nullopt;
+  };
+  if (data.profile) {
+    for (const Rule& r : data.profile->rules) {
+      all_rules.push_back(r);
+      auto g = derived_gain(r);
+      gains.push_back(g ? format_gain(*g)
+                      : r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0
+                          ? format_gain(*r.busbw_gbps / *r.default_busbw_gbps - 1)
+                          : "");
+      evidence.push_back(r.samples ? std::to_string(*r.samples) + " samples" : "no evidence recorded");
+    }
+  } else if (derivation) {
+    for (const DerivedRule& d : derivation->rules) {
+      all_rules.push_back(d.rule);
+      gains.push_back(format_gain(d.mean_gain));
+      evidence.push_back(fmt::format("{} measured sizes", d.measured_sizes) +
+                         (d.rule.samples ? fmt::format(", {} samples", *d.rule.samples) : ""));
+    }
+  }
+  if (!all_rules.empty()) {
+    o += "<table class=\"rules\"><tr><th>collective</th><th>nodes</th><th>ranks</th><th>message sizes</th>"
+         "<th>choice</th><th>busbw (GB/s)</th><th>default busbw "
+         "(GB/s)</th><th>gain</th><th>evidence</th></tr>\n";
+    for (size_t i = 0; i < all_rules.size(); ++i) {
+      const Rule& r = all_rules[i];
+      o += "<tr><td>" + esc(std::string(nccl::name(r.collective))) + "</td><td>" + range_text(r.nodes) +
+           "</td><td>" + range_text(r.ranks) + "</td><td>" + esc(human_size_range(r.min_bytes, r.max_bytes)) +
+           "</td><td>" + esc(rule_choice(r)) + "</td><td class=\"num\">" +
+           (r.busbw_gbps ? format_gbps(*r.busbw_gbps) : "") + "</td><td class=\"num\">" +
+           (r.default_busbw_gbps ? format_gbps(*r.default_busbw_gbps) : "") + "</td><td class=\"num\">" +
+           esc(gains[i]) + "</td><td>" + esc(evidence[i]) + "</td></tr>\n";
+    }
+    o += "</table>\n";
+  } else if (data.profile || derivation) {
+    o += "<p class=\"note\">No rule: NCCL's own choice was never beaten by more than the threshold and the "
+         "noise.</p>\n";
+  }
+  if (derivation && !derivation->notes.empty()) {
+    o += "<ul class=\"notes\">\n";
+    for (const auto& n : derivation->notes) o += "<li>" + esc(n) + "</li>\n";
+    o += "</ul>\n";
+  }
+
+  // Failed candidates, straight from the records (every setting): wrong results, time-outs, unsupported.
+  struct FailKey {
+    std::string setting;
+    Scale scale;
+    Collective collective;
+    std::string candidate;
+    Outcome outcome;
+    auto operator<=>(const FailKey&) const = default;
+  };
+  std::map<FailKey, std::pair<std::set<uint64_t>, std::string>> failures;
+  for (const auto& r : data.records) {
+    const Measurement& m = r.measurement;
+    if (m.outcome == Outcome::ok) continue;
+    auto& f = failures[{r.setting.id, r.scale, m.request.collective, candidate_label(m.request.candidate),
+                        m.outcome}];
+    f.first.insert(m.request.bytes);
+    if (f.second.empty()) f.second = m.detail;
+  }
+  o += "<h2>Candidates that failed</h2>\n";
+  if (failures.empty()) {
+    o += "<p class=\"note\">None: every candidate measured gave correct results in time.</p>\n";
+  } else {
+    o += "<table class=\"failed\"><tr><th>setting</th><th>scale</th><th>collective</th><th>candidate</th>"
+         "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
+    for (const auto& [k, v] : failures) {
+      std::string sizes;
+      if (v.first.size() > 4)
+        sizes = fmt::format("{} sizes, {}", v.first.size(),
+                            human_size_range(*v.first.begin(), *v.first.rbegin()));
+      else
+        for (uint64_t b : v.first) sizes += (sizes.empty() ? "" : ", ") + human_size(b);
+      o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(scale_text(k.scale)) + "</td><td>" +
+           esc(std::string(nccl::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
+           esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes) + "</td><td>" + esc(v.second) +
+           "</td></tr>\n";
+    }
+    o += "</table>\n";
+  }
+
+  // Process-wide settings compared.
+  o += "<h2>Process-wide settings</h2>\n";
+  if (derivation && !derivation->scores.empty()) {
+    double base = 0;
+    for (const auto& s : derivation->scores)
+      if (s.setting.is_default()) base = s.total_us;
+    o += "<table class=\"settings\"><tr><th>setting</th><th>environment</th><th>total time "
+         "(us)</th><th>points</th>"
+         "<th>vs NCCL's defaults</th><th>kept</th></tr>\n";
+    for (const auto& s : derivation->scores) {
+      std::string env;
+      for (const auto& [k, v] : s.setting.env) env += (env.empty() ? "" : " ") + k + "=" + v;
+      bool kept = s.setting.id == derivation->setting.id && !derivation->env.empty();
+      o += "<tr><td>" + esc(s.setting.id) + "</td><td><code>" + esc(env.empty() ? "(NCCL defaults)" : env) +
+           "</code></td><td class=\"num\">" + fmt::format("{:.1f}", s.total_us) + "</td><td class=\"num\">" +
+           std::to_string(s.points) + "</td><td class=\"num\">" +
+           (base > 0 && s.total_us > 0 ? format_ratio(base / s.total_us) : "") + "</td><td>" +
+           (kept ? "yes" : "") + "</td></tr>\n";
+    }
+    o += "</table>\n";
+  }
+  if (data.profile && !data.profile->env.empty()) {
+    o += "<p>The profile exports:</p><pre>";
+    for (const auto& [k, v] : data.profile->env) o += esc(k + "=" + v) + "\n";
+    o += "</pre>\n";
+  } else if (!derivation || derivation->scores.size() <= 1) {
+    o += "<p class=\"note\">Only NCCL's default process-wide settings were measured.</p>\n";
+  }
+  o += "<p class=\"note\">Generated by nccl-autotune" +
+       (h.tool_version.empty() ? "" : " " + esc(h.tool_version)) +
+       ". Sizes use binary units (1 KiB = 1024 B); bandwidths are decimal GB/s as nccl-tests prints "
+       "them.</p>\n";
+  o += "</body>\n</html>\n";
+  return o;
+}
+
+void write_report(const std::filesystem::path& path, const JournalContents& journal,
+                  const std::optional<profiles::Profile>& profile, const std::string& probe_summary) {
+  ReportData data;
+  data.header = journal.header;
+  data.records = journal.records;
+  data.profile = profile;
+  data.probe_summary = probe_summary;
+  write_file_atomically(path, render_report_html(data));
+}
+
+}  // namespace autotune::report

@@ -1,0 +1,25 @@
+#pragma once
+// A process-wide setting (NCCL_IB_HCA, NCCL_CROSS_NIC, ...) and a scale (nodes, ranks): the two coordinates
+// of a calibration that cannot change inside one communicator. NCCL caches process-wide variables on first
+// use, so each setting is its own job; each scale is its own (sub-)communicator inside a job.
+
+#include <map>
+#include <string>
+
+namespace autotune::runners {
+
+struct ProcessSetting {
+  std::string id;  // "default", "hca=mlx5_0,mlx5_1", "cross_nic=1"; unique in a calibration
+  std::map<std::string, std::string> env;  // empty for "default": NCCL's own settings
+  bool is_default() const { return env.empty(); }
+  bool operator==(const ProcessSetting&) const = default;
+};
+
+struct Scale {
+  int nodes = 1;
+  int ranks = 1;
+  bool operator==(const Scale&) const = default;
+  auto operator<=>(const Scale&) const = default;
+};
+
+}  // namespace autotune::runners

@@ -1,0 +1,82 @@
+#pragma once
+// The seam between the search engine and whatever measures: real NCCL collectives on GPUs (nccl_runner), the
+// labelled simulator (sim_runner), or a scripted fake in tests. A Runner lives inside one process-wide
+// setting (NCCL_IB_HCA, NCCL_CROSS_NIC, ...): those cannot change inside a process, so each gets its own job.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nccl/vocabulary.hpp"
+
+namespace autotune::runners {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::Protocol;
+
+// What to force for an operation. Nothing forced (all empty, channels 0) = NCCL's own choice, the baseline.
+struct Candidate {
+  std::optional<Algorithm> algorithm;
+  std::optional<Protocol> protocol;
+  int channels = 0;  // 0 = NCCL decides
+  bool is_default() const { return !algorithm && !protocol && channels == 0; }
+  bool operator==(const Candidate&) const = default;
+};
+// "default", "ring/simple", "tree/ll128/ch8".
+std::string to_string(const Candidate& c);
+
+struct MeasureRequest {
+  Collective collective = Collective::allreduce;
+  uint64_t bytes = 0;  // nccl-tests' size: for AllGather/ReduceScatter the whole buffer
+  Candidate candidate;
+  int repetitions = 5;  // timed repetitions; each is a loop of several operations
+};
+
+enum class Outcome {
+  ok,
+  unsupported,   // NCCL could not use the forced choice here (the plugin saw the entry disabled)
+  wrong_result,  // the output did not match the expected values
+  timed_out,     // the watchdog aborted the communicator
+  failed         // any other error (with detail)
+};
+std::string_view name(Outcome o);
+
+struct Measurement {
+  MeasureRequest request;
+  Outcome outcome = Outcome::ok;
+  std::string detail;                 // why, when outcome != ok
+  std::vector<double> times_us;       // per repetition: time of one operation, max over ranks
+  std::vector<double> mean_times_us;  // per repetition: mean over ranks
+  double algbw_gbps = 0.0;            // from the median of times_us
+  double busbw_gbps = 0.0;
+  // What NCCL actually ran, where known (the plugin hook reports it).
+  std::optional<Algorithm> used_algorithm;
+  std::optional<Protocol> used_protocol;
+  int used_channels = 0;
+  double median_us() const;
+};
+
+struct RunnerInfo {
+  std::string kind;    // "nccl" or "simulator"
+  std::string source;  // "measured" or "simulated": goes into every journal line and profile
+  int ranks = 0;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::string gpu_model;
+  std::string nccl_version;  // "2.28.9"
+  std::string description;   // one line for people
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual RunnerInfo info() const = 0;
+  // Measures every request, in order. Never throws for a candidate that fails: that is a Measurement with
+  // outcome != ok. Throws only when the runner itself cannot go on (lost communicator and cannot rebuild).
+  virtual std::vector<Measurement> run(std::span<const MeasureRequest> batch) = 0;
+};
+
+}  // namespace autotune::runners

@@ -1,0 +1,103 @@
+#include "simulator/sim_cluster.hpp"
+
+#include <algorithm>
+
+#include "common/input_error.hpp"
+
+namespace autotune::sim {
+
+namespace {
+
+// NVLink per-link GB/s by SM (NCCL-FACTS.md).
+double nvlink_link_gbps(int sm) {
+  if (sm >= 100) return 40.1;
+  if (sm >= 90) return 20.6;
+  if (sm == 86) return 12.0;
+  if (sm >= 70) return 20.0;
+  return 18.0;
+}
+
+int sm_from_name(const std::string& name) {
+  struct Known {
+    const char* token;
+    int sm;
+  };
+  static constexpr Known kKnown[] = {{"B200", 100}, {"GB200", 100}, {"B100", 100}, {"H200", 90}, {"H100", 90},
+                                     {"H800", 90},  {"GH200", 90},  {"A100", 80},  {"A800", 80}, {"A30", 80},
+                                     {"A40", 86},   {"A10", 86},    {"V100", 70}};
+  for (const auto& k : kKnown)
+    if (name.find(k.token) != std::string::npos) return k.sm;
+  return 0;
+}
+
+double pcie_gbps(const topology::PcieLink& link) {
+  if (link.width <= 0 || link.speed_gts <= 0.0) return 24.0;  // unknown: a Gen4 x16 in practice
+  // 128b/130b encoding from Gen3 on; about 85% of the raw rate is reachable with real payloads.
+  double encoding = link.speed_gts >= 8.0 ? 128.0 / 130.0 : 0.8;
+  return link.width * link.speed_gts * encoding / 8.0 * 0.85;
+}
+
+}  // namespace
+
+int SimCluster::generation() const {
+  if (sm >= 100) return 3;
+  if (sm >= 90) return 2;
+  if (sm >= 80) return 1;
+  return 0;
+}
+
+double SimCluster::net_gbps() const {
+  double sum = 0.0;
+  for (const auto& n : nics) sum += n.gbytes_per_s;
+  return sum;
+}
+
+SimCluster describe_cluster(const topology::Topology& topo, int nodes) {
+  if (topo.gpus.empty())
+    throw InputError(topo.origin, 0, "a topology with at least one GPU to simulate, found none");
+  if (nodes < 1)
+    throw InputError("<argument>", 0, "a node count of at least 1, found " + std::to_string(nodes));
+  SimCluster c;
+  c.nodes = nodes;
+  c.gpus_per_node = static_cast<int>(topo.gpus.size());
+  const auto& gpu = topo.gpus.front();
+  c.gpu_model = gpu.name.empty() ? "unknown GPU" : gpu.name;
+  c.sm = gpu.sm > 0 ? gpu.sm : sm_from_name(gpu.name);
+  if (c.sm == 0) c.sm = 80;
+
+  // The slowest GPU decides a collective, so take the fewest working NVLinks.
+  int min_links = -1;
+  bool to_switch = false;
+  for (const auto& g : topo.gpus) {
+    int links = 0;
+    for (const auto& l : g.nvlinks) {
+      if (!l.up) continue;
+      links += l.count;
+      if (l.remote == topology::NvLinkRemote::nvswitch) to_switch = true;
+    }
+    min_links = min_links < 0 ? links : std::min(min_links, links);
+  }
+  c.nvswitch = !topo.nvswitches.empty() || topo.nvswitch_seen || to_switch;
+  c.nvlink = c.gpus_per_node > 1 && min_links > 0;
+  c.intra_gbps = c.nvlink ? min_links * nvlink_link_gbps(c.sm) : pcie_gbps(gpu.link);
+  c.nvls = c.nvswitch && c.nvlink && c.sm >= 90 && topo.cuda_multicast.value_or(true);
+
+  for (const auto& nic : topo.nics) {
+    SimNic n;
+    n.name = nic.name;
+    n.collnet = nic.collnet;
+    for (const auto& p : nic.ports)
+      if (p.state == "ACTIVE") n.gbytes_per_s += p.speed_gbps / 8.0 * 0.96;  // ~46 GB/s per NDR port
+    if (n.gbytes_per_s <= 0.0) continue;  // a NIC with no working port carries nothing
+    c.collnet = c.collnet || n.collnet;
+    c.nics.push_back(n);
+  }
+  // NCCL opens more channels on bigger NVLink fabrics; PCIe-only nodes get few.
+  if (c.nvlink)
+    c.max_channels = c.sm >= 90 ? 32 : (c.sm >= 80 ? 16 : 12);
+  else
+    c.max_channels = 4;
+  return c;
+}
+
+}  // namespace autotune::sim

@@ -1,0 +1,46 @@
+#pragma once
+// The simulator's view of a cluster: the few numbers NCCL's cost model depends on (GPU generation, GPUs per
+// node, NVLink/PCIe bandwidth, NVSwitch/NVLS, NICs and their speed, SHARP), derived from one probed node
+// (topology::Topology) and a node count. Every node is assumed to be like the probed one, as on a real
+// homogeneous partition. A value type; no shared state.
+
+#include <string>
+#include <vector>
+
+#include "topology/model.hpp"
+
+namespace autotune::sim {
+
+struct SimNic {
+  std::string name;           // "mlx5_0": what NCCL_IB_HCA prefixes match
+  double gbytes_per_s = 0.0;  // sum of its ACTIVE ports, GB/s
+  bool collnet = false;
+};
+
+struct SimCluster {
+  std::string gpu_model;
+  int sm = 0;  // 70, 80, 90, 100
+  int gpus_per_node = 0;
+  int nodes = 1;
+  bool nvlink = false;  // GPUs reach each other over NVLink (else PCIe)
+  bool nvswitch = false;
+  bool nvls = false;         // NVLink SHARP: Hopper+ behind NVSwitches, multicast not disproven
+  bool collnet = false;      // some NIC is SHARP-capable (CollNet)
+  double intra_gbps = 0.0;   // per GPU, one direction: NVLink links x per-link speed, or the PCIe link
+  std::vector<SimNic> nics;  // the NICs NCCL would use (after NCCL_IB_HCA)
+  int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
+
+  int ranks() const { return gpus_per_node * nodes; }
+  // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's per-generation tables.
+  int generation() const;
+  // Sum of the NICs' bandwidth: what one node can push into the network.
+  double net_gbps() const;
+  // LL128 is safe only where NCCL enables it itself: NVLink-connected Volta..Blackwell.
+  bool ll128_safe() const { return nvlink && sm >= 70; }
+};
+
+// Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1. A GPU whose SM is
+// unknown (skeleton files) gets it from its name ("H100" -> 90) or else is treated as Ampere.
+SimCluster describe_cluster(const topology::Topology& topo, int nodes);
+
+}  // namespace autotune::sim
