@@ -13,6 +13,7 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "nccl/version.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
@@ -417,11 +418,9 @@ int cmd_tune(const Args& args) {
   std::string command = "nccl-autotune tune";
   for (const auto& a : args) command += " " + a;
   o.header.command = command;
-  int nccl_mm = kBuiltNcclVersion / 100;
-  o.header.nccl_version = kBuiltNcclVersion ? std::to_string(kBuiltNcclVersion / 10000) + "." +
-                                                  std::to_string(kBuiltNcclVersion / 100 % 100) + "." +
-                                                  std::to_string(kBuiltNcclVersion % 100)
-                                            : "";
+  const auto built = nccl::Version::from_code(kBuiltNcclVersion);
+  const int nccl_mm = built ? built->major_minor() : 0;
+  o.header.nccl_version = built ? built->text() : "";
   if (topo) {
     o.header.fingerprint = topology::fingerprint(*topo, nccl_mm);
     o.header.gpu_model = topo->gpus.empty() ? "" : topo->gpus[0].name;

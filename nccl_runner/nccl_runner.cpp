@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "nccl_runner/sweep_hook_client.hpp"
+#include "nccl/version.hpp"
 #include "runners/bandwidth.hpp"
 #include "runners/collective_check.hpp"
 #include "runners/measure_plan.hpp"
@@ -90,11 +91,6 @@ Outcome from_severity(int s) {
   static constexpr Outcome kBySeverity[] = {Outcome::ok, Outcome::unsupported, Outcome::wrong_result,
                                             Outcome::failed, Outcome::timed_out};
   return kBySeverity[std::clamp(s, 0, 4)];
-}
-
-std::string version_text(int code) {
-  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
-  return fmt::format("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100);
 }
 
 // One GPU this process drives, and its rank in the job.
@@ -580,7 +576,8 @@ NcclRunner::NcclRunner(const MeasureOptions& options, const MpiContext& processe
     s.ranks = count;
   }
   int version = 0;
-  if (ncclGetVersion(&version) == ncclSuccess) s.nccl_version = version_text(version);
+  if (ncclGetVersion(&version) == ncclSuccess)
+    if (auto v = nccl::Version::from_code(version)) s.nccl_version = v->text();
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, s.devices.front().id) == cudaSuccess) s.gpu_model = prop.name;
   for (auto& d : s.devices) {
