@@ -20,7 +20,7 @@
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
 #include "report/table_format.hpp"
-#include "runners/mpi_context.hpp"
+#include "runners/process_group.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
@@ -304,8 +304,8 @@ int cmd_tune(const Args& args) {
     throw InputError("<arguments>", 0,
                      "--example, --topology and --nodes describe the simulator: add --simulate");
   }
-  auto& processes = runners::MpiContext::world();
-  const bool under_mpi = runners::MpiContext::launched_by_mpi();
+  auto& processes = runners::job_processes();
+  const bool under_mpi = runners::launched_by_mpi();
   const bool worker = vm->count("worker") > 0;
   const bool dry_run = vm->count("dry-run") > 0;
   if (worker && (job_id < 0 || journal_part.empty()))

@@ -35,7 +35,7 @@ using runners::kCheckRoot;
 using runners::make_input;
 using runners::Measurement;
 using runners::MeasureRequest;
-using runners::MpiContext;
+using runners::ProcessGroup;
 using runners::Outcome;
 using runners::per_operation_us;
 using runners::rough_estimate_us;
@@ -110,7 +110,7 @@ struct Device {
 
 struct NcclRunner::State {
   MeasureOptions options;
-  const MpiContext& processes;
+  const ProcessGroup& processes;
   SweepHookClient hook;
   std::vector<Device> devices;
   int ranks = 1;
@@ -121,7 +121,7 @@ struct NcclRunner::State {
   bool comms_ok = false;
   int rebuilds = 0;
 
-  State(const MeasureOptions& o, const MpiContext& p, const std::string& plugin)
+  State(const MeasureOptions& o, const ProcessGroup& p, const std::string& plugin)
       : options(o), processes(p), hook(plugin) {}
   ~State();
 
@@ -551,7 +551,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   return m;
 }
 
-NcclRunner::NcclRunner(const MeasureOptions& options, const MpiContext& processes) {
+NcclRunner::NcclRunner(const MeasureOptions& options, const ProcessGroup& processes) {
   // Before anything touches NCCL: no device means nothing else can work, and NCCL must not start yet.
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
