@@ -6,8 +6,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
-#include "profiles/compiled_rules.hpp"
 #include "nccl/version.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 
 namespace autotune::profiles {
@@ -18,7 +18,6 @@ std::string major_minor(std::string_view version) {
   auto v = nccl::Version::parse(version);
   return v ? v->major_minor_text() : std::string(version);
 }
-
 
 bool is_profile_file(const std::filesystem::path& p) {
   std::string name = p.filename().string();
@@ -93,6 +92,17 @@ std::vector<StoredProfile> Store::find_by_fingerprint(std::string_view fingerpri
 std::filesystem::path Store::path_for(const Profile& profile) const {
   return dir_ / (sanitize_file_name(profile.cluster.name) + "-nccl" +
                  sanitize_file_name(major_minor(profile.provenance.nccl_version)) + ".toml");
+}
+
+std::filesystem::path Store::journal_path_for(std::string_view cluster, std::string_view nccl_version) const {
+  Profile naming;
+  naming.cluster.name = cluster;
+  naming.provenance.nccl_version = nccl_version;
+  return journal_beside(path_for(naming));
+}
+
+std::filesystem::path Store::journal_beside(const std::filesystem::path& profile_file) {
+  return profile_file.parent_path() / (profile_file.stem().string() + ".journal.jsonl");
 }
 
 std::filesystem::path Store::save(const Profile& profile) const {
