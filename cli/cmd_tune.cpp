@@ -408,7 +408,7 @@ int cmd_tune(const Args& args) {
   }
   tuner::Launcher launcher;
   if (orchestrating) {
-    auto env = tuner::environment_map();
+    auto env = environment_map();
     launcher = tuner::choose_launcher(launcher_text, simulate, tuner::local_gpu_count(env), env);
   }
 

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.hpp"
+#include "common/process_launcher.hpp"
 #include "runners/process_setting.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/tune.hpp"
@@ -45,9 +47,6 @@ int local_gpu_count(const std::map<std::string, std::string>& env);
 // Nodes a launcher line asks for (srun -N/--nodes, mpirun -H/--host list), when it says.
 std::optional<int> launcher_nodes(const std::vector<std::string>& words);
 
-// This process's environment as a map.
-std::map<std::string, std::string> environment_map();
-
 // The command line of one job: the launcher (under mpirun/mpiexec with `-x NAME` for every variable of the
 // setting, so that it reaches every rank; srun exports the whole environment by default), then the worker.
 std::vector<std::string> job_command(const Launcher& launcher, const std::filesystem::path& exe,
@@ -75,6 +74,10 @@ struct OrchestratorOptions {
   JournalHeader header;  // of the merged journal; settings are filled in, the rest of what the
                          // workers know (scales, GPUs, NCCL version) is taken from their parts when empty
   double min_gain = 0.03;
+  // Seams (tests): how jobs are started and time is kept; null = the real ones (fork/exec with stop signals
+  // forwarded to the running job, the steady clock).
+  ProcessLauncher* processes = nullptr;
+  const Clock* clock = nullptr;
 };
 
 struct JobNotice {
