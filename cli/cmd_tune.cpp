@@ -470,12 +470,7 @@ int cmd_tune(const Args& args) {
   naming.provenance.nccl_version = o.header.nccl_version;
   auto profile_path = store.path_for(naming);
   o.journal = profile_path.parent_path() / (profile_path.stem().string() + ".journal.jsonl");
-  o.write_journal = processes.is_root();
-  o.agree = [&processes](bool stop) {
-    std::byte b = static_cast<std::byte>(stop ? 1 : 0);
-    processes.broadcast(std::span<std::byte>(&b, 1));
-    return b != std::byte{0};
-  };
+  o.processes = &processes;
 
   if (dry_run) {
     auto plan = tuner::plan_tune(o);
