@@ -166,6 +166,12 @@ Launcher choose_launcher(const std::string& given, bool simulate, int gpus_per_n
   return l;
 }
 
+std::string describe(const Launcher& launcher) {
+  std::string out = launcher.origin;
+  for (const auto& w : launcher.words) out += " " + w;
+  return out;
+}
+
 std::optional<int> launcher_nodes(const std::vector<std::string>& words) {
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];

@@ -35,6 +35,9 @@ struct Launcher {
   std::string origin;              // how it was chosen, for the output
 };
 
+// "mpirun -np 16 (--launcher)": the words and how they were chosen, for people.
+std::string describe(const Launcher& launcher);
+
 // The launcher for a calibration: the one given (--launcher), else srun when inside a Slurm allocation
 // (SLURM_JOB_ID and SLURM_NNODES set) and measuring real GPUs, else none. `gpus_per_node` is the
 // --ntasks-per-node of the Slurm default. `env` is the orchestrator's environment.
