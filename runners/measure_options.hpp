@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+
+#include "runners/process_setting.hpp"
 
 namespace autotune::runners {
 
@@ -14,6 +17,10 @@ struct MeasureOptions {
   // their effect; for the NCCL runner they must already be in this process's environment (NCCL reads them
   // once per process), and make_runner checks that they are.
   std::map<std::string, std::string> process_env;
+  // The communicators measured: every group of this shape at once, split from the job's ranks (as a training
+  // job runs its tensor-, pipeline- and data-parallel groups), timed by the slowest group. nullopt: one
+  // communicator of every rank of the job.
+  std::optional<Scale> shape;
 
   std::string plugin_path;      // our tuner plugin, which forces candidates; empty = find_plugin()
   int warmup_iterations = 5;    // untimed operations before each candidate

@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <array>
 
+#include "runners/process_setting.hpp"
+
 namespace autotune::runners {
+
+std::string shape_text(const Scale& s) {
+  return std::to_string(s.nodes) + "x" + std::to_string(s.ranks_per_node());
+}
 
 std::string to_string(const Candidate& c) {
   if (c.is_default()) return "default";

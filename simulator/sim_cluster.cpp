@@ -99,11 +99,25 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes) {
     c.collnet = c.collnet || n.collnet;
     c.nics.push_back(n);
   }
+  c.node_gpus = c.gpus_per_node;
   // NCCL opens more channels on bigger NVLink fabrics; PCIe-only nodes get few.
   if (c.nvlink)
     c.max_channels = c.sm >= 90 ? 32 : (c.sm >= 80 ? 16 : 12);
   else
     c.max_channels = 4;
+  return c;
+}
+
+SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent) {
+  if (ranks_per_node < 1 || whole.node_gpus % ranks_per_node != 0)
+    throw InputError("<arguments>", 0,
+                     "a number of ranks per node that divides the node's " + std::to_string(whole.node_gpus) +
+                         " GPUs, found " + std::to_string(ranks_per_node));
+  SimCluster c = whole;
+  c.gpus_per_node = ranks_per_node;
+  c.groups_per_node = concurrent ? whole.node_gpus / ranks_per_node : 1;
+  // One GPU of a node has no NVLink peer in its own communicator.
+  if (ranks_per_node == 1) c.nvls = false;
   return c;
 }
 

@@ -35,6 +35,11 @@ struct SimCluster {
   double intra_gbps = 0.0;   // per GPU, one direction: NVLink links x per-link speed, or the PCIe link
   std::vector<SimNic> nics;  // the NICs NCCL would use (after NCCL_IB_HCA)
   int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
+  // A communicator smaller than a node (gpus_per_node < node_gpus) uses one block of consecutive GPUs, and
+  // groups_per_node such communicators run at once on every node (all groups of a shape measured together,
+  // as jobs run them): they share the node's NICs.
+  int node_gpus = 0;
+  int groups_per_node = 1;
 
   int ranks() const { return gpus_per_node * nodes; }
   // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's per-generation tables.
@@ -48,5 +53,10 @@ struct SimCluster {
 // Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1. A GPU whose SM is
 // unknown (skeleton files) gets it from its name ("H100" -> 90) or else is treated as Ampere.
 SimCluster describe_cluster(const topology::Topology& topo, int nodes);
+
+// The cluster a communicator of `ranks_per_node` ranks on each of `whole.nodes` nodes sees, with every group
+// of that shape running at once (node_gpus / ranks_per_node of them per node) when `concurrent`, else alone.
+// Throws InputError when ranks_per_node does not divide the node's GPUs.
+SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent);
 
 }  // namespace autotune::sim

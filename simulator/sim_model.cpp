@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include "common/input_error.hpp"
@@ -93,6 +95,51 @@ std::vector<SimNic> select_nics(const std::vector<SimNic>& all, const std::strin
   return out;
 }
 
+// Inter-node bandwidth per node of the slowest of the communicators that run at once (groups_per_node of
+// them, each on its own block of consecutive GPUs). Rails: with K NICs and G GPUs a node, NIC j belongs to
+// GPU j * G / K when K >= G, and GPU g uses NIC g * K / G when K < G. A GPU none of whose rail NICs
+// NCCL_IB_HCA kept reaches one of the kept NICs across PCIe switches or the CPU interconnect, which costs
+// about a quarter of its bandwidth. A NIC that several groups use is shared evenly: eight one-rank-per-node
+// groups over eight rail NICs each get one NIC, over two NICs four share each.
+double slowest_group_net_gbps(const std::vector<SimNic>& all_nics, const SimCluster& c) {
+  const int node_gpus = std::max(1, c.node_gpus), k = static_cast<int>(all_nics.size());
+  const int per_group = std::max(1, c.gpus_per_node), groups = std::max(1, c.groups_per_node);
+  auto kept_index = [&](int j) -> std::optional<size_t> {
+    for (size_t i = 0; i < c.nics.size(); ++i)
+      if (c.nics[i].name == all_nics[static_cast<size_t>(j)].name) return i;
+    return std::nullopt;
+  };
+  // The kept NICs GPU g uses, and whether they are its own.
+  auto nics_of = [&](int g, bool* on_rail) {
+    std::set<size_t> out;
+    for (int j = 0; j < k; ++j) {
+      const bool rail = k >= node_gpus ? j * node_gpus / k == g : g * k / node_gpus == j;
+      if (auto i = rail ? kept_index(j) : std::nullopt) out.insert(*i);
+    }
+    *on_rail = !out.empty();
+    if (out.empty()) out.insert(static_cast<size_t>(g) % c.nics.size());
+    return out;
+  };
+  std::vector<std::set<size_t>> used(groups);
+  std::vector<int> off_rail(groups, 0), users(c.nics.size(), 0);
+  for (int b = 0; b < groups; ++b) {
+    for (int g = b * per_group; g < (b + 1) * per_group; ++g) {
+      bool on_rail = false;
+      for (size_t n : nics_of(g, &on_rail)) used[b].insert(n);
+      off_rail[b] += on_rail ? 0 : 1;
+    }
+    for (size_t n : used[b]) ++users[n];
+  }
+  double slowest = 0.0;
+  for (int b = 0; b < groups; ++b) {
+    double bw = 0.0;
+    for (size_t n : used[b]) bw += c.nics[n].gbytes_per_s() / users[n];
+    bw *= 1.0 - 0.25 * static_cast<double>(off_rail[b]) / per_group;
+    slowest = b == 0 ? bw : std::min(slowest, bw);
+  }
+  return slowest;
+}
+
 }  // namespace
 
 SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>& env,
@@ -123,24 +170,9 @@ SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>&
     // Anything else does not change performance in this model (NCCL ignores names it does not know).
   }
   cluster_.collnet = cluster_.collnet && collnet_enabled_;
-  if (cluster_.nodes > 1) {
-    if (cluster_.nics.empty()) {
-      net_gbps_ = 3.0;  // no IB device left: NCCL falls back to its socket transport
-    } else {
-      // GPU i's own NIC (its rail) is all_nics[i * K / G]; a GPU whose rail NIC was excluded crosses PCIe
-      // switches or the CPU interconnect to reach another, which costs about a quarter of its bandwidth.
-      int without_rail = 0;
-      int k = static_cast<int>(all_nics.size());
-      for (int g = 0; g < cluster_.gpus_per_node && k > 0; ++g) {
-        const std::string& rail = all_nics[static_cast<size_t>(g * k / cluster_.gpus_per_node)].name;
-        bool kept = std::any_of(cluster_.nics.begin(), cluster_.nics.end(),
-                                [&](const SimNic& n) { return n.name == rail; });
-        if (!kept) ++without_rail;
-      }
-      double mismatch = static_cast<double>(without_rail) / cluster_.gpus_per_node;
-      net_gbps_ = cluster_.net_gbps() * (1.0 - 0.25 * mismatch) * cross_nic_factor;
-    }
-  }
+  if (cluster_.nodes > 1)
+    net_gbps_ = cluster_.nics.empty() ? 3.0  // no IB device left: NCCL falls back to its socket transport
+                                      : slowest_group_net_gbps(all_nics, cluster_) * cross_nic_factor;
 }
 
 std::optional<std::string> SimModel::unsupported(Collective c, Algorithm a, Protocol p) const {
