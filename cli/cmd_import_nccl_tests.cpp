@@ -112,9 +112,9 @@ int cmd_import_nccl_tests(const Args& args) {
   if (!fresh) {
     auto existing =
         tuner::load_journal(journal_path);  // refuses a file that is not a journal, before appending
-    if (existing.header && existing.header->source != "imported")
+    if (existing.header && existing.header->source != result.header.source)
       std::cerr << "warning: " << journal_path.string() << " holds " << existing.header->source
-                << " measurements; the imported ones are marked \"imported\" line by line\n";
+                << " measurements; these are marked \"" << result.header.source << "\" line by line\n";
   } else if (journal_path.has_parent_path()) {
     std::filesystem::create_directories(journal_path.parent_path());
   }

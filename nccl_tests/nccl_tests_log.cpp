@@ -82,7 +82,7 @@ const std::regex kTestsVersion(R"(^#\s*nccl-tests version (\S+)(?:.*nccl-library
 const std::regex kProgram(R"(^#\s*Collective test starting:\s*(\S+))");
 const std::regex kConcluded(R"(^#\s*Collective test concluded:\s*(\S+))");
 const std::regex kBenchHeader(
-    R"(^#\s*nccl-autotune bench: ranks (\d+) nodes (\d+) forced (\S+) source (measured|simulated)\s*$)");
+    R"(^#\s*nccl-autotune bench: ranks (\d+) nodes (\d+) forced (\S+) source (measured|simulated) nccl (\S+)\s*$)");
 // An old harness's announcement of the next run: "Running: mpirun -np 16 -x NCCL_ALGO=Ring
 // ./all_reduce_perf".
 const std::regex kRunningEnv(R"(\b(NCCL_ALGO|NCCL_PROTO)=([^\s;'"]+))");
@@ -270,6 +270,7 @@ class Parser {
       log_.stated_nodes = header_int(m[2], line_no);
       log_.forced = m[3].str();
       log_.source = m[4].str();
+      if (std::regex_match(m[5].str(), std::regex(R"(\d+\.\d+\.\d+)"))) log_.nccl_version = m[5].str();
     } else if (std::regex_search(t, m, kConcluded)) {
       if (h.program.empty()) h.program = m[1];
     } else if (std::regex_search(t, m, kTestsVersion)) {
@@ -397,6 +398,7 @@ class Parser {
     if ((!oop || !inp) && runners::parse_outcome(row.used)) {
       warn(line_no,
            "bench could not measure " + std::to_string(row.bytes) + " B (" + row.used + "): not imported");
+      ++unmeasured_;
       return true;
     }
     if (!oop || !inp) return bad_row(line_no, line);
@@ -423,6 +425,10 @@ class Parser {
       throw InputError(
           file_, last_line,
           "the nccl-tests log ends before its result table (no 'size count type ... busbw' header)");
+    if (log_.rows.empty() && unmeasured_ > 0)
+      throw InputError(file_, log_.first_line,
+                       "bench measured none of the " + std::to_string(unmeasured_) +
+                           " sizes of this test (see the reason under each row)");
     if (log_.rows.empty())
       throw InputError(file_, last_line, "the nccl-tests log ends before the first result row");
     if (pending_cut_ || !fragment_.empty()) {
@@ -495,6 +501,7 @@ class Parser {
   std::string fragment_;
   int fragment_line_ = 0;
   int warnings_from_nccl_ = 0;
+  int unmeasured_ = 0;  // bench rows that hold an outcome instead of numbers
   std::optional<std::string> running_algo_, running_proto_;
 };
 
@@ -572,9 +579,10 @@ std::string_view strip_launcher_prefix(std::string_view line) {
   return line;
 }
 
-std::string bench_header_line(int ranks, int nodes, const std::string& forced, const std::string& source) {
+std::string bench_header_line(int ranks, int nodes, const std::string& forced, const std::string& source,
+                              const std::string& nccl_version) {
   return "# nccl-autotune bench: ranks " + std::to_string(ranks) + " nodes " + std::to_string(nodes) +
-         " forced " + forced + " source " + source;
+         " forced " + forced + " source " + source + " nccl " + (nccl_version.empty() ? "-" : nccl_version);
 }
 
 NcclTestsLog read_nccl_tests_log(const std::filesystem::path& path, std::optional<std::string> collective) {

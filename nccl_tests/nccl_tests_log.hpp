@@ -137,8 +137,9 @@ NcclTestsLog read_nccl_tests_log(const std::filesystem::path& path,
 std::string_view strip_launcher_prefix(std::string_view line);
 
 // The line `nccl-autotune bench` prints in each test's header, which this parser reads back: "# nccl-autotune
-// bench: ranks 16 nodes 2 forced ring/simple source simulated".
-std::string bench_header_line(int ranks, int nodes, const std::string& forced, const std::string& source);
+// bench: ranks 16 nodes 2 forced ring/simple source measured nccl 2.28.9".
+std::string bench_header_line(int ranks, int nodes, const std::string& forced, const std::string& source,
+                              const std::string& nccl_version);
 
 // The canonical collective name for an nccl-tests name or program ("all_reduce_perf", "AllReduce",
 // "reduce_scatter" -> "reducescatter"); nullopt when it is none of the seven.
