@@ -7,6 +7,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "report/chart_palette.hpp"
 #include "report/svg_chart.hpp"
 #include "report/table_format.hpp"
 #include "runners/bandwidth.hpp"
@@ -71,6 +72,7 @@ th { background: #f3f3f3; }
 .banner.measured { background: #e7f6e7; border: 2px solid #3c9a3c; }
 .note { color: #555; font-size: 13px; }
 pre { background: #f7f7f7; padding: 8px; font-size: 12px; overflow-x: auto; }
+details.unsupported summary { cursor: pointer; color: #555; font-size: 13px; }
 .charts { display: block; }
 .chart-block { break-inside: avoid; page-break-inside: avoid; margin-bottom: 12px; }
 svg.chart { max-width: 100%; height: auto; background: #fff; }
@@ -94,17 +96,39 @@ std::string candidate_label(const Candidate& c) {
   return c.is_default() ? "NCCL default" : to_string(c);
 }
 
-void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
-            const std::vector<ShownRule>& rules) {
-  auto sizes = table.sizes(key.collective);
+// The candidates of a chart that have a measured time to draw.
+std::set<CandidateKey> drawn_candidates(const ChartKey& key, const MeasurementTable& table) {
   std::set<CandidateKey> keys;
-  for (uint64_t b : sizes)
+  for (uint64_t b : table.sizes(key.collective))
     if (auto* at = table.at(key.collective, b))
-      for (const auto& [k, s] : *at) keys.insert(k);
+      for (const auto& [k, s] : *at)
+        if (s.ok()) keys.insert(k);
+  return keys;
+}
+
+// One colour per candidate for the whole page, so that a candidate looks the same in every chart and no two
+// lines of a chart share a colour (NCCL's default is the black dashed line).
+std::map<CandidateKey, std::string> candidate_colors(const std::map<ChartKey, MeasurementTable>& tables) {
+  std::set<CandidateKey> all;
+  for (const auto& [key, table] : tables)
+    for (const CandidateKey& k : drawn_candidates(key, table))
+      if (!candidate_of(k).is_default()) all.insert(k);
+  const std::vector<std::string> colors = distinct_colors(all.size());
+  std::map<CandidateKey, std::string> out;
+  size_t i = 0;
+  for (const CandidateKey& k : all) out[k] = colors[i++];
+  return out;
+}
+
+void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
+            const std::vector<ShownRule>& rules, const std::map<CandidateKey, std::string>& colors) {
+  auto sizes = table.sizes(key.collective);
+  const std::set<CandidateKey> keys = drawn_candidates(key, table);
   SvgChart bw, speed;
   bw.title = fmt::format("{}: bus bandwidth, {}", nccl::nccl_name(key.collective), scale_text(key.scale));
   bw.x_label = "message size (bytes, log scale)";
-  bw.y_label = "bus bandwidth (GB/s)";
+  bw.y_label = "bus bandwidth (GB/s, log scale)";
+  bw.log_y = true;  // below 1 MiB, where most rules are, a linear axis flattens every line to zero
   speed.title = fmt::format("{}: speedup over NCCL's default, {}", nccl::nccl_name(key.collective),
                             scale_text(key.scale));
   speed.x_label = bw.x_label;
@@ -117,10 +141,9 @@ void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
     bw.bands.push_back(band);
     speed.bands.push_back(band);
   }
-  size_t color = 0;
   for (const CandidateKey& k : keys) {
     Candidate c = candidate_of(k);
-    SvgSeries s{candidate_label(c), c.is_default() ? "#000000" : series_color(color++), c.is_default(), {}};
+    SvgSeries s{candidate_label(c), c.is_default() ? "#000000" : colors.at(k), c.is_default(), {}};
     SvgSeries sp = s;
     for (uint64_t b : sizes) {
       const Samples* smp = table.find(key.collective, b, c);
@@ -138,6 +161,90 @@ void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
     o += "<div class=\"chart-block\">\n" + render_svg(speed) + "</div>\n";
   else
     o += "<p class=\"note\">No speedup chart: NCCL's default was not measured here.</p>\n";
+}
+
+std::string sizes_text(const std::set<uint64_t>& sizes) {
+  if (sizes.size() > 4)
+    return fmt::format("{} sizes, {}", sizes.size(), human_size_range(*sizes.begin(), *sizes.rbegin()));
+  std::string out;
+  for (uint64_t b : sizes) out += (out.empty() ? "" : ", ") + human_size(b);
+  return out;
+}
+
+// Candidates that ran and went wrong (wrong results, time-outs, errors), straight from the records of every
+// setting. "Unsupported" is not among them: NCCL declining a choice it cannot make here is no failure.
+void failed_section(std::string& o, const std::vector<JournalRecord>& records) {
+  struct FailKey {
+    std::string setting;
+    Scale scale;
+    Collective collective;
+    std::string candidate;
+    Outcome outcome;
+    auto operator<=>(const FailKey&) const = default;
+  };
+  std::map<FailKey, std::pair<std::set<uint64_t>, std::string>> failures;
+  for (const auto& r : records) {
+    const Measurement& m = r.measurement;
+    if (m.outcome == Outcome::ok || m.outcome == Outcome::unsupported) continue;
+    auto& f = failures[{r.setting.id, r.scale, m.request.collective, candidate_label(m.request.candidate),
+                        m.outcome}];
+    f.first.insert(m.request.bytes);
+    if (f.second.empty()) f.second = m.detail;
+  }
+  o += "<h2>Candidates that failed</h2>\n";
+  if (failures.empty()) {
+    o += "<p class=\"note\">None: every candidate NCCL could run gave correct results in time.</p>\n";
+    return;
+  }
+  o += "<table class=\"failed\"><tr><th>setting</th><th>scale</th><th>collective</th><th>candidate</th>"
+       "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
+  for (const auto& [k, v] : failures)
+    o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(scale_text(k.scale)) + "</td><td>" +
+         esc(std::string(nccl::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
+         esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes_text(v.first)) + "</td><td>" +
+         esc(v.second) + "</td></tr>\n";
+  o += "</table>\n";
+}
+
+// Candidates NCCL could not use on this cluster (CollNet without SHARP, NVLS without NVSwitches), one row
+// per collective and candidate whatever the setting and scale, folded away: they are many and expected.
+void unsupported_section(std::string& o, const std::vector<JournalRecord>& records) {
+  struct Unsupported {
+    std::set<Scale> scales;
+    std::set<std::string> settings;
+    std::set<uint64_t> sizes;
+    std::string detail;
+  };
+  std::map<std::pair<Collective, std::string>, Unsupported> rows;
+  for (const auto& r : records) {
+    const Measurement& m = r.measurement;
+    if (m.outcome != Outcome::unsupported) continue;
+    Unsupported& u = rows[{m.request.collective, candidate_label(m.request.candidate)}];
+    u.scales.insert(r.scale);
+    u.settings.insert(r.setting.id);
+    u.sizes.insert(m.request.bytes);
+    if (u.detail.empty()) u.detail = m.detail;
+  }
+  if (rows.empty()) return;
+  o += "<h2>Not supported here</h2>\n";
+  o += fmt::format(
+      "<p class=\"note\">{} candidate{} NCCL marked unusable on this cluster (such as CollNet without SHARP, "
+      "or NVLS without NVSwitches): not failures, and never rules.</p>\n",
+      rows.size(), rows.size() == 1 ? "" : "s");
+  o += fmt::format("<details class=\"unsupported\"><summary>the {} candidate{}</summary>\n", rows.size(),
+                   rows.size() == 1 ? "" : "s");
+  o +=
+      "<table class=\"unsupported\"><tr><th>collective</th><th>candidate</th><th>scales</th><th>settings</th>"
+      "<th>sizes</th><th>NCCL's reason</th></tr>\n";
+  for (const auto& [key, u] : rows) {
+    std::string scales, settings;
+    for (const Scale& sc : u.scales) scales += (scales.empty() ? "" : "; ") + scale_text(sc);
+    for (const auto& st : u.settings) settings += (settings.empty() ? "" : ", ") + st;
+    o += "<tr><td>" + esc(std::string(nccl::name(key.first))) + "</td><td>" + esc(key.second) + "</td><td>" +
+         esc(scales) + "</td><td>" + esc(settings) + "</td><td>" + esc(sizes_text(u.sizes)) + "</td><td>" +
+         esc(u.detail) + "</td></tr>\n";
+  }
+  o += "</table>\n</details>\n";
 }
 
 }  // namespace
@@ -245,10 +352,11 @@ std::string render_report_html(const ReportData& data) {
     o += " Charts show the process-wide setting <code>" + esc(chart_setting) + "</code>.";
   o += "</p>\n";
   if (tables.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
+  const auto colors = candidate_colors(tables);
   for (const auto& [key, table] : tables) {
     o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " + esc(scale_text(key.scale)) +
          "</h3>\n";
-    charts(o, key, table, rules_for(key));
+    charts(o, key, table, rules_for(key), colors);
   }
 
   // Rule table.
@@ -311,44 +419,8 @@ std::string render_report_html(const ReportData& data) {
     o += "</ul>\n";
   }
 
-  // Failed candidates, straight from the records (every setting): wrong results, time-outs, unsupported.
-  struct FailKey {
-    std::string setting;
-    Scale scale;
-    Collective collective;
-    std::string candidate;
-    Outcome outcome;
-    auto operator<=>(const FailKey&) const = default;
-  };
-  std::map<FailKey, std::pair<std::set<uint64_t>, std::string>> failures;
-  for (const auto& r : data.records) {
-    const Measurement& m = r.measurement;
-    if (m.outcome == Outcome::ok) continue;
-    auto& f = failures[{r.setting.id, r.scale, m.request.collective, candidate_label(m.request.candidate),
-                        m.outcome}];
-    f.first.insert(m.request.bytes);
-    if (f.second.empty()) f.second = m.detail;
-  }
-  o += "<h2>Candidates that failed</h2>\n";
-  if (failures.empty()) {
-    o += "<p class=\"note\">None: every candidate measured gave correct results in time.</p>\n";
-  } else {
-    o += "<table class=\"failed\"><tr><th>setting</th><th>scale</th><th>collective</th><th>candidate</th>"
-         "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
-    for (const auto& [k, v] : failures) {
-      std::string sizes;
-      if (v.first.size() > 4)
-        sizes = fmt::format("{} sizes, {}", v.first.size(),
-                            human_size_range(*v.first.begin(), *v.first.rbegin()));
-      else
-        for (uint64_t b : v.first) sizes += (sizes.empty() ? "" : ", ") + human_size(b);
-      o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(scale_text(k.scale)) + "</td><td>" +
-           esc(std::string(nccl::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
-           esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes) + "</td><td>" + esc(v.second) +
-           "</td></tr>\n";
-    }
-    o += "</table>\n";
-  }
+  failed_section(o, data.records);
+  unsupported_section(o, data.records);
 
   // Process-wide settings compared.
   o += "<h2>Process-wide settings</h2>\n";

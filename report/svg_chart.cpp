@@ -1,5 +1,7 @@
 #include "report/svg_chart.hpp"
 
+#include "report/axis_ticks.hpp"
+
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
@@ -9,22 +11,33 @@ namespace {
 
 constexpr double kLeft = 80, kRight = 230, kTop = 40, kBottom = 60;  // margins: the legend sits on the right
 
-// 1, 2, 5 x 10^k steps so that about `target` ticks cover [0, max].
-double nice_step(double span, int target) {
-  if (span <= 0) return 1.0;
-  double raw = span / target;
-  double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw) return m * mag;
-  return 10 * mag;
-}
-
 std::string num(double v) {
   return fmt::format("{:.1f}", v);
 }
 
 std::string default_tick(double v) {
-  return fmt::format("{:g}", v);
+  return tick_label(v);
+}
+
+// The y axis: where it starts and ends and its ticks. A log axis covers the positive values; a linear one
+// starts at zero, or just below the lowest value when there is a reference line (speedup around 1).
+AxisTicks y_axis(const SvgChart& chart) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& s : chart.series)
+    for (auto [x, y] : s.points) {
+      if (!std::isfinite(y) || (chart.log_x && x <= 0) || (chart.log_y && y <= 0)) continue;
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+  if (chart.log_y) return std::isfinite(lo) ? log_ticks(lo, hi) : log_ticks(1, 10);
+  if (!std::isfinite(hi)) lo = hi = 0;
+  if (chart.reference_y) {
+    lo = std::min(lo, *chart.reference_y);
+    hi = std::max(hi, *chart.reference_y);
+    // Room above the reference, and the axis reads best around it: below the lowest value, not from 0.
+    return linear_ticks(std::max(0.0, lo - 0.05 * (hi - lo)), hi + 0.05 * (hi - lo) + 1e-9, 6);
+  }
+  return linear_ticks(0.0, std::max(hi, 0.0), 5);
 }
 
 }  // namespace
@@ -56,39 +69,22 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-std::string series_color(size_t index) {
-  static const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                                   "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"};
-  return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
-}
-
 std::string render_svg(const SvgChart& chart) {
   const double w = chart.width, h = chart.height;
   const double plot_w = w - kLeft - kRight, plot_h = h - kTop - kBottom;
-  auto tick_label = chart.x_tick_label ? chart.x_tick_label : default_tick;
+  auto x_label = chart.x_tick_label ? chart.x_tick_label : default_tick;
 
-  double x_lo = INFINITY, x_hi = -INFINITY, y_hi = 0.0, y_lo = 0.0;
+  double x_lo = INFINITY, x_hi = -INFINITY;
   for (const auto& s : chart.series)
     for (auto [x, y] : s.points) {
       if (chart.log_x && x <= 0) continue;
       x_lo = std::min(x_lo, x);
       x_hi = std::max(x_hi, x);
-      if (std::isfinite(y)) y_hi = std::max(y_hi, y);
     }
   if (!std::isfinite(x_lo)) x_lo = 1, x_hi = 2;
   if (x_hi <= x_lo) x_hi = chart.log_x ? x_lo * 2 : x_lo + 1;
-  if (chart.reference_y) {
-    y_hi = std::max(y_hi, *chart.reference_y * 1.1);
-    // A speedup chart reads best around its reference: start the axis below the lowest value.
-    double lowest = *chart.reference_y;
-    for (const auto& s : chart.series)
-      for (auto [x, y] : s.points)
-        if (std::isfinite(y)) lowest = std::min(lowest, y);
-    y_lo = std::max(0.0, std::floor(lowest * 10 - 1) / 10);
-  }
-  if (y_hi <= y_lo) y_hi = y_lo + 1;
-  double step = nice_step(y_hi - y_lo, 5);
-  y_hi = std::ceil(y_hi / step) * step;
+  const AxisTicks y_ticks = y_axis(chart);
+  const double y_lo = y_ticks.lo, y_hi = y_ticks.hi;
 
   auto fx = [&](double x) {
     double t = chart.log_x ? (std::log2(x) - std::log2(x_lo)) / (std::log2(x_hi) - std::log2(x_lo))
@@ -96,7 +92,12 @@ std::string render_svg(const SvgChart& chart) {
     return kLeft + std::clamp(t, 0.0, 1.0) * plot_w;
   };
   auto fy = [&](double y) {
-    return kTop + plot_h - std::clamp((y - y_lo) / (y_hi - y_lo), 0.0, 1.0) * plot_h;
+    double t = chart.log_y ? (std::log10(y) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo))
+                           : (y - y_lo) / (y_hi - y_lo);
+    return kTop + plot_h - std::clamp(t, 0.0, 1.0) * plot_h;
+  };
+  auto drawn = [&](double x, double y) {
+    return std::isfinite(y) && (!chart.log_x || x > 0) && (!chart.log_y || y > 0);
   };
 
   std::string o;
@@ -125,32 +126,38 @@ std::string render_svg(const SvgChart& chart) {
   }
   // Grid, ticks and axes.
   o += "<g class=\"axes\" stroke=\"#999\" stroke-width=\"1\">\n";
-  for (double y = y_lo; y <= y_hi + step / 2; y += step) {
+  for (double y : y_ticks.ticks)
     o += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>\n", num(kLeft),
                      num(kLeft + plot_w), num(fy(y)));
-  }
   o += fmt::format("<line class=\"x-axis\" x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\"/>\n", num(kLeft),
                    num(kLeft + plot_w), num(kTop + plot_h));
   o += fmt::format("<line class=\"y-axis\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>\n", num(kLeft),
                    num(kTop), num(kTop + plot_h));
   o += "</g>\n<g class=\"ticks\" font-size=\"11\" fill=\"#333\">\n";
-  for (double y = y_lo; y <= y_hi + step / 2; y += step)
-    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", num(kLeft - 6),
-                     num(fy(y) + 4), fmt::format("{:g}", std::round(y * 1000) / 1000));
+  for (double y : y_ticks.ticks)
+    o += fmt::format("<text class=\"y-tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+                     num(kLeft - 6), num(fy(y) + 4), tick_label(y));
   if (chart.log_x) {
     int e0 = static_cast<int>(std::ceil(std::log2(x_lo) - 1e-9)),
         e1 = static_cast<int>(std::floor(std::log2(x_hi) + 1e-9));
-    int every = std::max(1, (e1 - e0 + 9) / 10);
-    for (int e = e0; e <= e1; e += every) {
+    // Every 1, 2, 5 or 10 doublings, on exponents that are multiples of it: 1K 4K 16K, 1K 32K 1M, 1K 1M 1G.
+    int every = 10;
+    for (int k : {1, 2, 5, 10})
+      if ((e1 - e0) / k <= 10) {
+        every = k;
+        break;
+      }
+    for (int e = e0; e <= e1; ++e) {
+      if (((e % every) + every) % every != 0) continue;
       double x = std::ldexp(1.0, e);
-      o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(fx(x)),
-                       num(kTop + plot_h + 16), xml_escape(tick_label(x)));
+      o += fmt::format("<text class=\"x-tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       num(fx(x)), num(kTop + plot_h + 16), xml_escape(x_label(x)));
     }
   } else {
-    double xs = nice_step(x_hi - x_lo, 8);
-    for (double x = std::ceil(x_lo / xs) * xs; x <= x_hi; x += xs)
-      o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(fx(x)),
-                       num(kTop + plot_h + 16), xml_escape(tick_label(x)));
+    for (double x : linear_ticks(x_lo, x_hi, 8).ticks)
+      if (x >= x_lo && x <= x_hi)
+        o += fmt::format("<text class=\"x-tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                         num(fx(x)), num(kTop + plot_h + 16), xml_escape(x_label(x)));
   }
   o += "</g>\n";
   o += fmt::format(
@@ -174,7 +181,7 @@ std::string render_svg(const SvgChart& chart) {
   for (const SvgSeries* s : order) {
     std::string d;
     for (auto [x, y] : s->points) {
-      if ((chart.log_x && x <= 0) || !std::isfinite(y)) continue;
+      if (!drawn(x, y)) continue;
       d += fmt::format("{}{} {} ", d.empty() ? "M" : "L", num(fx(x)), num(fy(y)));
     }
     if (d.empty()) continue;
@@ -185,7 +192,7 @@ std::string render_svg(const SvgChart& chart) {
         s->emphasis ? " default" : "", xml_escape(s->name), d, s->color, s->emphasis ? 3.5 : 1.8,
         s->emphasis ? " stroke-dasharray=\"8 4\"" : "", xml_escape(s->name));
     for (auto [x, y] : s->points)
-      if ((!chart.log_x || x > 0) && std::isfinite(y))
+      if (drawn(x, y))
         o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"/>\n", num(fx(x)), num(fy(y)),
                          s->emphasis ? 3 : 2, s->color);
   }
