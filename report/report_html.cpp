@@ -247,95 +247,90 @@ void unsupported_section(std::string& o, const std::vector<JournalRecord>& recor
   o += "</table>\n</details>\n";
 }
 
-}  // namespace
-
-std::string render_report_html(const ReportData& data) {
-  const JournalHeader empty_header;
-  const JournalHeader& h = data.header ? *data.header : empty_header;
-  std::string source = h.source;
+// What every section of the page needs: the input, the header, and the rules derived from the records.
+struct Page {
+  const ReportData& data;
+  const JournalHeader& h;
+  std::string source, cluster, title;
   std::set<std::string> sources;
-  for (const auto& r : data.records) sources.insert(r.source);
-  if (source.empty() && sources.size() == 1) source = *sources.begin();
-  if (data.profile && source.empty()) source = std::string(profiles::name(data.profile->provenance.source));
-  std::string cluster = !h.cluster.empty() ? h.cluster : data.profile ? data.profile->cluster.name : "";
-  std::string title =
-      !data.title.empty() ? data.title : "nccl-autotune report" + (cluster.empty() ? "" : ": " + cluster);
+  std::optional<Derivation> derivation;  // the rules derived here (shaded when there is no profile)
+  std::string derive_note;               // why there is no derivation
+  std::string chart_setting = "default";
+};
 
-  // Rules: the profile's, or derived here.
-  std::optional<Derivation> derivation;
-  std::string derive_note;
-  if (!data.records.empty()) {
-    try {
-      derivation = derive(data.records, DeriveOptions{});
-    } catch (const InputError& e) {
-      derive_note = e.message();
-    }
-  }
-  std::string chart_setting = derivation ? derivation->setting.id : "default";
-
-  std::string o;
+void head_section(std::string& o, const Page& pg) {
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   o += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  o += "<title>" + esc(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
-  o += "<h1>" + esc(title) + "</h1>\n";
-  if (source == "simulated")
+  o += "<title>" + esc(pg.title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  o += "<h1>" + esc(pg.title) + "</h1>\n";
+  if (pg.source == "simulated")
     o += "<div class=\"banner simulated\">SIMULATED: every figure here comes from nccl-autotune's model of "
          "NCCL "
          "(seeded noise), not from GPUs. Use it to see how the tool works, not to tune a cluster.</div>\n";
-  else if (source == "imported")
+  else if (pg.source == "imported")
     o +=
         "<div class=\"banner imported\">IMPORTED: measured by nccl-tests and imported from its logs.</div>\n";
-  else if (source == "measured")
+  else if (pg.source == "measured")
     o += "<div class=\"banner measured\">MEASURED: real NCCL collectives on this cluster's GPUs.</div>\n";
-  if (sources.size() > 1) {
+  if (pg.sources.size() > 1) {
     std::string list;
-    for (const auto& s : sources) list += (list.empty() ? "" : ", ") + s;
+    for (const auto& s : pg.sources) list += (list.empty() ? "" : ", ") + s;
     o += "<p class=\"note\">The journal mixes sources: " + esc(list) + ".</p>\n";
   }
+}
 
+void cluster_section(std::string& o, const Page& pg) {
   // The cluster and provenance.
   o += "<h2>Cluster</h2>\n<table class=\"cluster\">\n";
   auto row = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) o += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
   };
-  row("cluster", cluster);
-  row("fingerprint", !h.fingerprint.empty() ? h.fingerprint
-                     : data.profile         ? data.profile->cluster.fingerprint
-                                            : "");
-  row("GPU", !h.gpu_model.empty() ? h.gpu_model : data.profile ? data.profile->cluster.gpu_model : "");
-  if (h.nodes > 0) row("size", fmt::format("{} nodes x {} GPUs", h.nodes, h.gpus_per_node));
-  row("source", source);
-  row("NCCL", !h.nccl_version.empty() ? h.nccl_version
-              : data.profile          ? data.profile->provenance.nccl_version
-                                      : "");
-  row("measured by", h.runner);
-  row("strategy", h.strategy);
-  row("created", !h.created.empty() ? h.created : data.profile ? data.profile->provenance.created : "");
-  row("tool version", h.tool_version);
-  row("command", !h.command.empty() ? h.command : data.profile ? data.profile->provenance.command : "");
-  row("measurements", std::to_string(data.records.size()));
+  row("cluster", pg.cluster);
+  row("fingerprint", !pg.h.fingerprint.empty() ? pg.h.fingerprint
+                     : pg.data.profile         ? pg.data.profile->cluster.fingerprint
+                                               : "");
+  row("GPU", !pg.h.gpu_model.empty() ? pg.h.gpu_model
+             : pg.data.profile       ? pg.data.profile->cluster.gpu_model
+                                     : "");
+  if (pg.h.nodes > 0) row("size", fmt::format("{} nodes x {} GPUs", pg.h.nodes, pg.h.gpus_per_node));
+  row("source", pg.source);
+  row("NCCL", !pg.h.nccl_version.empty() ? pg.h.nccl_version
+              : pg.data.profile          ? pg.data.profile->provenance.nccl_version
+                                         : "");
+  row("measured by", pg.h.runner);
+  row("strategy", pg.h.strategy);
+  row("created", !pg.h.created.empty() ? pg.h.created
+                 : pg.data.profile     ? pg.data.profile->provenance.created
+                                       : "");
+  row("tool version", pg.h.tool_version);
+  row("command", !pg.h.command.empty() ? pg.h.command
+                 : pg.data.profile     ? pg.data.profile->provenance.command
+                                       : "");
+  row("measurements", std::to_string(pg.data.records.size()));
   o += "</table>\n";
-  if (!data.probe_summary.empty())
-    o += "<h3>Probe</h3>\n<pre class=\"probe\">" + esc(data.probe_summary) + "</pre>\n";
+  if (!pg.data.probe_summary.empty())
+    o += "<h3>Probe</h3>\n<pre class=\"probe\">" + esc(pg.data.probe_summary) + "</pre>\n";
+}
 
+void charts_section(std::string& o, const Page& pg) {
   // Rules to show, per (scale, collective).
   std::vector<std::pair<Scale, ShownRule>> shown;  // scale only for derived rules
   std::set<Scale> scales;
   std::map<ChartKey, MeasurementTable> tables;
-  for (const auto& r : data.records) {
-    if (r.setting.id != chart_setting) continue;
+  for (const auto& r : pg.data.records) {
+    if (r.setting.id != pg.chart_setting) continue;
     scales.insert(r.scale);
     tables[{r.scale, r.measurement.request.collective}].add(r.measurement);
   }
   auto rules_for = [&](const ChartKey& k) {
     std::vector<ShownRule> out;
-    if (data.profile) {
-      for (const Rule& r : data.profile->rules)
+    if (pg.data.profile) {
+      for (const Rule& r : pg.data.profile->rules)
         if (r.collective == k.collective && r.applies_to(k.scale.nodes, k.scale.ranks)) {
           out.push_back(ShownRule{r, std::nullopt, 0});
         }
-    } else if (derivation) {
-      for (const DerivedRule& d : derivation->rules)
+    } else if (pg.derivation) {
+      for (const DerivedRule& d : pg.derivation->rules)
         if (d.rule.collective == k.collective && d.scale == k.scale)
           out.push_back({d.rule, d.mean_gain, d.measured_sizes});
     }
@@ -346,10 +341,10 @@ std::string render_report_html(const ReportData& data) {
   o += "<p class=\"note\">One line per candidate (median of its repetitions); NCCL's own choice is the thick "
        "dashed "
        "black line; shaded ranges are where a rule overrides NCCL";
-  o += data.profile ? " (rules of the profile)."
-                    : " (rules derived from these measurements with the default threshold).";
-  if (chart_setting != "default")
-    o += " Charts show the process-wide setting <code>" + esc(chart_setting) + "</code>.";
+  o += pg.data.profile ? " (rules of the profile)."
+                       : " (rules derived from these measurements with the default threshold).";
+  if (pg.chart_setting != "default")
+    o += " Charts show the process-wide setting <code>" + esc(pg.chart_setting) + "</code>.";
   o += "</p>\n";
   if (tables.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
   const auto colors = candidate_colors(tables);
@@ -358,18 +353,20 @@ std::string render_report_html(const ReportData& data) {
          "</h3>\n";
     charts(o, key, table, rules_for(key), colors);
   }
+}
 
+void rules_section(std::string& o, const Page& pg) {
   // Rule table.
   o += "<h2>Rules</h2>\n";
-  if (!data.profile && !derivation)
-    o += "<p class=\"note\">No rules: " + esc(derive_note.empty() ? "nothing measured" : derive_note) +
+  if (!pg.data.profile && !pg.derivation)
+    o += "<p class=\"note\">No rules: " + esc(pg.derive_note.empty() ? "nothing measured" : pg.derive_note) +
          "</p>\n";
   std::vector<Rule> all_rules;
   std::vector<std::string> evidence, gains;
   // The same rule derived from the journal gives its mean gain over the measured sizes, as tune prints it.
   auto derived_gain = [&](const Rule& r) -> std::optional<double> {
-    if (!derivation) return std::nullopt;
-    for (const DerivedRule& d : derivation->rules)
+    if (!pg.derivation) return std::nullopt;
+    for (const DerivedRule& d : pg.derivation->rules)
       if (d.rule.collective == r.collective && d.rule.min_bytes == r.min_bytes &&
           d.rule.max_bytes == r.max_bytes && d.rule.algorithm == r.algorithm &&
           d.rule.protocol == r.protocol && d.rule.channels == r.channels &&
@@ -377,8 +374,8 @@ std::string render_report_html(const ReportData& data) {
         return d.mean_gain;
     return std::nullopt;
   };
-  if (data.profile) {
-    for (const Rule& r : data.profile->rules) {
+  if (pg.data.profile) {
+    for (const Rule& r : pg.data.profile->rules) {
       all_rules.push_back(r);
       auto g = derived_gain(r);
       gains.push_back(g ? format_gain(*g)
@@ -387,8 +384,8 @@ std::string render_report_html(const ReportData& data) {
                           : "");
       evidence.push_back(r.samples ? std::to_string(*r.samples) + " samples" : "no evidence recorded");
     }
-  } else if (derivation) {
-    for (const DerivedRule& d : derivation->rules) {
+  } else if (pg.derivation) {
+    for (const DerivedRule& d : pg.derivation->rules) {
       all_rules.push_back(d.rule);
       gains.push_back(format_gain(d.mean_gain));
       evidence.push_back(fmt::format("{} measured sizes", d.measured_sizes) +
@@ -409,32 +406,31 @@ std::string render_report_html(const ReportData& data) {
            esc(gains[i]) + "</td><td>" + esc(evidence[i]) + "</td></tr>\n";
     }
     o += "</table>\n";
-  } else if (data.profile || derivation) {
+  } else if (pg.data.profile || pg.derivation) {
     o += "<p class=\"note\">No rule: NCCL's own choice was never beaten by more than the threshold and the "
          "noise.</p>\n";
   }
-  if (derivation && !derivation->notes.empty()) {
+  if (pg.derivation && !pg.derivation->notes.empty()) {
     o += "<ul class=\"notes\">\n";
-    for (const auto& n : derivation->notes) o += "<li>" + esc(n) + "</li>\n";
+    for (const auto& n : pg.derivation->notes) o += "<li>" + esc(n) + "</li>\n";
     o += "</ul>\n";
   }
+}
 
-  failed_section(o, data.records);
-  unsupported_section(o, data.records);
-
+void settings_section(std::string& o, const Page& pg) {
   // Process-wide settings compared.
   o += "<h2>Process-wide settings</h2>\n";
-  if (derivation && !derivation->scores.empty()) {
+  if (pg.derivation && !pg.derivation->scores.empty()) {
     double base = 0;
-    for (const auto& s : derivation->scores)
+    for (const auto& s : pg.derivation->scores)
       if (s.setting.is_default()) base = s.total_us;
     o += "<table class=\"settings\"><tr><th>setting</th><th>environment</th><th>total time "
          "(us)</th><th>points</th>"
          "<th>vs NCCL's defaults</th><th>kept</th></tr>\n";
-    for (const auto& s : derivation->scores) {
+    for (const auto& s : pg.derivation->scores) {
       std::string env;
       for (const auto& [k, v] : s.setting.env) env += (env.empty() ? "" : " ") + k + "=" + v;
-      bool kept = s.setting.id == derivation->setting.id && !derivation->env.empty();
+      bool kept = s.setting.id == pg.derivation->setting.id && !pg.derivation->env.empty();
       o += "<tr><td>" + esc(s.setting.id) + "</td><td><code>" + esc(env.empty() ? "(NCCL defaults)" : env) +
            "</code></td><td class=\"num\">" + fmt::format("{:.1f}", s.total_us) + "</td><td class=\"num\">" +
            std::to_string(s.points) + "</td><td class=\"num\">" +
@@ -443,13 +439,47 @@ std::string render_report_html(const ReportData& data) {
     }
     o += "</table>\n";
   }
-  if (data.profile && !data.profile->env.empty()) {
+  if (pg.data.profile && !pg.data.profile->env.empty()) {
     o += "<p>The profile exports:</p><pre>";
-    for (const auto& [k, v] : data.profile->env) o += esc(k + "=" + v) + "\n";
+    for (const auto& [k, v] : pg.data.profile->env) o += esc(k + "=" + v) + "\n";
     o += "</pre>\n";
-  } else if (!derivation || derivation->scores.size() <= 1) {
+  } else if (!pg.derivation || pg.derivation->scores.size() <= 1) {
     o += "<p class=\"note\">Only NCCL's default process-wide settings were measured.</p>\n";
   }
+}
+
+}  // namespace
+
+std::string render_report_html(const ReportData& data) {
+  const JournalHeader empty_header;
+  Page pg{data, data.header ? *data.header : empty_header, {}, {}, {}, {}, std::nullopt, {}, "default"};
+  const JournalHeader& h = pg.h;
+  pg.source = h.source;
+  for (const auto& r : data.records) pg.sources.insert(r.source);
+  if (pg.source.empty() && pg.sources.size() == 1) pg.source = *pg.sources.begin();
+  if (data.profile && pg.source.empty())
+    pg.source = std::string(profiles::name(data.profile->provenance.source));
+  pg.cluster = !h.cluster.empty() ? h.cluster : data.profile ? data.profile->cluster.name : "";
+  pg.title = !data.title.empty() ? data.title
+                                 : "nccl-autotune report" + (pg.cluster.empty() ? "" : ": " + pg.cluster);
+  // Rules: the profile's, or derived here.
+  if (!data.records.empty()) {
+    try {
+      pg.derivation = derive(data.records, DeriveOptions{});
+    } catch (const InputError& e) {
+      pg.derive_note = e.message();
+    }
+  }
+  if (pg.derivation) pg.chart_setting = pg.derivation->setting.id;
+
+  std::string o;
+  head_section(o, pg);
+  cluster_section(o, pg);
+  charts_section(o, pg);
+  rules_section(o, pg);
+  failed_section(o, data.records);
+  unsupported_section(o, data.records);
+  settings_section(o, pg);
   o += "<p class=\"note\">Generated by nccl-autotune" +
        (h.tool_version.empty() ? "" : " " + esc(h.tool_version)) +
        ". Sizes use binary units (1 KiB = 1024 B); bandwidths are decimal GB/s as nccl-tests prints "
