@@ -15,6 +15,49 @@
 
 namespace autotune::cli {
 
+namespace {
+
+// nccl-tests times every size out-of-place and in-place. A runner measures one of the two (its buffers are
+// laid out for it), so each half gets its own runner, one after the other; the simulator draws the in-place
+// half with the next seed, as a second measurement has its own noise. `info` is the out-of-place runner's.
+std::vector<nccl_tests::BenchRow> measure_both_halves(const tuner::RunnerOptions& options,
+                                                      const std::vector<nccl::Collective>& kinds,
+                                                      const std::vector<uint64_t>& sizes,
+                                                      const runners::Candidate& candidate, int reps,
+                                                      runners::RunnerInfo& info) {
+  const bool progress = runners::MpiContext::world().is_root() && isatty(STDERR_FILENO);
+  std::vector<nccl_tests::BenchRow> rows;
+  for (bool in_place : {false, true}) {
+    tuner::RunnerOptions half = options;
+    half.in_place = in_place;
+    half.seed = options.seed + (in_place ? 1 : 0);
+    auto runner = tuner::make_runner(half);
+    size_t row = 0;
+    for (auto c : kinds) {
+      // One size per batch so progress shows and a long real sweep can be watched.
+      for (uint64_t bytes : sizes) {
+        runners::MeasureRequest r;
+        r.collective = c;
+        r.bytes = bytes;
+        r.candidate = candidate;
+        r.repetitions = reps;
+        auto out = runner->run(std::span<const runners::MeasureRequest>(&r, 1));
+        if (!in_place) rows.push_back({});
+        (in_place ? rows[row].in_place : rows[row].out_of_place) = out.at(0);
+        ++row;
+        if (progress)
+          std::fprintf(stderr, "\r%s %s %llu B   ", in_place ? "in-place" : "out-of-place",
+                       std::string(nccl::name(c)).c_str(), static_cast<unsigned long long>(bytes));
+      }
+    }
+    if (!in_place) info = runner->info();
+  }
+  if (progress) std::fprintf(stderr, "\r%50s\r", "");
+  return rows;
+}
+
+}  // namespace
+
 int cmd_bench(const Args& args) {
   CommandSpec spec;
   spec.usage =
@@ -95,39 +138,9 @@ int cmd_bench(const Args& args) {
                      "--topology, --example and --nodes describe the simulator: add --simulate");
   }
 
-  // nccl-tests times every size out-of-place and in-place. A runner measures one of the two (its buffers
-  // are laid out for it), so each half gets its own runner, one after the other; the simulator draws the
-  // in-place half with the next seed, as a second measurement has its own noise.
   const auto& processes = runners::MpiContext::world();
-  const bool progress = processes.is_root() && isatty(STDERR_FILENO);
-  std::vector<nccl_tests::BenchRow> rows;
   runners::RunnerInfo info;
-  for (bool in_place : {false, true}) {
-    tuner::RunnerOptions half = options;
-    half.in_place = in_place;
-    half.seed = options.seed + (in_place ? 1 : 0);
-    auto runner = tuner::make_runner(half);
-    size_t row = 0;
-    for (auto c : kinds) {
-      // One size per batch so progress shows and a long real sweep can be watched.
-      for (uint64_t bytes : sizes) {
-        runners::MeasureRequest r;
-        r.collective = c;
-        r.bytes = bytes;
-        r.candidate = candidate;
-        r.repetitions = reps;
-        auto out = runner->run(std::span<const runners::MeasureRequest>(&r, 1));
-        if (!in_place) rows.push_back({});
-        (in_place ? rows[row].in_place : rows[row].out_of_place) = out.at(0);
-        ++row;
-        if (progress)
-          std::fprintf(stderr, "\r%s %s %llu B   ", in_place ? "in-place" : "out-of-place",
-                       std::string(nccl::name(c)).c_str(), static_cast<unsigned long long>(bytes));
-      }
-    }
-    if (!in_place) info = runner->info();
-  }
-  if (progress) std::fprintf(stderr, "\r%50s\r", "");
+  auto rows = measure_both_halves(options, kinds, sizes, candidate, reps, info);
   if (!processes.is_root()) return kExitOk;  // rank 0 reports
   std::cout << (format == "json" ? nccl_tests::format_json(info, rows)
                                  : nccl_tests::format_table(info, rows));

@@ -70,6 +70,22 @@ AxisTicks log_ticks(double lo, double hi) {
   return a;
 }
 
+std::vector<double> log2_ticks(double lo, double hi) {
+  std::vector<double> out;
+  if (!(lo > 0) || !(hi >= lo)) return out;
+  const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+  const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+  int every = 10;
+  for (int k : {1, 2, 5, 10})
+    if ((e1 - e0) / k <= 10) {
+      every = k;
+      break;
+    }
+  for (int e = e0; e <= e1; ++e)
+    if (((e % every) + every) % every == 0) out.push_back(std::ldexp(1.0, e));
+  return out;
+}
+
 std::string tick_label(double value) {
   return fmt::format("{:g}", value);
 }

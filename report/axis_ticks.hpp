@@ -21,6 +21,10 @@ AxisTicks linear_ticks(double lo, double hi, int target = 5);
 // lo and hi must be > 0; a range within one value widens to the 1-2-5 values around it.
 AxisTicks log_ticks(double lo, double hi);
 
+// Powers of two in [lo, hi] for a base-2 axis (message sizes): every 1, 2, 5 or 10 doublings, at most 11,
+// on exponents that are multiples of that step: 1K 4K 16K .., 1K 32K 1M .., 1K 1M 1G.
+std::vector<double> log2_ticks(double lo, double hi);
+
 // A tick's label: the shortest decimal ("0.05", "2", "1000", "1e+06").
 std::string tick_label(double value);
 

@@ -320,3 +320,16 @@ TEST_CASE("unsupported candidates are listed apart, folded, and never fill the f
   // Without unsupported candidates the section is absent.
   CHECK(render_report_html(sample()).find("Not supported here") == std::string::npos);
 }
+
+TEST_CASE("size ticks are powers of two a round number of doublings apart") {
+  auto exps = [](double lo, double hi) {
+    std::vector<int> out;
+    for (double t : log2_ticks(lo, hi)) out.push_back(static_cast<int>(std::log2(t)));
+    return out;
+  };
+  CHECK(exps(1024, 1 << 20) == std::vector<int>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
+  CHECK(exps(1024, 1u << 30) == std::vector<int>{10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});  // 1K 4K .. 1G
+  CHECK(exps(8, 1ull << 40) == std::vector<int>{5, 10, 15, 20, 25, 30, 35, 40});                 // 32 B 1K 32K 1M
+  CHECK(exps(3000, 5000) == std::vector<int>{12});
+  CHECK(log2_ticks(0, 8).empty());
+}
