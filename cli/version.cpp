@@ -10,8 +10,7 @@ namespace {
 
 std::string nccl_version_string(int code) {
   // NCCL_VERSION_CODE is major*10000 + minor*100 + patch since 2.9.
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
-         std::to_string(code % 100);
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
 // The runtime NCCL is looked up with dlopen, not linked: the CLI must also run on login nodes without NCCL.
