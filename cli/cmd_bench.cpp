@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
@@ -15,6 +16,49 @@
 
 namespace autotune::cli {
 
+namespace {
+
+// nccl-tests times every size out-of-place and in-place. A runner measures one of the two (its buffers are
+// laid out for it), so each half gets its own runner, one after the other; the simulator draws the in-place
+// half with the next seed, as a second measurement has its own noise. `info` is the out-of-place runner's.
+std::vector<nccl_tests::BenchRow> measure_both_halves(const tuner::RunnerOptions& options,
+                                                      const std::vector<nccl::Collective>& kinds,
+                                                      const std::vector<uint64_t>& sizes,
+                                                      const runners::Candidate& candidate, int reps,
+                                                      runners::RunnerInfo& info) {
+  const bool progress = runners::job_processes().is_root() && isatty(STDERR_FILENO);
+  std::vector<nccl_tests::BenchRow> rows;
+  for (bool in_place : {false, true}) {
+    tuner::RunnerOptions half = options;
+    half.in_place = in_place;
+    half.seed = options.seed + (in_place ? 1 : 0);
+    auto runner = tuner::make_runner(half);
+    size_t row = 0;
+    for (auto c : kinds) {
+      // One size per batch so progress shows and a long real sweep can be watched.
+      for (uint64_t bytes : sizes) {
+        runners::MeasureRequest r;
+        r.collective = c;
+        r.bytes = bytes;
+        r.candidate = candidate;
+        r.repetitions = reps;
+        auto out = runner->run(std::span<const runners::MeasureRequest>(&r, 1));
+        if (!in_place) rows.push_back({});
+        (in_place ? rows[row].in_place : rows[row].out_of_place) = out.at(0);
+        ++row;
+        if (progress)
+          std::fprintf(stderr, "\r%s %s %llu B   ", in_place ? "in-place" : "out-of-place",
+                       std::string(nccl::name(c)).c_str(), static_cast<unsigned long long>(bytes));
+      }
+    }
+    if (!in_place) info = runner->info();
+  }
+  if (progress) std::fprintf(stderr, "\r%50s\r", "");
+  return rows;
+}
+
+}  // namespace
+
 int cmd_bench(const Args& args) {
   CommandSpec spec;
   spec.usage =
@@ -23,12 +67,14 @@ int cmd_bench(const Args& args) {
       "[--reps N] "
       "[--format table|json]";
   spec.description =
-      "Measures collectives over a size range and prints nccl-tests' table (or JSON). On GPUs it runs real "
-      "NCCL "
-      "collectives (under mpirun: one process per GPU; otherwise all GPUs of this node); --simulate uses the "
-      "labelled model of NCCL instead. --algo/--proto/--channels force NCCL's choice through the tuner "
-      "plugin; "
-      "without them NCCL decides.";
+      "Measures collectives over a size range, out-of-place and in-place, and prints nccl-tests' table (one\n"
+      "test per collective, plus the algorithm/protocol/channels NCCL ran; import-nccl-tests reads it back) "
+      "or\n"
+      "JSON. On GPUs it runs real NCCL collectives (under mpirun: one process per GPU; otherwise all GPUs "
+      "of\n"
+      "this node); --simulate uses the labelled model of NCCL instead. --algo/--proto/--channels force "
+      "NCCL's\n"
+      "choice through the tuner plugin; without them NCCL decides.";
   std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, topology_file,
               example, format = "table";
   uint64_t factor = 2, seed = 1;
@@ -73,8 +119,8 @@ int cmd_bench(const Args& args) {
       throw InputError("<argument>", 0, "a protocol name for --proto, found '" + proto + "'");
   }
   auto kinds = parse_collective_list(collectives, "--collectives");
-  auto sizes = nccl_tests::size_sweep(nccl_tests::parse_size(min_size, "<argument -b>"),
-                                      nccl_tests::parse_size(max_size, "<argument -e>"), factor);
+  auto sizes =
+      nccl_tests::size_sweep(require_byte_size(min_size, "-b"), require_byte_size(max_size, "-e"), factor);
 
   tuner::RunnerOptions options;
   options.simulate = vm->count("simulate") > 0;
@@ -93,32 +139,16 @@ int cmd_bench(const Args& args) {
                      "--topology, --example and --nodes describe the simulator: add --simulate");
   }
 
-  auto runner = tuner::make_runner(options);
   const auto& processes = runners::job_processes();
-  const bool progress = processes.is_root() && isatty(STDERR_FILENO);
-  std::vector<runners::Measurement> results;
-  for (auto c : kinds) {
-    // One size per batch so progress shows and a long real sweep can be watched.
-    for (uint64_t bytes : sizes) {
-      runners::MeasureRequest r;
-      r.collective = c;
-      r.bytes = bytes;
-      r.candidate = candidate;
-      r.repetitions = reps;
-      auto out = runner->run(std::span<const runners::MeasureRequest>(&r, 1));
-      results.insert(results.end(), out.begin(), out.end());
-      if (progress)
-        std::fprintf(stderr, "\r%s %llu B   ", std::string(nccl::name(c)).c_str(),
-                     static_cast<unsigned long long>(bytes));
-    }
-  }
-  if (progress) std::fprintf(stderr, "\r%40s\r", "");
+  runners::RunnerInfo info;
+  auto rows = measure_both_halves(options, kinds, sizes, candidate, reps, info);
   if (!processes.is_root()) return kExitOk;  // rank 0 reports
-  auto info = runner->info();
-  std::cout << (format == "json" ? nccl_tests::format_json(info, results)
-                                 : nccl_tests::format_table(info, results));
+  std::cout << (format == "json" ? nccl_tests::format_json(info, rows)
+                                 : nccl_tests::format_table(info, rows));
   int wrong = 0;
-  for (const auto& m : results) wrong += m.outcome == runners::Outcome::wrong_result;
+  for (const auto& r : rows)
+    wrong += (r.out_of_place.outcome == runners::Outcome::wrong_result) +
+             (r.in_place.outcome == runners::Outcome::wrong_result);
   return wrong ? kExitFailed : kExitOk;
 }
 

@@ -26,7 +26,7 @@ struct MeasureOptions {
   int warmup_iterations = 5;    // untimed operations before each candidate
   int iterations = 0;           // operations per timed repetition; 0 = scaled with size (measure_plan)
   bool cuda_graph = false;      // capture the timed loop as a CUDA graph (removes launch overhead)
-  bool in_place = false;        // nccl-tests measures out-of-place by default
+  bool in_place = false;        // out-of-place by default (bench: one runner per half)
   uint64_t max_bytes = 0;       // largest size of any batch (buffers are allocated once); 0 = grow on demand
   double watchdog_scale = 1.0;  // multiplies the per-operation time bound (watchdog)
   bool check_results = true;    // verify every candidate's output after timing

@@ -25,8 +25,10 @@ struct Candidate {
   bool is_default() const { return !algorithm && !protocol && channels == 0; }
   bool operator==(const Candidate&) const = default;
 };
-// "default", "ring/simple", "tree/ll128/ch8".
+// "default", "ring/simple", "tree/ll128/ch8", "*/ll/ch4".
 std::string to_string(const Candidate& c);
+// The inverse of to_string; nullopt for anything else (an unknown name, a channel count outside 1..64).
+std::optional<Candidate> parse_candidate(std::string_view text);
 
 struct MeasureRequest {
   Collective collective = Collective::allreduce;
@@ -43,6 +45,7 @@ enum class Outcome {
   failed         // any other error (with detail)
 };
 std::string_view name(Outcome o);
+std::optional<Outcome> parse_outcome(std::string_view text);
 
 struct Measurement {
   MeasureRequest request;
