@@ -25,6 +25,9 @@ dpkg-deb -c "$deb" >"$work/contents.txt"
 has() { grep -q " \./usr/$1\$" "$work/contents.txt"; }
 check "the binary" 'has bin/nccl-autotune'
 check "the plugin" 'grep -q " \./usr/lib.*/libnccl-tuner-autotune\.so$" "$work/contents.txt"'
+# The modules holding the MPI and NCCL code, beside the plugin where nccl-autotune looks for them.
+check "the MPI module" 'grep -q " \./usr/lib.*/libnccl-autotune-mpi\.so$" "$work/contents.txt"'
+check "the NCCL runner module" 'grep -q " \./usr/lib.*/libnccl-autotune-runner\.so$" "$work/contents.txt"'
 check "the docs" 'has share/doc/nccl-autotune/README.md && has share/doc/nccl-autotune/docs/launcher.md'
 check "the bash completion" 'has share/bash-completion/completions/nccl-autotune'
 check "the modulefile" 'grep -q " \./usr/share/modulefiles/nccl-autotune/[0-9.]*\.lua$" "$work/contents.txt"'
