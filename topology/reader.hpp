@@ -33,7 +33,8 @@ Topology probe_live(const LiveOptions& options = {});
 // The probe itself, on any reader (tests pass recorded or fault-injecting ones).
 Topology probe_system(const SystemReader& reader);
 
-// The real reader behind probe_live.
+// The real reader behind probe_live. Throws InputError naming sysfs_root when it is not /sys and is not a
+// recorded sysfs tree (no such folder, or no bus/ or class/ in it).
 std::unique_ptr<SystemReader> make_system_reader(const LiveOptions& options);
 
 }  // namespace autotune::topology

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/input_error.hpp"
 #include "topology/pci_ids.hpp"
 #include "topology/reader.hpp"
 
@@ -362,6 +363,13 @@ std::unique_ptr<SystemReader> make_system_reader(const LiveOptions& options) {
   fs::path sys = options.sysfs_root;
   // A recorded tree may be given by its top folder (holding sys/ and proc/) or by its sys/ folder.
   if (!live && fs::is_directory(sys / "sys" / "bus", ec)) sys = sys / "sys";
+  // A recorded tree that is not there would read as a node without devices: refuse it before probing.
+  if (!live && !fs::is_directory(sys / "bus", ec) && !fs::is_directory(sys / "class", ec))
+    throw InputError(
+        options.sysfs_root.string(), 0,
+        std::string("expected a recorded sysfs tree (a folder holding bus/ and class/, or one holding "
+                    "sys/ and proc/), found ") +
+            (fs::exists(options.sysfs_root, ec) ? "a folder without bus/ or class/" : "no such folder"));
   fs::path proc = options.proc_root;
   if (proc.empty()) proc = live ? fs::path("/proc") : sys.parent_path() / "proc";
   return std::make_unique<RealSystemReader>(sys, proc, live);
