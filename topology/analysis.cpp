@@ -314,7 +314,10 @@ Analysis analyze(const Topology& t) {
     if (std::find(a.ib_hca_candidates.begin(), a.ib_hca_candidates.end(), v) == a.ib_hca_candidates.end())
       a.ib_hca_candidates.push_back(v);
   }
-  a.sweep_cross_nic = all.size() > 1;
+  // A skeleton file names NICs without ports (NCCL finds them at run time): each such NIC counts as one.
+  const auto unprobed =
+      std::count_if(t.nics.begin(), t.nics.end(), [](const Nic& n) { return n.ports.empty(); });
+  a.sweep_cross_nic = all.size() + static_cast<size_t>(unprobed) > 1;
 
   if (ng > 0) {
     a.algorithms = {"Tree", "Ring"};

@@ -96,11 +96,11 @@ std::string to_text(const ProbeReport& r) {
   out << "\nsweep: algorithms";
   for (const auto& al : a.algorithms) out << " " << al;
   out << "; NCCL_CROSS_NIC "
-      << (a.sweep_cross_nic ? "worth sweeping" : "not worth sweeping (one NIC or none)") << "\n";
+      << (a.sweep_cross_nic ? "worth sweeping" : "not worth sweeping (one usable NIC port or none)") << "\n";
   for (const auto& c : a.ib_hca_candidates) out << "  NCCL_IB_HCA=" << c << "\n";
   out << "\nsources:\n";
   for (const auto& s : t.sources)
-    out << "  " << pad(s.name, 18) << (s.available ? "" : "not available: ") << s.detail << "\n";
+    out << "  " << pad(s.name + "  ", 18) << (s.available ? "" : "not available: ") << s.detail << "\n";
   out << "\nfingerprint: " << r.fingerprint << "\n";
   return out.str();
 }
