@@ -91,7 +91,9 @@ std::optional<std::string> nccl_default(const std::vector<NetInterface>& all) {
 }
 
 void choose_socket(const Topology& t, FabricSetup& f) {
-  const auto& all = t.health.net_interfaces;
+  std::vector<NetInterface> all = t.health.net_interfaces;
+  std::stable_sort(all.begin(), all.end(),
+                   [](const NetInterface& a, const NetInterface& b) { return a.ifindex < b.ifindex; });
   if (all.empty()) {
     f.socket_evidence = "no network interfaces read";
     return;
@@ -110,9 +112,9 @@ void choose_socket(const Topology& t, FabricSetup& f) {
     return;
   }
   f.socket_ifname = "=" + best->name;
-  f.socket_evidence = best->name + (rank(*best) == 0   ? " (IPoIB, NCCL's own first choice)"
-                                    : rank(*best) == 1 ? " (holds the default route)"
-                                                       : " (the first interface up with an address)");
+  f.socket_evidence = best->name + (rank(*best) == 0   ? " is IPoIB, NCCL's own first choice"
+                                    : rank(*best) == 1 ? " holds the default route"
+                                                       : " is the first interface up with an address");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // Health findings: what a node's readings (topology/health_readings.hpp) and shape say about whether a
 // calibration may run on it. Every finding names its kind, its severity (block: calibration must not run on
-// this node; warn), the device (GPU2, mlx5_1 port 1, NVLink 7 of GPU3, a PCIe switch port, node), the reading
+// this node; warn), the device (GPU2, mlx5_1 port 1, NVLink 7 of GPU3, a PCIe port, node), the reading
 // and where the reading came from. Kinds, thresholds and the vendor guidance behind them are the table of
 // finding_kinds(), which docs/health.md reproduces (a test keeps the two equal). A finding is made only
 // from what was read: a reading that is absent (no driver, no permission, a file without it) says nothing.
@@ -22,7 +22,7 @@ std::string_view severity_name(Severity s);  // "warn", "block"
 struct HealthFinding {
   std::string kind;  // one of finding_kinds()
   Severity severity = Severity::warn;
-  std::string device;  // "GPU2", "mlx5_1 port 1", "NVLink 7 of GPU3", "PCIe switch port 0000:17:00.0", "node"
+  std::string device;   // "GPU2", "mlx5_1 port 1", "NVLink 7 of GPU3", "PCIe port 0000:17:00.0", "node"
   std::string reading;  // what was read: "volatile uncorrected ECC errors: 3"
   std::string source;   // "nvml", "sysfs", "proc", "dcgmi", "topology"; ", recorded in FILE" when not live
   std::string message;  // one line a person can act on: the device, the reading, the threshold, what to do

@@ -155,9 +155,9 @@ void sockets(const Topology& t, FindingSink& sink) {
 void acs(const Topology& t, FindingSink& sink) {
   for (const auto& b : t.health.pci_bridges)
     if (b.acs_control && (*b.acs_control & kAcsRedirectBits))
-      sink.add("pcie_acs_redirect", "PCIe switch port " + b.bus_id,
-               "ACSCtl: " + acs_control_names(*b.acs_control), "sysfs",
-               "PCIe switch port " + b.bus_id + " redirects peer-to-peer traffic (ACSCtl " +
+      sink.add("pcie_acs_redirect", "PCIe port " + b.bus_id, "ACSCtl: " + acs_control_names(*b.acs_control),
+               "sysfs",
+               "PCIe port " + b.bus_id + " redirects peer-to-peer traffic (ACSCtl " +
                    acs_control_names(*b.acs_control) +
                    "): GPU-NIC and GPU-GPU traffic goes through the CPU; disable ACS (setpci "
                    "ECAP_ACS+0x6.w=0000)");

@@ -73,7 +73,10 @@ void clocks_and_power(const Gpu& g, const GpuHealth& h, FindingSink& sink) {
   if (reasons & clock_event::sw_power_cap)
     sink.add("clock_power_capped", dev, "clock-event reasons: SW power cap", "nvml",
              dev + " is at its power cap: measurements will be lower than the hardware can do");
-  if (h.sm_clock_mhz && h.sm_clock_max_mhz && *h.sm_clock_max_mhz > 0 && idle(h) == false &&
+  // A low clock with a slowdown or power cap behind it is reported as that; this is for the rest
+  // (application clocks set low, a clock lock).
+  if (!(reasons & (slowdown | clock_event::sw_power_cap)) && h.sm_clock_mhz && h.sm_clock_max_mhz &&
+      *h.sm_clock_max_mhz > 0 && idle(h) == false &&
       *h.sm_clock_mhz < kSmClockLowFraction * *h.sm_clock_max_mhz)
     sink.add(
         "sm_clock_low", dev,

@@ -80,7 +80,7 @@ struct NetInterface {
   bool operator==(const NetInterface&) const = default;
 };
 
-// A PCIe switch port on the path between GPUs and NICs, and its ACS control register.
+// A PCIe bridge (root or switch port) on the path between GPUs and NICs, and its ACS control register.
 struct PciBridge {
   std::string bus_id;
   std::optional<uint16_t> acs_control;  // nullopt: no ACS capability, or config space not readable

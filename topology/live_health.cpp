@@ -99,7 +99,8 @@ std::vector<NetInterface> net_interfaces(const SystemReader& r) {
   return out;
 }
 
-// The PCIe switch ports on any GPU's or NIC's path: where ACS redirection would send their traffic up.
+// The PCIe bridges (root and switch ports) on any GPU's or NIC's path: where ACS redirection would send their
+// traffic up.
 std::vector<PciBridge> pci_bridges(const SystemReader& r, const Topology& t) {
   std::set<std::string> ids;
   auto add = [&](const std::vector<PciAncestor>& path) {
@@ -136,12 +137,16 @@ void read_sysfs_health(const SystemReader& r, Topology& t, const LiveOptions& op
                            "kernel/mm/memory_peers/nv_mem_nc/version", "module/nvidia_peermem/version"})
     if (r.read(path)) t.health.peer_memory.push_back(path);
   int acs = 0;
-  for (const auto& b : t.health.pci_bridges) acs += b.acs_control.has_value();
+  std::string unread;
+  for (const auto& b : t.health.pci_bridges) {
+    acs += b.acs_control.has_value();
+    if (!b.acs_control && unread.empty()) unread = "; not read on " + b.bus_id + ": " + b.why;
+  }
   t.sources.push_back({"health", true,
                        std::to_string(counters) + " NIC port counters, " + std::to_string(gids) + " GIDs, " +
                            std::to_string(t.health.net_interfaces.size()) +
                            " network interfaces, ACS read on " + std::to_string(acs) + " of " +
-                           std::to_string(t.health.pci_bridges.size()) + " PCIe switch ports"});
+                           std::to_string(t.health.pci_bridges.size()) + " PCIe bridge ports"});
 }
 
 }  // namespace autotune::topology::detail

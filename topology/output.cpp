@@ -40,14 +40,13 @@ void health_text(const Topology& t, const Analysis& a, std::ostringstream& out) 
     out << "  " << pad(std::string(severity_name(h.severity)), 6) << h.message << "\n";
   if (t.health.dcgm && !t.health.dcgm->ran) out << "  dcgm: " << t.health.dcgm->why << "\n";
   if (t.health.read) {
-    out << "fabric: NCCL_IB_GID_INDEX "
-        << (a.fabric.gid_index ? "= " + std::to_string(*a.fabric.gid_index) + " ("
-                               : std::string("not set (")) +
-               a.fabric.gid_evidence + ")"
-        << "\n        NCCL_SOCKET_IFNAME "
-        << (a.fabric.socket_ifname ? "= " + *a.fabric.socket_ifname + " (" : std::string("not set (")) +
-               a.fabric.socket_evidence + ")"
-        << "\n";
+    out << "fabric: "
+        << (a.fabric.gid_index ? "NCCL_IB_GID_INDEX=" + std::to_string(*a.fabric.gid_index)
+                               : std::string("NCCL_IB_GID_INDEX not set"))
+        << " (" << a.fabric.gid_evidence << ")\n        "
+        << (a.fabric.socket_ifname ? "NCCL_SOCKET_IFNAME=" + *a.fabric.socket_ifname
+                                   : std::string("NCCL_SOCKET_IFNAME not set"))
+        << " (" << a.fabric.socket_evidence << ")\n";
   }
 }
 

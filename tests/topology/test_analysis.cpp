@@ -90,7 +90,8 @@ TEST_CASE("health: degraded PCIe link, down port, down NVLink, mixed models", "[
   for (const auto& h : a.health) kinds.push_back(h.kind);
   CHECK(kinds ==
         std::vector<std::string>{"nvlink_down", "pcie_width_degraded", "mixed_gpu_models", "nic_not_active"});
-  CHECK(a.health[3].message == "mlx5_0 has no ACTIVE port (port 1 DOWN): cable, switch port or subnet manager");
+  CHECK(a.health[3].message ==
+        "mlx5_0 has no ACTIVE port (port 1 DOWN): cable, switch port or subnet manager");
   CHECK_FALSE(may_calibrate(a.health));
 }
 
