@@ -39,7 +39,10 @@ class FakeLiveReader : public SystemReader {
     return {false, "hwloc_topology_load: injected failure", 0, 0, "", ""};
   }
   LibraryAnswer<CudaDevice> cuda() const override { return cuda_answer; }
-  LibraryAnswer<NvmlGpu> nvml(const NvmlRequest&) const override { return nvml_answer; }
+  LibraryAnswer<NvmlGpu> nvml(const NvmlRequest& request) const override {
+    asked = request;
+    return nvml_answer;
+  }
   LibraryAnswer<VerbsDevice> verbs() const override { return verbs_answer; }
   std::vector<std::string> collnet_plugins() const override { return plugins; }
 
@@ -50,6 +53,7 @@ class FakeLiveReader : public SystemReader {
   LibraryAnswer<VerbsDevice> verbs_answer{
       false, "no RDMA stack (ibv_get_device_list: Function not implemented)", {}};
   std::vector<std::string> plugins;
+  mutable std::optional<NvmlRequest> asked;
 
  private:
   std::unique_ptr<SystemReader> files_;
@@ -180,4 +184,39 @@ TEST_CASE("live probe on this machine succeeds and says why what is missing is m
     REQUIRE(s);
     CHECK_FALSE(s->detail.empty());  // either what was read or why not
   }
+}
+
+TEST_CASE("health: NVML readings through the reader seam become findings; the launcher's probe reads none",
+          "[live][fake][health]") {
+  FakeLiveReader r(test::own_fixture("sysfs-small/sys"));
+  NvmlGpu g{"0000:02:00.0", {}, GpuHealth{}};
+  g.health->ecc_volatile_uncorrected = 1;
+  g.health->pcie_width = 16;
+  g.health->pcie_width_max = 16;
+  g.health->pcie_gen = 5;
+  g.health->pcie_gen_max = 5;
+  g.health->clock_event_reasons = clock_event::gpu_idle;
+  NvLinkErrors errors;
+  errors.crc = Counter{900, 250};  // 250 in half a second: 500 per second
+  g.links.push_back({0, true, NvmlLink::Remote::nvswitch, "0000:c5:00.0", errors});
+  r.nvml_answer = {true, "", {g}};
+  LiveOptions o;
+  o.health = true;
+  o.counter_interval_ms = 500;
+  const Topology t = probe_system(r, o);
+  REQUIRE(r.asked);
+  CHECK(r.asked->health);
+  CHECK(r.asked->counter_interval_ms == 500);
+  CHECK(t.health.counter_interval_ms == 500);
+  std::vector<std::string> kinds;
+  for (const auto& f : analyze(t).health) kinds.push_back(f.kind);
+  // The sysfs link at 16 of 32 GT/s is not a finding: NVML says gen 5 of 5, and the GPU is idle anyway.
+  CHECK(kinds == std::vector<std::string>{"ecc_uncorrected", "nvlink_errors", "nic_port_not_active"});
+  CHECK(analyze(t).health[1].reading == "CRC 500/s in 500 ms");
+
+  // The launcher's probe (health off) asks NVML for the topology only and reads no sysfs health.
+  const Topology fast = probe_system(r);
+  CHECK_FALSE(r.asked->health);
+  CHECK_FALSE(fast.health.read);
+  CHECK(fast.sources.back().name != "health");
 }
