@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/input_error.hpp"
+#include "nccl/ib_hca_spec.hpp"
 #include "simulator/sim_random.hpp"
 
 namespace autotune::sim {
@@ -72,30 +73,18 @@ int parse_env_int(const std::string& name, const std::string& value, int lo, int
       "an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", found '" + value + "'");
 }
 
-// NCCL_IB_HCA: "[^][=]name[:port],..." — prefixes unless '=', excluded with '^'.
-std::vector<SimNic> select_nics(const std::vector<SimNic>& all, const std::string& spec) {
-  std::string rest = spec;
-  bool exclude = false, exact = false;
-  if (!rest.empty() && rest[0] == '^') exclude = true, rest.erase(0, 1);
-  if (!rest.empty() && rest[0] == '=') exact = true, rest.erase(0, 1);
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= rest.size()) {
-    size_t comma = rest.find(',', start);
-    std::string item = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item = item.substr(0, item.find(':'));
-    if (!item.empty()) names.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+// The NICs NCCL keeps under NCCL_IB_HCA (nccl/ib_hca_spec.hpp, NCCL's own syntax and matching). The
+// simulator's NICs are single-port: a port named in the value is taken as port 1.
+std::vector<SimNic> select_nics(const std::vector<SimNic>& all, const std::string& value) {
+  nccl::IbHcaSpec spec;
+  try {
+    spec = nccl::parse_ib_hca_spec(value);
+  } catch (const InputError& e) {
+    throw InputError(env_context("NCCL_IB_HCA"), 0, e.message());
   }
-  if (names.empty())
-    throw InputError(env_context("NCCL_IB_HCA"), 0, "a list of NIC names, found '" + spec + "'");
   std::vector<SimNic> out;
-  for (const auto& nic : all) {
-    bool match = false;
-    for (const auto& n : names) match = match || (exact ? nic.name == n : nic.name.rfind(n, 0) == 0);
-    if (match != exclude) out.push_back(nic);
-  }
+  for (const auto& nic : all)
+    if (spec.selects(nic.name, 1)) out.push_back(nic);
   return out;
 }
 
@@ -147,6 +136,7 @@ SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>&
       net_gbps_ = cluster_.net_gbps() * (1.0 - 0.25 * mismatch) * cross_nic_factor;
     }
   }
+  apply_faults();
 }
 
 std::optional<std::string> SimModel::unsupported(Collective c, Algorithm a, Protocol p) const {
@@ -211,11 +201,34 @@ double SimModel::latency_us(Collective c, Algorithm a, Protocol p) const {
   return base;
 }
 
-double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels) const {
+void SimModel::apply_faults() {
+  std::vector<int> spanned = cluster_.node_ids;
+  if (spanned.empty())
+    for (int n = 0; n < cluster_.nodes; ++n) spanned.push_back(n);
+  for (const auto& f : cluster_.faults) {
+    if (std::find(spanned.begin(), spanned.end(), f.node) == spanned.end()) continue;
+    switch (f.kind) {
+      case SimFault::Kind::nic_rate:
+        if (std::any_of(cluster_.nics.begin(), cluster_.nics.end(),
+                        [&](const SimNic& n) { return n.name == f.nic; }))
+          fault_net_ = std::min(fault_net_, f.fraction);
+        break;
+      case SimFault::Kind::nvlink:
+        if (cluster_.nvlink) fault_intra_ = std::min(fault_intra_, f.fraction);
+        break;
+      case SimFault::Kind::gpu_clock:
+        fault_intra_ = std::min(fault_intra_, f.fraction);
+        fault_net_ = std::min(fault_net_, f.fraction);
+        break;
+    }
+  }
+}
+
+double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels, bool truth) const {
   const int gen = cluster_.generation(), ni = node_index(cluster_.nodes);
   const bool multi = cluster_.nodes > 1;
-  const double intra = cluster_.intra_gbps;
-  const double net = multi ? net_gbps_ : std::numeric_limits<double>::infinity();
+  const double intra = cluster_.intra_gbps * (truth ? fault_intra_ : 1.0);
+  const double net = multi ? net_gbps_ * (truth ? fault_net_ : 1.0) : std::numeric_limits<double>::infinity();
   const double nvls_intra = intra * (c == Collective::allreduce ? 1.5 : 1.15) * kNvlsEfficiency;
   double total = 0.0;
   switch (a) {
@@ -261,7 +274,7 @@ double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels) c
 
 double SimModel::nccl_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels) const {
   double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
-  double bw = bus_gbps(c, a, p, channels);
+  double bw = bus_gbps(c, a, p, channels, false);
   double transfer = factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0;
   return latency_us(c, a, p) + transfer;
 }
@@ -315,14 +328,19 @@ double SimModel::deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) 
 
 double SimModel::true_time_us(Collective c, uint64_t bytes, const SimChoice& ch) const {
   if (cluster_.ranks() < 2) return 2.0 + static_cast<double>(bytes) / (1000.0 * 1000.0);  // device-local copy
-  if (!deviations_.enabled) return nccl_estimate_us(c, bytes, ch.algorithm, ch.protocol, ch.channels);
+  if (!deviations_.enabled) {
+    const double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
+    const double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels, true);
+    return latency_us(c, ch.algorithm, ch.protocol) +
+           (factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0);
+  }
   const double m = deviations_.magnitude;
   double lat_factor = 1.0 + m * deviation(1, c, ch.algorithm, ch.protocol);
   double bw_factor = 1.0 + m * (deviation(2, c, ch.algorithm, ch.protocol) < 0
                                     ? deviation(2, c, ch.algorithm, ch.protocol)
                                     : 0.5 * deviation(2, c, ch.algorithm, ch.protocol));
   double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
-  double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels) * bw_factor;
+  double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels, true) * bw_factor;
   double transfer = static_cast<double>(bytes) * factor / (1000.0 * bw);
   return latency_us(c, ch.algorithm, ch.protocol) * lat_factor +
          deviations_.channel_overhead_us * ch.channels + transfer;

@@ -30,7 +30,7 @@ std::unique_ptr<Runner> make_runner(const RunnerOptions& options) {
                        "a topology for the simulator (a probe file or a bundled example), found none");
     if (!(options.noise >= 0.0 && options.noise < 1.0))
       throw InputError("<argument>", 0, "a noise level in [0, 1), found " + std::to_string(options.noise));
-    SimModel model(describe_cluster(*options.topology, options.nodes), options.process_env,
+    SimModel model(describe_cluster(*options.topology, options.nodes, options.faults), options.process_env,
                    options.deviations);
     return std::make_unique<SimRunner>(std::move(model), options.seed, options.noise, MpiContext::world());
   }
