@@ -55,6 +55,9 @@ int cmd_probe(const Args& args) {
   if (interval < 0 || interval > 60000)
     throw InputError("<arguments>", 0,
                      "expected --counter-interval 0..60000 ms, found " + std::to_string(interval));
+  if (!(*vm)["counter-interval"].defaulted() && !live)
+    throw InputError("<arguments>", 0,
+                     "expected --counter-interval on the live node only (it times NVML's reads)");
   if (vm->count("dcgm") && !live)
     throw InputError("<arguments>", 0, "expected --dcgm on the live node only (it runs dcgmi here)");
   const int dcgm_level = vm->count("dcgm") ? (*vm)["dcgm"].as<int>() : 0;
