@@ -10,6 +10,7 @@
 #include "common/input_error.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
+#include "simulator/sim_fault.hpp"
 #include "topology/examples.hpp"
 #include "topology/reader.hpp"
 #include "tuner/runner_factory.hpp"
@@ -63,7 +64,8 @@ int cmd_bench(const Args& args) {
   CommandSpec spec;
   spec.usage =
       "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] "
-      "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X]] [--iters N] "
+      "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X] [--sim-fault F]...] "
+      "[--iters N] "
       "[--reps N] "
       "[--format table|json]";
   spec.description =
@@ -80,6 +82,7 @@ int cmd_bench(const Args& args) {
   uint64_t factor = 2, seed = 1;
   int channels = 0, nodes = 1, iters = 0, reps = 5;
   double noise = 0.03;
+  std::vector<std::string> faults;
   spec.options.add_options()("collectives,c", po::value(&collectives)->default_value(collectives),
                              "comma list of collectives")(
       "minbytes,b", po::value(&min_size)->default_value(min_size), "smallest size (8, 64K, 1M, 8G)")(
@@ -95,7 +98,10 @@ int cmd_bench(const Args& args) {
       "nodes", po::value(&nodes)->default_value(1), "simulator: number of such nodes")(
       "seed", po::value(&seed)->default_value(1), "simulator: noise seed")(
       "noise", po::value(&noise)->default_value(0.03), "simulator: relative noise per repetition")(
-      "iters", po::value(&iters)->default_value(0), "operations per timed repetition (0 = scaled with size)")(
+      "sim-fault", po::value(&faults)->composing(),
+      "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
+      "node=N,gpu=K,nvlink=F")("iters", po::value(&iters)->default_value(0),
+                               "operations per timed repetition (0 = scaled with size)")(
       "reps", po::value(&reps)->default_value(5), "timed repetitions per size")(
       "format", po::value(&format)->default_value(format), "table or json");
   auto vm = parse_command_line(spec, args);
@@ -129,14 +135,15 @@ int cmd_bench(const Args& args) {
   options.noise = noise;
   options.iterations = iters;
   options.max_bytes = sizes.back();
+  for (const auto& f : faults) options.faults.push_back(sim::parse_sim_fault(f));
   if (options.simulate) {
     if (!topology_file.empty() && !example.empty())
       throw InputError("<argument>", 0, "either --topology or --example, found both");
     options.topology = topology_file.empty() ? topology::load_example(example.empty() ? "h100-8x" : example)
                                              : topology::read_topology_file(topology_file);
-  } else if (!topology_file.empty() || !example.empty() || nodes != 1) {
+  } else if (!topology_file.empty() || !example.empty() || nodes != 1 || !faults.empty()) {
     throw InputError("<argument>", 0,
-                     "--topology, --example and --nodes describe the simulator: add --simulate");
+                     "--topology, --example, --nodes and --sim-fault describe the simulator: add --simulate");
   }
 
   const auto& processes = runners::job_processes();

@@ -1,12 +1,13 @@
 #pragma once
 // The simulator's view of a cluster: the few numbers NCCL's cost model depends on (GPU generation, GPUs per
 // node, NVLink/PCIe bandwidth, NVSwitch/NVLS, NICs and their speed, SHARP), derived from one probed node
-// (topology::Topology) and a node count. Every node is assumed to be like the probed one, as on a real
-// homogeneous partition. A value type; no shared state.
+// (topology::Topology) and a node count. Every node is built like the probed one, as on a real homogeneous
+// partition; faults (sim_fault.hpp) make some of them sick. A value type; no shared state.
 
 #include <string>
 #include <vector>
 
+#include "simulator/sim_fault.hpp"
 #include "topology/model.hpp"
 
 namespace autotune::sim {
@@ -40,6 +41,10 @@ struct SimCluster {
   // as jobs run them): they share the node's NICs.
   int node_gpus = 0;
   int groups_per_node = 1;
+  // The allocation's sick nodes, and which of its nodes this communicator spans (empty: 0..nodes-1). A
+  // fault slows a collective only when its node is spanned.
+  std::vector<SimFault> faults;
+  std::vector<int> node_ids;
 
   int ranks() const { return gpus_per_node * nodes; }
   // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's per-generation tables.
@@ -50,9 +55,11 @@ struct SimCluster {
   bool ll128_safe() const { return nvlink && sm >= 70; }
 };
 
-// Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1. A GPU whose SM is
-// unknown (skeleton files) gets it from its name ("H100" -> 90) or else is treated as Ampere.
-SimCluster describe_cluster(const topology::Topology& topo, int nodes);
+// Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1, and
+// InputError("--sim-fault") for a fault on a node, NIC or GPU the cluster does not have (or a NIC without an
+// active port). A GPU whose SM is unknown (skeleton files) gets it from its name ("H100" -> 90) or else is
+// treated as Ampere.
+SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vector<SimFault> faults = {});
 
 // The cluster a communicator of `ranks_per_node` ranks on each of `whole.nodes` nodes sees, with every group
 // of that shape running at once (node_gpus / ranks_per_node of them per node) when `concurrent`, else alone.

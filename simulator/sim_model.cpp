@@ -173,6 +173,7 @@ SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>&
   if (cluster_.nodes > 1)
     net_gbps_ = cluster_.nics.empty() ? 3.0  // no IB device left: NCCL falls back to its socket transport
                                       : slowest_group_net_gbps(all_nics, cluster_) * cross_nic_factor;
+  apply_faults();
 }
 
 std::optional<std::string> SimModel::unsupported(Collective c, Algorithm a, Protocol p) const {
@@ -237,11 +238,34 @@ double SimModel::latency_us(Collective c, Algorithm a, Protocol p) const {
   return base;
 }
 
-double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels) const {
+void SimModel::apply_faults() {
+  std::vector<int> spanned = cluster_.node_ids;
+  if (spanned.empty())
+    for (int n = 0; n < cluster_.nodes; ++n) spanned.push_back(n);
+  for (const auto& f : cluster_.faults) {
+    if (std::find(spanned.begin(), spanned.end(), f.node) == spanned.end()) continue;
+    switch (f.kind) {
+      case SimFault::Kind::nic_rate:
+        if (std::any_of(cluster_.nics.begin(), cluster_.nics.end(),
+                        [&](const SimNic& n) { return n.name == f.nic; }))
+          fault_net_ = std::min(fault_net_, f.fraction);
+        break;
+      case SimFault::Kind::nvlink:
+        if (cluster_.nvlink) fault_intra_ = std::min(fault_intra_, f.fraction);
+        break;
+      case SimFault::Kind::gpu_clock:
+        fault_intra_ = std::min(fault_intra_, f.fraction);
+        fault_net_ = std::min(fault_net_, f.fraction);
+        break;
+    }
+  }
+}
+
+double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels, bool truth) const {
   const int gen = cluster_.generation(), ni = node_index(cluster_.nodes);
   const bool multi = cluster_.nodes > 1;
-  const double intra = cluster_.intra_gbps;
-  const double net = multi ? net_gbps_ : std::numeric_limits<double>::infinity();
+  const double intra = cluster_.intra_gbps * (truth ? fault_intra_ : 1.0);
+  const double net = multi ? net_gbps_ * (truth ? fault_net_ : 1.0) : std::numeric_limits<double>::infinity();
   const double nvls_intra = intra * (c == Collective::allreduce ? 1.5 : 1.15) * kNvlsEfficiency;
   double total = 0.0;
   switch (a) {
@@ -287,7 +311,7 @@ double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels) c
 
 double SimModel::nccl_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels) const {
   double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
-  double bw = bus_gbps(c, a, p, channels);
+  double bw = bus_gbps(c, a, p, channels, false);
   double transfer = factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0;
   return latency_us(c, a, p) + transfer;
 }
@@ -341,14 +365,19 @@ double SimModel::deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) 
 
 double SimModel::true_time_us(Collective c, uint64_t bytes, const SimChoice& ch) const {
   if (cluster_.ranks() < 2) return 2.0 + static_cast<double>(bytes) / (1000.0 * 1000.0);  // device-local copy
-  if (!deviations_.enabled) return nccl_estimate_us(c, bytes, ch.algorithm, ch.protocol, ch.channels);
+  if (!deviations_.enabled) {
+    const double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
+    const double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels, true);
+    return latency_us(c, ch.algorithm, ch.protocol) +
+           (factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0);
+  }
   const double m = deviations_.magnitude;
   double lat_factor = 1.0 + m * deviation(1, c, ch.algorithm, ch.protocol);
   double bw_factor = 1.0 + m * (deviation(2, c, ch.algorithm, ch.protocol) < 0
                                     ? deviation(2, c, ch.algorithm, ch.protocol)
                                     : 0.5 * deviation(2, c, ch.algorithm, ch.protocol));
   double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
-  double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels) * bw_factor;
+  double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels, true) * bw_factor;
   double transfer = static_cast<double>(bytes) * factor / (1000.0 * bw);
   return latency_us(c, ch.algorithm, ch.protocol) * lat_factor +
          deviations_.channel_overhead_us * ch.channels + transfer;

@@ -208,7 +208,8 @@ TEST_CASE("NCCL_IB_HCA selects NICs and ports in the simulator exactly as NCCL r
   const char* names[] = {"mlx5_0", "mlx5_1", "mlx5_10"};
   for (int i = 0; i < 3; ++i) {
     node.nics[i].name = names[i];
-    node.nics[i].ports = {{1, "ACTIVE", "InfiniBand", 400.0, ""}, {2, "ACTIVE", "InfiniBand", 400.0, ""}};
+    node.nics[i].ports.resize(2);
+    for (int p = 0; p < 2; ++p) node.nics[i].ports[p].port = p + 1, node.nics[i].ports[p].speed_gbps = 400.0;
   }
   auto kept = [&](const std::string& value) {
     std::vector<std::string> out;
