@@ -103,6 +103,9 @@ nlohmann::json rule_json(const Rule& r) {
   if (r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0)
     j["gain"] = *r.busbw_gbps / *r.default_busbw_gbps;
   if (r.samples) j["samples"] = *r.samples;
+  if (r.pipe_ops) j["pipe_ops"] = format_count_range(r.pipe_ops);
+  if (r.reg_buff) j["reg_buff"] = *r.reg_buff;
+  if (r.chunk_bytes) j["chunk_bytes"] = r.chunk_bytes;
   return j;
 }
 
@@ -294,6 +297,11 @@ int do_import(const Common& c) {
   Profile p;
   if (in.extension() == ".csv") {
     p.rules = parse_nccl_csv(read_file(in), in.string());
+    // Lines NCCL never runs (broadcast with tree) are valid in NCCL's example format, where they never
+    // apply; a TOML profile cannot hold them.
+    for (const auto& d : drop_combinations_nccl_never_runs(p.rules))
+      std::fprintf(stderr, "nccl-autotune profile import: %s:%d: line skipped: %s\n", in.c_str(), d.line,
+                   d.message.c_str());
     p.cluster.name = c.name.empty() ? in.stem().string() : c.name;
     p.provenance.created = now_rfc3339();
     p.provenance.tool_version = kToolVersion;

@@ -23,7 +23,7 @@ using nccl::protocol_from_id;
 namespace {
 
 constexpr uint32_t kByteOrderMark = 0x01020304;
-constexpr uint32_t kNodesPresent = 1, kRanksPresent = 2;
+constexpr uint32_t kNodesPresent = 1, kRanksPresent = 2, kPipeOpsPresent = 4;
 
 template <typename T>
 void put(std::string& out, T value) {
@@ -134,8 +134,13 @@ std::string compile_rules(const Profile& profile, std::string_view toml_text, st
     put<int32_t>(out, r.nodes ? r.nodes->max : 0);
     put<int32_t>(out, r.ranks ? r.ranks->min : 0);
     put<int32_t>(out, r.ranks ? r.ranks->max : 0);
-    put<uint32_t>(out, (r.nodes ? kNodesPresent : 0) | (r.ranks ? kRanksPresent : 0));
-    put<uint32_t>(out, 0);
+    put<uint32_t>(out, (r.nodes ? kNodesPresent : 0) | (r.ranks ? kRanksPresent : 0) |
+                           (r.pipe_ops ? kPipeOpsPresent : 0));
+    put<int32_t>(out, r.pipe_ops ? r.pipe_ops->min : 0);
+    put<int32_t>(out, r.pipe_ops ? r.pipe_ops->max : 0);
+    put<int32_t>(out, r.reg_buff ? (*r.reg_buff ? 1 : 0) : -1);
+    put<uint64_t>(out, r.chunk_bytes);
+    put<uint64_t>(out, 0);
   }
   return out;
 }
@@ -177,8 +182,17 @@ std::optional<Profile> read_with_compiled_rules(std::string_view toml_text, std:
     const int32_t nodes_min = get<int32_t>(bytes, at + 32), nodes_max = get<int32_t>(bytes, at + 36),
                   ranks_min = get<int32_t>(bytes, at + 40), ranks_max = get<int32_t>(bytes, at + 44);
     const uint32_t flags = get<uint32_t>(bytes, at + 48);
-    if ((flags & ~(kNodesPresent | kRanksPresent)) != 0 || get<uint32_t>(bytes, at + 52) != 0)
+    const int32_t pipe_min = get<int32_t>(bytes, at + 52), pipe_max = get<int32_t>(bytes, at + 56),
+                  reg_buff = get<int32_t>(bytes, at + 60);
+    if ((flags & ~(kNodesPresent | kRanksPresent | kPipeOpsPresent)) != 0 ||
+        get<uint64_t>(bytes, at + 72) != 0 || reg_buff < -1 || reg_buff > 1)
       return std::nullopt;
+    if (flags & kPipeOpsPresent)
+      r.pipe_ops = CountRange{pipe_min, pipe_max};
+    else if (pipe_min != 0 || pipe_max != 0)
+      return std::nullopt;
+    if (reg_buff >= 0) r.reg_buff = reg_buff == 1;
+    r.chunk_bytes = get<uint64_t>(bytes, at + 64);
     // One encoding per rule: an absent range is stored as zeros.
     if (flags & kNodesPresent)
       r.nodes = CountRange{nodes_min, nodes_max};

@@ -348,3 +348,47 @@ TEST_CASE("read_profile_for_use takes the compiled rules only when they are trus
   CHECK(used.rules.front().busbw_gbps);
   check_same_rules(used.rules, parse_profile(text, file.string()).rules);
 }
+
+TEST_CASE("compiled rules: per-call conditions and chunk sizes survive, forged ones are refused",
+          "[compiled_rules]") {
+  Profile p;
+  p.cluster.name = "c";
+  p.provenance.created = "2026-06-01T12:00:00Z";
+  p.provenance.nccl_version = "2.30.7";
+  Rule a;
+  a.max_bytes = 1023;
+  a.algorithm = Algorithm::tree;
+  a.protocol = Protocol::ll;
+  a.reg_buff = true;
+  a.pipe_ops = CountRange{2, 4};
+  Rule b;
+  b.min_bytes = 1 << 20;
+  b.max_bytes = 8 << 20;
+  b.chunk_bytes = 1 << 20;
+  p.rules = {a, b};
+  const std::string text = format_profile(p);
+  const Profile parsed = parse_profile(text, "p.toml");
+  const std::string bytes = compile_rules(parsed, text, "p.toml");
+  auto read = read_with_compiled_rules(text, bytes, "p.toml");
+  REQUIRE(read);
+  REQUIRE(read->rules.size() == 2);
+  CHECK(read->rules[0].reg_buff == std::optional<bool>(true));
+  CHECK(read->rules[0].pipe_ops == CountRange{2, 4});
+  CHECK_FALSE(read->rules[1].pipe_ops);
+  CHECK_FALSE(read->rules[1].reg_buff);
+  CHECK(read->rules[1].chunk_bytes == (1u << 20));
+
+  auto poked = [&](size_t record, size_t at, auto value) {
+    std::string out = bytes;
+    std::memcpy(out.data() + kCompiledRulesHeaderSize + record * kCompiledRulesRecordSize + at, &value,
+                sizeof value);
+    return read_with_compiled_rules(text, out, "p.toml");
+  };
+  CHECK_FALSE(poked(0, 60, int32_t(2)));          // reg_buff neither -1, 0 nor 1
+  CHECK_FALSE(poked(1, 52, int32_t(3)));          // pipe_ops values without the flag
+  CHECK_FALSE(poked(0, 52, int32_t(0)));          // pipe_ops from 0
+  CHECK_FALSE(poked(1, 64, uint64_t(1000)));      // a chunk off Simple's grain
+  CHECK_FALSE(poked(1, 64, uint64_t(64 << 20)));  // a chunk NCCL's default buffer cannot hold
+  CHECK_FALSE(poked(0, 64, uint64_t(1 << 20)));   // a chunk beside call conditions
+  CHECK_FALSE(poked(1, 72, uint64_t(1)));         // the padding
+}
