@@ -15,6 +15,7 @@
 #include "common/input_error.hpp"
 #include "nccl/tuner_constants.hpp"
 #include "profiles/any_profile.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/file_trust.hpp"
 
 namespace autotune::plugin {
@@ -89,17 +90,30 @@ LoadResult ProfileCache::load(const std::string& path) {
 
   LoadResult result;
   result.first_load = true;
+  auto loaded = std::make_shared<LoadedProfile>();
+  loaded->path = path;
+  // The compiled rules first, without holding the TOML text; the text itself only when they do not belong.
+  std::optional<profiles::Profile> compiled;
+  try {
+    compiled = profiles::read_with_trusted_compiled_rules(path, fd, static_cast<uint64_t>(st.st_size));
+  } catch (const std::exception&) {
+  }
   std::string text;
-  text.reserve(static_cast<size_t>(st.st_size));
-  if (const int err = read_all(fd, text)) result.problem = "cannot read: " + errno_text(err);
+  if (!compiled) {
+    text.reserve(static_cast<size_t>(st.st_size));
+    if (const int err = read_all(fd, text)) result.problem = "cannot read: " + errno_text(err);
+  }
   if (result.problem.empty()) {
     try {
-      auto loaded = std::make_shared<LoadedProfile>();
-      loaded->path = path;
-      profiles::ProfileRead read = profiles::read_any_profile(path, text);
-      loaded->profile = std::move(read.profile);
-      loaded->format = std::move(read.format);
-      loaded->skipped = std::move(read.skipped);
+      if (compiled) {
+        loaded->profile = std::move(*compiled);
+        loaded->format = "TOML, compiled rules";
+      } else {
+        profiles::ProfileRead read = profiles::read_any_profile(path, text, /*use_compiled=*/false);
+        loaded->profile = std::move(read.profile);
+        loaded->format = std::move(read.format);
+        loaded->skipped = std::move(read.skipped);
+      }
       if (loaded->profile.schema > profiles::kSchemaVersion)
         throw InputError(path, 0,
                          "schema " + std::to_string(loaded->profile.schema) +

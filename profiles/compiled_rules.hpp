@@ -55,6 +55,13 @@ std::optional<Profile> read_with_compiled_rules(std::string_view toml_text, std:
 std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path,
                                                         std::string_view text);
 
+// The same for a profile whose TOML is open as `toml_fd` (a regular file of `toml_size` bytes, as its fstat
+// said): for the plugin's cold start, which pays for every fresh page it touches, the text is streamed
+// through a small buffer (its digest taken, its head kept) and the records are read a chunk at a time, so
+// neither file is ever held whole. Reads with pread: the descriptor's offset is left alone.
+std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path, int toml_fd,
+                                                        uint64_t toml_size);
+
 // For the tool's own use of a profile (the launcher): read_profile's result, from the compiled rules when
 // they belong to the file. Rules then carry no evidence (busbw, samples) and no source lines. Throws as
 // read_profile does when the TOML itself is bad.

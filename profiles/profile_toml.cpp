@@ -280,7 +280,8 @@ void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
   std::vector<Key> order(rules.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = (Key(static_cast<unsigned>(rules[i].collective)) << 125) | (Key(rules[i].min_bytes) << 61) | i;
-  std::sort(order.begin(), order.end());
+  // Written profiles come sorted this way already (format_profile's order at one scale): check first.
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
   auto index_of = [](Key k) { return static_cast<size_t>(k & ((Key(1) << 61) - 1)); };
   auto collective_of = [](Key k) { return static_cast<unsigned>(k >> 125); };
   std::vector<size_t> active;

@@ -98,33 +98,49 @@ std::vector<Segment> split_overlapping(std::vector<Item> items, size_t max_chain
 }  // namespace
 
 RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int ranks) {
-  std::array<std::vector<Item>, kNumCollectives> staged;
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const Rule& r = rules[i];
-    if (!r.applies_to(nodes, ranks) || r.min_bytes > r.max_bytes) continue;
+  // The rules applying at this scale, grouped by collective (a counting sort of their indices): a cold init
+  // pays for every fresh page it touches, so nothing here is copied twice or grown by doubling.
+  std::array<uint32_t, kNumCollectives + 1> start{};
+  auto applies = [&](const Rule& r) {
     const int c = static_cast<int>(r.collective);
-    if (c < 0 || c >= kNumCollectives) continue;
-    staged[c].push_back({r.min_bytes, r.max_bytes, static_cast<uint32_t>(i)});
-  }
+    return r.applies_to(nodes, ranks) && r.min_bytes <= r.max_bytes && c >= 0 && c < kNumCollectives;
+  };
+  for (const Rule& r : rules)
+    if (applies(r)) ++start[static_cast<size_t>(r.collective) + 1];
+  for (int c = 0; c < kNumCollectives; ++c) start[c + 1] += start[c];
+  std::vector<uint32_t> order(start[kNumCollectives]);
+  std::array<uint32_t, kNumCollectives> fill{};
+  for (int c = 0; c < kNumCollectives; ++c) fill[c] = start[c];
+  for (size_t i = 0; i < rules.size(); ++i)
+    if (applies(rules[i])) order[fill[static_cast<size_t>(rules[i].collective)]++] = static_cast<uint32_t>(i);
+
   RuleTable table;
+  table.rules_.reserve(order.size());
+  table.min_bytes_.reserve(order.size());
   std::vector<CompiledRule> later;  // the chains' second and further rules, appended after all segments
   std::vector<char> reached(rules.size(), 0);
+  auto by_start = [&](uint32_t a, uint32_t b) {
+    return rules[a].min_bytes != rules[b].min_bytes ? rules[a].min_bytes < rules[b].min_bytes : a < b;
+  };
   for (int c = 0; c < kNumCollectives; ++c) {
-    std::vector<Item>& v = staged[c];
+    const auto first = order.begin() + start[c], last = order.begin() + start[c + 1];
     table.begin_[c] = static_cast<uint32_t>(table.rules_.size());
-    std::sort(v.begin(), v.end(),
-              [](const Item& a, const Item& b) { return a.lo != b.lo ? a.lo < b.lo : a.source < b.source; });
+    if (!std::is_sorted(first, last, by_start)) std::sort(first, last, by_start);
     bool disjoint = true;
-    for (size_t k = 1; k < v.size() && disjoint; ++k) disjoint = v[k].lo > v[k - 1].hi;
+    for (auto it = first; it != last && disjoint; ++it)
+      disjoint = it == first || rules[*it].min_bytes > rules[*(it - 1)].max_bytes;
     if (disjoint) {
       // The usual case (a validated profile at one scale): one segment per rule, no chains.
-      for (const Item& it : v) {
-        table.rules_.push_back(entry(rules[it.source], it.source, it.lo, it.hi));
-        reached[it.source] = 1;
+      for (auto it = first; it != last; ++it) {
+        const Rule& r = rules[*it];
+        table.rules_.push_back(entry(r, *it, r.min_bytes, r.max_bytes));
+        reached[*it] = 1;
       }
       continue;
     }
-    for (Segment& seg : split_overlapping(std::move(v), kMaxChain, &table.dropped_)) {
+    std::vector<Item> items;
+    for (auto it = first; it != last; ++it) items.push_back({rules[*it].min_bytes, rules[*it].max_bytes, *it});
+    for (Segment& seg : split_overlapping(std::move(items), kMaxChain, &table.dropped_)) {
       table.rules_.push_back(entry(rules[seg.chain[0]], seg.chain[0], seg.lo, seg.hi));
       reached[seg.chain[0]] = 1;
       int32_t* link = &table.rules_.back().next;
@@ -137,15 +153,15 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int rank
     }
   }
   table.begin_[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
-  const int32_t base = static_cast<int32_t>(table.rules_.size());
-  for (CompiledRule& r : table.rules_)
-    if (r.next >= 0) r.next += base;
-  for (CompiledRule& r : later)
-    if (r.next >= 0) r.next += base;
-  table.min_bytes_.reserve(table.rules_.size());
   for (const CompiledRule& r : table.rules_) table.min_bytes_.push_back(r.min_bytes);
-  table.rules_.insert(table.rules_.end(), later.begin(), later.end());
-  table.rules_.shrink_to_fit();
+  if (!later.empty()) {
+    const int32_t base = static_cast<int32_t>(table.rules_.size());
+    for (CompiledRule& r : table.rules_)
+      if (r.next >= 0) r.next += base;
+    for (CompiledRule& r : later)
+      if (r.next >= 0) r.next += base;
+    table.rules_.insert(table.rules_.end(), later.begin(), later.end());
+  }
   table.rule_count_ = static_cast<size_t>(std::count(reached.begin(), reached.end(), 1));
   return table;
 }

@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -391,4 +393,59 @@ TEST_CASE("compiled rules: per-call conditions and chunk sizes survive, forged o
   CHECK_FALSE(poked(1, 64, uint64_t(64 << 20)));  // a chunk NCCL's default buffer cannot hold
   CHECK_FALSE(poked(0, 64, uint64_t(1 << 20)));   // a chunk beside call conditions
   CHECK_FALSE(poked(1, 72, uint64_t(1)));         // the padding
+}
+
+TEST_CASE(
+    "compiled rules: the streaming reader (the plugin's) agrees with the in-memory one on good and forged "
+    "files",
+    "[compiled_rules]") {
+  // 2,000 rules: records span several 64 KiB chunks and so does the TOML text.
+  const Compiled c = compiled(test::many_rules_profile(100));
+  REQUIRE(c.text.size() > 2 * 64 * 1024);
+  REQUIRE(c.bytes.size() > 64 * 1024);
+  TempDir dir;
+  const auto toml = dir.path / "p.toml";
+  auto stream = [&](const std::string& text, const std::string& bytes) {
+    autotune::write_file_atomically(toml, text);
+    autotune::write_file_atomically(compiled_rules_path(toml), bytes);
+    ::chmod(toml.c_str(), 0600);
+    ::chmod(compiled_rules_path(toml).c_str(), 0600);
+    const int fd = ::open(toml.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    std::optional<Profile> out;
+    REQUIRE_NOTHROW(out = read_with_trusted_compiled_rules(toml.string(), fd, text.size()));
+    ::close(fd);
+    return out;
+  };
+  auto same = [&](const std::string& text, const std::string& bytes) {
+    Compiled other = c;
+    other.text = text;
+    const auto memory = read_with_compiled_rules(text, bytes, "p.toml");
+    const auto streamed = stream(text, bytes);
+    CHECK(memory.has_value() == streamed.has_value());
+    if (memory && streamed) CHECK(format_profile(*memory) == format_profile(*streamed));
+    return streamed.has_value();
+  };
+  CHECK(same(c.text, c.bytes));
+  std::string edited = c.text;
+  edited[edited.size() - 3] = edited[edited.size() - 3] == '1' ? '2' : '1';  // in the last chunk
+  CHECK_FALSE(same(edited, c.bytes));
+  std::string b = c.bytes;
+  poke<uint64_t>(b, 32, peek<uint64_t>(b, 32) + 1);  // head_length off by one
+  CHECK_FALSE(same(c.text, b));
+  b = c.bytes;
+  b.resize(b.size() - kCompiledRulesRecordSize);  // a record short
+  CHECK_FALSE(same(c.text, b));
+  b = c.bytes;
+  poke<int32_t>(b, kRecord0 + (c.parsed.rules.size() - 1) * kCompiledRulesRecordSize + 20,
+                99);  // last record
+  CHECK_FALSE(same(c.text, b));
+  // The TOML shorter than its header says (a writer cut it off).
+  CHECK_FALSE(stream(c.text.substr(0, c.text.size() - 1) + "x", c.bytes));
+  {
+    autotune::write_file_atomically(toml, c.text);
+    const int fd = ::open(toml.c_str(), O_RDONLY | O_CLOEXEC);
+    CHECK_FALSE(read_with_trusted_compiled_rules(toml.string(), fd, c.text.size() + 10));
+    ::close(fd);
+  }
 }
