@@ -74,21 +74,23 @@ bool v2_allows(int algorithm, int collnet_support, int nvls_support) {
 
 // The rules to compile, with chunk sizes this process's buffers cannot hold taken out (NCCL would clamp them,
 // so the measured setting would not run). The profile reader checked them against the profile's own
-// NCCL_BUFFSIZE; the job's environment may set smaller buffers. Returns the rules' lines that lost theirs.
-std::vector<int> drop_oversized_chunks(std::vector<profiles::Rule>& rules) {
-  std::vector<int> lines;
+// NCCL_BUFFSIZE; the job's environment may set smaller buffers. Returns the rules (indices) that lost theirs.
+std::vector<size_t> drop_oversized_chunks(std::vector<profiles::Rule>& rules) {
+  std::vector<size_t> dropped;
   const nccl::BufferSizes buffers =
       nccl::buffer_sizes([](const std::string& name) -> std::optional<std::string> {
         const char* v = std::getenv(name.c_str());
         return v ? std::optional<std::string>(v) : std::nullopt;
       });
-  for (profiles::Rule& r : rules)
+  for (size_t i = 0; i < rules.size(); ++i) {
+    profiles::Rule& r = rules[i];
     if (r.chunk_bytes != 0 &&
         nccl::chunk_problem(r.chunk_bytes, r.collective, r.algorithm, r.protocol, buffers)) {
       r.chunk_bytes = 0;
-      lines.push_back(r.source_line);
+      dropped.push_back(i);
     }
-  return lines;
+  }
+  return dropped;
 }
 
 bool any_chunk(const std::vector<profiles::Rule>& rules) {
@@ -128,7 +130,7 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
 
   // Usually no rule names a chunk size, and the rules are compiled straight from the shared profile.
   std::vector<profiles::Rule> own;
-  std::vector<int> chunk_lines;
+  std::vector<size_t> chunk_lines;
   if (any_chunk(p.rules)) {
     own = p.rules;
     chunk_lines = drop_oversized_chunks(own);
@@ -154,11 +156,11 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
            path, profile_->format.c_str(), std::string(profiles::name(p.provenance.source)).c_str(),
            table_.size(), p.rules.size(), nodes, ranks, scale_note.c_str(), constants_note.c_str());
   if (!chunk_lines.empty())
-    log_line(
-        log_, NCCL_LOG_WARN,
-        "TUNER/Autotune: %zu rules keep NCCL's chunk size (first at line %d): their chunk_bytes is above "
-        "what this job's NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE allow",
-        chunk_lines.size(), chunk_lines.front());
+    log_line(log_, NCCL_LOG_WARN,
+             "TUNER/Autotune: %zu rules keep NCCL's chunk size (the first is rule[%zu]): their chunk_bytes "
+             "is above "
+             "what this job's NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE allow",
+             chunk_lines.size(), chunk_lines.front() + 1);
 }
 
 void Communicator::warn_skipped_lines(const char* path) const {

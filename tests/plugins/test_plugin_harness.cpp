@@ -403,7 +403,7 @@ TEST_CASE("a chunk this job's NCCL_BUFFSIZE cannot hold is not given to NCCL, wi
   CHECK(comm.decide(kAllReduce, kMiB) == forced(kRing, kSimple, 0));  // the rule's choice still applies
   auto warn = lines_at(LogRecorder::instance().take(), NCCL_LOG_WARN);
   REQUIRE(warn.size() == 1);
-  CHECK(contains(warn[0].text, "1 rules keep NCCL's chunk size"));
+  CHECK(contains(warn[0].text, "1 rules keep NCCL's chunk size (the first is rule[1])"));
 }
 
 TEST_CASE("numPipeOps and regBuff reach the rule match through v2-v7") {
