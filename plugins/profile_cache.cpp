@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstddef>
@@ -58,10 +59,20 @@ std::vector<ConstantPatch> resolve_constants(const std::vector<profiles::Constan
   return out;
 }
 
-ProfileCache& ProfileCache::instance() {
-  // Never destroyed: NCCL may finalize communicators from its own atexit handlers, after our statics.
-  static ProfileCache* cache = new ProfileCache;
-  return *cache;
+namespace {
+// Constant-initialised, so it is valid before and after every static object's lifetime.
+std::atomic<bool> g_cache_alive{true};
+}  // namespace
+
+ProfileCache* ProfileCache::instance() {
+  // Communicators hold their profile by shared_ptr, so destroying the cache under a live one (finalized later
+  // from NCCL's exit handlers) only drops the cache's references.
+  static ProfileCache cache;
+  return g_cache_alive.load(std::memory_order_acquire) ? &cache : nullptr;
+}
+
+ProfileCache::~ProfileCache() {
+  g_cache_alive.store(false, std::memory_order_release);
 }
 
 LoadResult ProfileCache::load(const std::string& path) {

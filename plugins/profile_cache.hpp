@@ -45,8 +45,12 @@ struct LoadResult {
 
 class ProfileCache {
  public:
-  // The process-wide cache every communicator uses.
-  static ProfileCache& instance();
+  // The process-wide cache every communicator uses; nullptr once it is gone (the plugin is being unloaded or
+  // the process is exiting: NCCL may still create a communicator from its own exit handlers, which then gets
+  // NCCL's own choices). The cache is a static object, so NCCL's dlclose of the plugin (when its last
+  // communicator is finalized) frees every cached profile instead of leaking it with the library's memory.
+  static ProfileCache* instance();
+  ~ProfileCache();
 
   // Never throws for a bad file: missing, unreadable, untrusted, malformed or newer-schema files give a
   // problem. (std::bad_alloc may still escape; the adapters catch it.)

@@ -117,7 +117,12 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
              kNcclConfigEnv);
     return;
   }
-  LoadResult loaded = ProfileCache::instance().load(path);
+  ProfileCache* cache = ProfileCache::instance();
+  if (cache == nullptr) {
+    log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: the plugin is being unloaded, NCCL decides");
+    return;
+  }
+  LoadResult loaded = cache->load(path);
   if (!loaded.profile) {
     log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: profile %s (from %s) not used, NCCL decides: %s", path,
              source_var, loaded.problem.c_str());
