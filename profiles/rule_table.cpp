@@ -139,7 +139,8 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int rank
       continue;
     }
     std::vector<Item> items;
-    for (auto it = first; it != last; ++it) items.push_back({rules[*it].min_bytes, rules[*it].max_bytes, *it});
+    for (auto it = first; it != last; ++it)
+      items.push_back({rules[*it].min_bytes, rules[*it].max_bytes, *it});
     for (Segment& seg : split_overlapping(std::move(items), kMaxChain, &table.dropped_)) {
       table.rules_.push_back(entry(rules[seg.chain[0]], seg.chain[0], seg.lo, seg.hi));
       reached[seg.chain[0]] = 1;
