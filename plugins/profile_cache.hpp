@@ -8,17 +8,21 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "profiles/nccl_csv.hpp"
 #include "profiles/profile.hpp"
 
 namespace autotune::plugin {
 
-// One validated [constants] override, resolved to its place in ncclTunerConstants_v5_t.
+// One validated [constants] override, resolved to its place in the constants struct of each ABI version.
 struct ConstantPatch {
-  size_t offset = 0;  // byte offset of the double inside the struct
+  std::string name;                 // "ll_max_bw.hopper.2", for the INFO line
+  std::optional<size_t> offset_v5;  // byte offset of the double in ncclTunerConstants_v5_t; none for rubin
+  size_t offset_v7 = 0;             // ... in ncclTunerConstants_v7_t
   double value = 0.0;
 };
 
@@ -28,6 +32,7 @@ struct LoadedProfile {
   // printed in the plugin's INFO line.
   std::string format;
   profiles::Profile profile;
+  std::vector<profiles::CsvSkipped> skipped;  // CSV lines not used (logged once, by the loading communicator)
   std::vector<ConstantPatch> constants;
   std::string constants_problem;  // non-empty: the overrides were rejected as a whole, and why
 };
@@ -35,12 +40,17 @@ struct LoadedProfile {
 struct LoadResult {
   std::shared_ptr<const LoadedProfile> profile;  // null when the file cannot be used
   std::string problem;                           // why, as one sentence for a WARN line
+  bool first_load = false;                       // this call read the file (not the cache)
 };
 
 class ProfileCache {
  public:
-  // The process-wide cache every communicator uses.
-  static ProfileCache& instance();
+  // The process-wide cache every communicator uses; nullptr once it is gone (the plugin is being unloaded or
+  // the process is exiting: NCCL may still create a communicator from its own exit handlers, which then gets
+  // NCCL's own choices). The cache is a static object, so NCCL's dlclose of the plugin (when its last
+  // communicator is finalized) frees every cached profile instead of leaking it with the library's memory.
+  static ProfileCache* instance();
+  ~ProfileCache();
 
   // Never throws for a bad file: missing, unreadable, untrusted, malformed or newer-schema files give a
   // problem. (std::bad_alloc may still escape; the adapters catch it.)
@@ -60,11 +70,6 @@ class ProfileCache {
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
 };
-
-// Parses a profile from text: TOML, or the CSV of NCCL's example tuner plugin, told apart by content. Throws
-// InputError. Exposed for the tests and the benchmark.
-profiles::Profile parse_any_profile(const std::string& text, const std::string& file_name,
-                                    std::string* format = nullptr);
 
 // Resolves and range-checks every [constants] override; throws InputError naming the first bad one.
 std::vector<ConstantPatch> resolve_constants(const std::vector<profiles::ConstantOverride>& overrides,

@@ -33,6 +33,14 @@ struct Rule {
   int channels = 0;  // 0 = NCCL decides
   std::optional<CountRange> nodes;
   std::optional<CountRange> ranks;
+  // Conditions on what NCCL passes per call (getCollInfo's numPipeOps, regBuff; NCCL's example-plugin CSV
+  // columns 9 and 10); absent = any. regBuff is unknown under the v2/v3 ABI: a rule naming it then does not
+  // apply.
+  std::optional<CountRange> pipe_ops;
+  std::optional<bool> reg_buff;
+  // The chunk size getChunkSize (ABI v6/v7) gives NCCL when this rule's algorithm and protocol run; 0 keeps
+  // NCCL's. Validated against what the profile's NCCL_BUFFSIZE allows (nccl/chunk_size.hpp).
+  uint64_t chunk_bytes = 0;
   // Evidence from the calibration (absent in hand-written or imported rules).
   std::optional<double> busbw_gbps;
   std::optional<double> default_busbw_gbps;
@@ -42,6 +50,7 @@ struct Rule {
   bool applies_to(int n_nodes, int n_ranks) const {
     return (!nodes || nodes->contains(n_nodes)) && (!ranks || ranks->contains(n_ranks));
   }
+  bool has_call_conditions() const { return pipe_ops.has_value() || reg_buff.has_value(); }
 };
 
 struct ClusterInfo {
@@ -71,11 +80,11 @@ enum class UncalibratedPolicy {
   nearest_scale  // use the rules of the nearest calibrated scale
 };
 
-// One override of NCCL's tuning constants (ncclTunerConstants_v5_t), applied by the v5/v6 plugin at init.
-// `table` is one of: base_latency [algorithm][protocol], hw_latency [nvlink|pci|net][algorithm][protocol],
-// ll_max_bw / per_ch_max_ring_ll128_bw / per_ch_max_tree_ll128_bw / per_ch_max_tree_bw /
-// per_ch_max_nvls_tree_bw [volta|ampere|hopper|blackwell][1|2|3 = nodes 1, 2, more]. `index` holds the
-// indices in that order.
+// One override of NCCL's tuning constants (ncclTunerConstants_v5_t / _v7_t), applied by the v5-v7 plugin at
+// init. `table` is one of: base_latency [algorithm][protocol], hw_latency
+// [nvlink|pci|net][algorithm][protocol], ll_max_bw / per_ch_max_ring_ll128_bw / per_ch_max_tree_ll128_bw /
+// per_ch_max_tree_bw / per_ch_max_nvls_tree_bw [volta|ampere|hopper|blackwell|rubin][1|2|3 = nodes 1, 2,
+// more] (rubin only under ABI v7). `index` holds the indices in that order.
 struct ConstantOverride {
   std::string table;
   std::vector<int> index;

@@ -356,6 +356,19 @@ SimChoice SimModel::nccl_default(Collective c, uint64_t bytes) const {
   return choice ? *choice : SimChoice{Algorithm::ring, Protocol::simple, 1};
 }
 
+std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols> SimModel::cost_table(Collective c,
+                                                                                   uint64_t bytes) const {
+  std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols> t;
+  t.fill(-1.0f);
+  for (Algorithm a : nccl::kAllAlgorithms)
+    for (Protocol p : nccl::kAllProtocols) {
+      if (unsupported(c, a, p) || corrupts(a, p)) continue;
+      t[static_cast<size_t>(ai(a) * nccl::kNumProtocols + pi(p))] =
+          static_cast<float>(nccl_estimate_us(c, bytes, a, p));
+    }
+  return t;
+}
+
 double SimModel::deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) const {
   double u = random::uniform(random::hash(
       {deviations_.seed, tag, static_cast<uint64_t>(c), static_cast<uint64_t>(a), static_cast<uint64_t>(p),

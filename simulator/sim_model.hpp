@@ -18,6 +18,7 @@
 // NIC alike. Latencies are left alone.
 // Immutable after construction; const methods are safe to call from several threads.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -74,6 +75,12 @@ class SimModel {
   double nccl_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels = 0) const;
   // What NCCL picks with nothing forced (smallest estimate; LL128 only where safe), and its channel count.
   SimChoice nccl_default(Collective c, uint64_t bytes) const;
+  // NCCL's cost table for one call as NCCL hands it to a tuner plugin, [algorithm][protocol] row-major:
+  // nccl_estimate_us for what NCCL would consider here (supported, and LL128 only where safe), -1
+  // (NCCL_ALGO_PROTO_IGNORE) elsewhere. Its smallest entry is nccl_default's choice (ties to the lower
+  // index).
+  std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols> cost_table(Collective c,
+                                                                           uint64_t bytes) const;
   // What runs for a candidate: forced parts as given, the rest chosen by NCCL's estimate. nullopt (with the
   // reason in *why) when the forced part cannot run here.
   std::optional<SimChoice> resolve(Collective c, uint64_t bytes, const Candidate& candidate,

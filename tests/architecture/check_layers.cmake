@@ -18,10 +18,11 @@ set(allowed_tuner simulator runners topology profiles nccl common)
 set(allowed_report tuner simulator runners topology profiles nccl common)
 set(allowed_nccl_tests tuner runners topology profiles nccl common)
 set(allowed_plugins profiles nccl common)
+set(allowed_explain simulator runners topology profiles nccl common)
 set(allowed_launcher profiles topology nccl common)
-set(allowed_cli launcher nccl_tests report tuner simulator runners topology profiles nccl common)
+set(allowed_cli launcher explain nccl_tests report tuner simulator runners topology profiles nccl common)
 set(modules common nccl profiles topology runners simulator mpi nccl_runner tuner report nccl_tests plugins
-            launcher cli)
+            explain launcher cli)
 
 set(violations 0)
 foreach(module IN LISTS modules)

@@ -81,16 +81,17 @@ Comm::Decision forced(int algorithm, int protocol, int channels) {
 
 TEST_CASE("every ABI version is exported, in NCCL's lookup order, with all entry points") {
   Plugin& p = Plugin::get();
-  REQUIRE(p.first_version == 6);
+  REQUIRE(p.first_version == 7);
+  REQUIRE(p.v7);
   REQUIRE(p.v6);
   REQUIRE(p.v5);
   REQUIRE(p.v4);
   REQUIRE(p.v3);
   REQUIRE(p.v2);
-  for (const char* name : {p.v6->name, p.v5->name, p.v4->name, p.v3->name, p.v2->name})
+  for (const char* name : {p.v7->name, p.v6->name, p.v5->name, p.v4->name, p.v3->name, p.v2->name})
     CHECK(std::string(name) == "autotune");
-  CHECK((p.v6->init && p.v6->getCollInfo && p.v6->finalize));
-  CHECK(p.v6->getChunkSize == nullptr);  // optional: NCCL keeps its own chunk size
+  CHECK((p.v7->init && p.v7->getCollInfo && p.v7->finalize && p.v7->getChunkSize));
+  CHECK((p.v6->init && p.v6->getCollInfo && p.v6->finalize && p.v6->getChunkSize));
   CHECK((p.v5->init && p.v5->getCollInfo && p.v5->finalize));
   CHECK((p.v4->init && p.v4->getCollInfo && p.v4->destroy));
   CHECK((p.v3->init && p.v3->getCollInfo && p.v3->destroy));
@@ -99,9 +100,9 @@ TEST_CASE("every ABI version is exported, in NCCL's lookup order, with all entry
   CHECK(p.hook_version() == NCCL_AUTOTUNE_HOOK_VERSION);
 }
 
-TEST_CASE("rules steer the cost table at the edges of their byte ranges, through v3-v6") {
+TEST_CASE("rules steer the cost table at the edges of their byte ranges, through v3-v7") {
   ProfileFile file(profile_text(matching_profile()));
-  const int version = GENERATE(3, 4, 5, 6);
+  const int version = GENERATE(3, 4, 5, 6, 7);
   INFO("ABI v" << version);
   LogRecorder::instance().take();
   Comm comm(version, 16, 2);
@@ -185,7 +186,7 @@ TEST_CASE("v2 names the algorithm and protocol only where NCCL reports support")
 }
 
 TEST_CASE("per-scale rules apply only to communicators of that scale, and the INFO line says so") {
-  const int version = GENERATE(2, 4, 5, 6);
+  const int version = GENERATE(2, 4, 5, 6, 7);
   INFO("ABI v" << version);
   auto profile = matching_profile();
   SECTION("a calibrated scale gets its own rules") {
@@ -272,7 +273,7 @@ TEST_CASE("a changed profile is picked up by the next communicator while existin
   CHECK(first.decide(kAllReduce, 100) == forced(kRing, kSimple, 2));
 }
 
-TEST_CASE("constants overrides are applied under v5/v6 and ignored with one INFO line under v2-v4") {
+TEST_CASE("constants overrides are applied under v5-v7, listed in one INFO line, and ignored under v2-v4") {
   auto p = base_profile();
   p.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::ring, Protocol::simple)};
   autotune::profiles::ConstantOverride bw;
@@ -285,12 +286,16 @@ TEST_CASE("constants overrides are applied under v5/v6 and ignored with one INFO
   lat.value = 24.0;
   autotune::profiles::ConstantOverride last;
   last.table = "per_ch_max_nvls_tree_bw";
-  last.index = {3, 2};  // the last double of the struct
+  last.index = {3, 2};  // Blackwell, more nodes: the last double of the v5 struct
   last.value = 61.0;
-  p.constants = {bw, lat, last};
+  autotune::profiles::ConstantOverride rubin;
+  rubin.table = "per_ch_max_tree_bw";
+  rubin.index = {4, 0};  // Rubin, one node: only the v7 struct has it
+  rubin.value = 90.0;
+  p.constants = {bw, lat, last, rubin};
   ProfileFile file(profile_text(p));
 
-  SECTION("v5 and v6 apply them and leave every other constant as NCCL set it") {
+  SECTION("v5 and v6 apply them to NCCL's v5 struct, all but the Rubin entry, and touch nothing else") {
     const int version = GENERATE(5, 6);
     ncclTunerConstants_v5_t constants;
     double* all = reinterpret_cast<double*>(&constants);
@@ -303,8 +308,33 @@ TEST_CASE("constants overrides are applied under v5/v6 and ignored with one INFO
     Comm comm(version, 16, 2, &constants);
     CHECK(std::memcmp(&constants, &expected, sizeof constants) == 0);
     auto info = lines_at(LogRecorder::instance().take(), NCCL_LOG_INFO);
-    REQUIRE(info.size() == 1);
-    CHECK(contains(info[0].text, "3 constants overridden"));
+    REQUIRE(info.size() == 2);
+    CHECK(info[0].text ==
+          "TUNER/Autotune: constants applied (tuner ABI v" + std::to_string(version) +
+              "): hw_latency.net.nvlstree.simple 1080 -> 24, ll_max_bw.hopper.2 1091 -> 33.5, "
+              "per_ch_max_nvls_tree_bw.blackwell.3 1143 -> 61; not applied (no Rubin row before "
+              "ABI v7): per_ch_max_tree_bw.rubin.1");
+    CHECK(contains(info[1].text, "3 constants overridden"));
+  }
+  SECTION("v7 applies every one to NCCL's v7 struct, Rubin row included, and touches nothing else") {
+    ncclTunerConstants_v7_t constants;
+    double* all = reinterpret_cast<double*>(&constants);
+    for (size_t i = 0; i < sizeof constants / sizeof(double); ++i) all[i] = 1000.0 + i;
+    ncclTunerConstants_v7_t expected = constants;
+    expected.llMaxBws[2][1] = 33.5;
+    expected.hwLatencies[2][5][2] = 24.0;
+    expected.perChMaxNVLSTreeBws[3][2] = 61.0;
+    expected.perChMaxTreeBws[4][0] = 90.0;
+    LogRecorder::instance().take();
+    Comm comm(7, 16, 2, &constants);
+    CHECK(std::memcmp(&constants, &expected, sizeof constants) == 0);
+    auto info = lines_at(LogRecorder::instance().take(), NCCL_LOG_INFO);
+    REQUIRE(info.size() == 2);
+    CHECK(info[0].text ==
+          "TUNER/Autotune: constants applied (tuner ABI v7): hw_latency.net.nvlstree.simple 1080 -> 24, "
+          "ll_max_bw.hopper.2 1091 -> 33.5, per_ch_max_nvls_tree_bw.blackwell.3 1155 -> 61, "
+          "per_ch_max_tree_bw.rubin.1 1141 -> 90");
+    CHECK(contains(info[1].text, "4 constants overridden"));
   }
   SECTION("v2-v4 have no constants: one INFO line says they are ignored") {
     const int version = GENERATE(2, 3, 4);
@@ -312,13 +342,93 @@ TEST_CASE("constants overrides are applied under v5/v6 and ignored with one INFO
     Comm comm(version, 16, 2);
     auto info = lines_at(LogRecorder::instance().take(), NCCL_LOG_INFO);
     REQUIRE(info.size() == 2);
-    CHECK(contains(info[0].text, "3 [constants] overrides ignored: tuner ABI v" + std::to_string(version)));
+    CHECK(contains(info[0].text, "4 [constants] overrides ignored: tuner ABI v" + std::to_string(version)));
     CHECK(comm.decide(kAllReduce, 100).choice == Choice{kRing, kSimple});
   }
-  SECTION("v5 with NCCL passing no constants struct is not an error") {
-    Comm comm(5, 16, 2, nullptr);
+  SECTION("v5 and v7 with NCCL passing no constants struct is not an error") {
+    const int version = GENERATE(5, 7);
+    Comm comm(version, 16, 2, nullptr);
     CHECK(comm.init_result() == ncclSuccess);
     CHECK(comm.decide(kAllReduce, 100).choice == Choice{kRing, kSimple});
+  }
+}
+
+TEST_CASE("v6/v7 getChunkSize: the rule's chunk where NCCL runs the rule's choice, NCCL's everywhere else") {
+  auto p = base_profile();
+  p.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::ring, Protocol::simple),
+             rule(Collective::allreduce, kMiB + 1, 64 * kMiB, Algorithm::ring, Protocol::simple)};
+  p.rules[1].chunk_bytes = 1 << 20;
+  ProfileFile file(profile_text(p));
+  const int version = GENERATE(6, 7);
+  INFO("ABI v" << version);
+  Comm comm(version, 16, 2);
+  auto chunk_for = [&](int collective, size_t bytes, int algorithm, int protocol) {
+    size_t chunk = 131072;  // NCCL's own, as it comes in
+    REQUIRE(comm.chunk_size(collective, bytes, algorithm, protocol, chunk) == ncclSuccess);
+    return chunk;
+  };
+  CHECK(chunk_for(kAllReduce, 2 * kMiB, kRing, kSimple) == kMiB);
+  CHECK(chunk_for(kAllReduce, 64 * kMiB, kRing, kSimple) == kMiB);
+  CHECK(chunk_for(kAllReduce, kMiB + 1, kRing, kSimple) == kMiB);
+  CHECK(chunk_for(kAllReduce, kMiB, kRing, kSimple) == 131072);           // the rule without a chunk
+  CHECK(chunk_for(kAllReduce, 64 * kMiB + 1, kRing, kSimple) == 131072);  // no rule
+  CHECK(chunk_for(kAllReduce, 2 * kMiB, kTree, kSimple) == 131072);       // NCCL ran something else
+  CHECK(chunk_for(kAllReduce, 2 * kMiB, kRing, kLL) == 131072);
+  CHECK(chunk_for(kAllGather, 2 * kMiB, kRing, kSimple) == 131072);
+  size_t chunk = 7;
+  CHECK(Plugin::get().v7->getChunkSize(nullptr, ncclFuncAllReduce, 2 * kMiB, kRing, kSimple, 8, &chunk) ==
+        ncclSuccess);
+  CHECK(chunk == 7);
+  CHECK(Plugin::get().v7->getChunkSize(comm.ctx(), ncclFuncAllReduce, 2 * kMiB, kRing, kSimple, 8, nullptr) ==
+        ncclSuccess);
+}
+
+TEST_CASE("a chunk this job's NCCL_BUFFSIZE cannot hold is not given to NCCL, with one WARN line") {
+  auto p = base_profile();
+  p.rules = {rule(Collective::allreduce, 0, 64 * kMiB, Algorithm::ring, Protocol::simple)};
+  p.rules[0].chunk_bytes = 2 << 20;  // the largest NCCL's default 4 MiB buffer holds for Ring AllReduce
+  ProfileFile file(profile_text(p));
+  {
+    Comm comm(7, 16, 2);
+    size_t chunk = 4096;
+    comm.chunk_size(kAllReduce, kMiB, kRing, kSimple, chunk);
+    CHECK(chunk == (2 << 20));
+  }
+  ScopedEnv small("NCCL_BUFFSIZE", "2097152");
+  LogRecorder::instance().take();
+  Comm comm(7, 16, 2);
+  size_t chunk = 4096;
+  comm.chunk_size(kAllReduce, kMiB, kRing, kSimple, chunk);
+  CHECK(chunk == 4096);
+  CHECK(comm.decide(kAllReduce, kMiB) == forced(kRing, kSimple, 0));  // the rule's choice still applies
+  auto warn = lines_at(LogRecorder::instance().take(), NCCL_LOG_WARN);
+  REQUIRE(warn.size() == 1);
+  CHECK(contains(warn[0].text, "1 rules keep NCCL's chunk size (the first is rule[1])"));
+}
+
+TEST_CASE("numPipeOps and regBuff reach the rule match through v2-v7") {
+  // As NCCL's example CSV writes them: conditions on the call, the first matching line wins.
+  TempDir dir;
+  write_text(dir / "conditions.conf",
+             "allreduce,0,65536,tree,ll,2,-1,-1,-1,1\n"    // registered buffers only
+             "allreduce,0,65536,ring,ll,3,-1,-1,4,-1\n"    // four operations aggregated
+             "allreduce,0,65536,ring,simple,-1,-1,-1\n");  // everything else
+  ScopedEnv env("NCCL_TUNER_CONFIG_FILE", (dir / "conditions.conf").string());
+  ScopedEnv none("NCCL_AUTOTUNE_PROFILE", "");
+  for (int version : {4, 5, 6, 7}) {
+    INFO("ABI v" << version);
+    Comm comm(version, 16, 2);
+    CHECK(comm.decide(kAllReduce, 100, 1, 1) == forced(kTree, kLL, 2));
+    CHECK(comm.decide(kAllReduce, 100, 4, 1) == forced(kTree, kLL, 2));  // the first match wins
+    CHECK(comm.decide(kAllReduce, 100, 4, 0) == forced(kRing, kLL, 3));
+    CHECK(comm.decide(kAllReduce, 100, 1, 0) == forced(kRing, kSimple, 0));
+  }
+  // v2 and v3 are not told regBuff: a line that needs it does not apply.
+  for (int version : {2, 3}) {
+    INFO("ABI v" << version);
+    Comm comm(version, 16, 2);
+    CHECK(comm.decide(kAllReduce, 100, 4) == forced(kRing, kLL, 3));
+    CHECK(comm.decide(kAllReduce, 100, 1) == forced(kRing, kSimple, 0));
   }
 }
 
@@ -347,8 +457,6 @@ TEST_CASE("every kind of broken profile gives one WARN line and NCCL's own choic
                                                "ELF\x01\x02\0\0garbage",
                                                16));
   cases.push_back({"binary garbage", (dir / "garbage.toml").string()});
-  write_text(dir / "bad.csv", "allreduce,0,65536,warp,simple,-1,-1,-1\n");
-  cases.push_back({"bad CSV", (dir / "bad.csv").string()});
   if (geteuid() != 0) {
     write_text(dir / "unreadable.toml", good_text);
     chmod((dir / "unreadable.toml").c_str(), 0);
@@ -358,10 +466,10 @@ TEST_CASE("every kind of broken profile gives one WARN line and NCCL's own choic
   for (const Case& c : cases) {
     INFO(c.name);
     ScopedEnv env("NCCL_AUTOTUNE_PROFILE", c.path);
-    for (int version : {2, 3, 4, 5, 6}) {
+    for (int version : {2, 3, 4, 5, 6, 7}) {
       INFO("ABI v" << version);
       LogRecorder::instance().take();
-      ncclTunerConstants_v5_t constants{};
+      ncclTunerConstants_v7_t constants{};  // large enough for either struct
       Comm comm(version, 16, 2, version >= 5 ? &constants : nullptr);
       CHECK(comm.init_result() == ncclSuccess);
       CHECK(comm.decide(kAllReduce, 100) == untouched_decision(kAllReduce));
@@ -507,7 +615,7 @@ TEST_CASE("many communicators on many threads while the profile file is replaced
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < kCommsPerThread; ++i) {
-        Comm comm(2 + (t + i) % 5, 16, 2);
+        Comm comm(2 + (t + i) % 6, 16, 2);
         if (comm.init_result() != ncclSuccess) ++failures;
         const int version = comm.version();
         // Every communicator sees one version of the file, whole: A's rules or B's, never a mix.

@@ -102,20 +102,77 @@ TEST_CASE("rule table: keeps only the rules for the communicator's scale", "[rul
   CHECK(many_ranks.find(kAllReduce, 2047)->algorithm == static_cast<int8_t>(Algorithm::nvls));
 }
 
-TEST_CASE("rule table: overlapping rules resolve to the lower min_bytes, deterministically", "[rule_table]") {
+// The bytes each chain covers and the algorithms along it, as "lo-hi:a,b;...": what the table would make of
+// every size, read back through find() and next() only.
+std::string chains(const RuleTable& t, const std::vector<uint64_t>& probes) {
+  std::string out;
+  for (uint64_t b : probes) {
+    out += std::to_string(b) + ":";
+    for (const CompiledRule* r = t.find(kAllReduce, b); r; r = t.next(r))
+      out += std::to_string(r->source) + (t.next(r) ? "," : "");
+    out += ";";
+  }
+  return out;
+}
+
+TEST_CASE("rule table: overlapping rules chain in input order, as NCCL's example plugin reads its lines",
+          "[rule_table]") {
   std::vector<Rule> rules = {
-      rule(Collective::allreduce, 100, 300, Algorithm::ring, Protocol::ll),
-      rule(Collective::allreduce, 0, 200, Algorithm::tree, Protocol::ll),
-      rule(Collective::allreduce, 50, 150, Algorithm::tree, Protocol::simple),  // wholly shadowed
-      rule(Collective::allreduce, 0, 10, Algorithm::ring, Protocol::simple),    // same start, later in input
+      rule(Collective::allreduce, 100, 300, Algorithm::ring, Protocol::ll),     // 0
+      rule(Collective::allreduce, 0, 200, Algorithm::tree, Protocol::ll),       // 1
+      rule(Collective::allreduce, 50, 150, Algorithm::tree, Protocol::simple),  // 2
+      rule(Collective::allreduce, 0, 10, Algorithm::ring, Protocol::simple),    // 3: after 1, same start
   };
   RuleTable t = RuleTable::compile(rules, 1, 8);
-  CHECK(t.size() == 2);
+  CHECK(t.size() == 4);  // every rule is reached somewhere (behind another one where NCCL rules that out)
+  CHECK(chains(t, {0, 10, 11, 49, 50, 99, 100, 150, 151, 200, 201, 300, 301}) ==
+        "0:1,3;10:1,3;11:1;49:1;50:1,2;99:1,2;100:0,1,2;150:0,1,2;151:0,1;200:0,1;201:0;300:0;301:;");
   CHECK(t.find(kAllReduce, 0)->algorithm == static_cast<int8_t>(Algorithm::tree));
-  CHECK(t.find(kAllReduce, 200)->algorithm == static_cast<int8_t>(Algorithm::tree));
-  CHECK(t.find(kAllReduce, 201)->algorithm == static_cast<int8_t>(Algorithm::ring));
-  CHECK(t.find(kAllReduce, 300)->algorithm == static_cast<int8_t>(Algorithm::ring));
-  CHECK(t.find(kAllReduce, 301) == nullptr);
+  CHECK(t.find(kAllReduce, 120)->algorithm == static_cast<int8_t>(Algorithm::ring));
+  CHECK(t.find(kAllReduce, 120)->min_bytes == 100);
+  CHECK(t.find(kAllReduce, 120)->max_bytes == 150);
+  CHECK(t.dropped() == 0);
+}
+
+TEST_CASE("rule table: per-call conditions pick the first rule that holds for numPipeOps and regBuff",
+          "[rule_table]") {
+  Rule registered = rule(Collective::allreduce, 0, 1000, Algorithm::tree, Protocol::ll);
+  registered.reg_buff = true;
+  Rule piped = rule(Collective::allreduce, 0, 1000, Algorithm::ring, Protocol::ll);
+  piped.pipe_ops = CountRange{2, 4};
+  Rule plain = rule(Collective::allreduce, 0, 1000, Algorithm::ring, Protocol::simple);
+  plain.chunk_bytes = 1 << 20;
+  RuleTable t = RuleTable::compile({registered, piped, plain}, 1, 8);
+  auto algo_of = [&](int pipe_ops, int reg_buff) {
+    const CompiledRule* r = t.match(kAllReduce, 500, pipe_ops, reg_buff);
+    return r ? static_cast<int>(r->source) : -1;
+  };
+  CHECK(algo_of(1, 1) == 0);
+  CHECK(algo_of(3, 1) == 0);
+  CHECK(algo_of(3, 0) == 1);
+  CHECK(algo_of(5, 0) == 2);
+  CHECK(algo_of(1, 0) == 2);
+  CHECK(algo_of(2, kRegBuffUnknown) == 1);  // v2/v3: a rule that needs regBuff never applies
+  CHECK(algo_of(1, kRegBuffUnknown) == 2);
+  CHECK(t.match(kAllReduce, 1001, 1, 0) == nullptr);
+  const CompiledRule* r = t.find(kAllReduce, 0);
+  REQUIRE(r);
+  CHECK_FALSE(r->any_call);
+  REQUIRE(t.next(t.next(r)));
+  CHECK(t.next(t.next(r))->any_call);
+  CHECK(t.next(t.next(r))->chunk_bytes == (1u << 20));
+}
+
+TEST_CASE("rule table: a pile of overlapping lines keeps the first kMaxChain per segment", "[rule_table]") {
+  std::vector<Rule> rules;
+  for (int i = 0; i < 40; ++i)
+    rules.push_back(rule(Collective::allreduce, 0, 100, Algorithm::ring, Protocol::ll, i));
+  RuleTable t = RuleTable::compile(rules, 1, 8);
+  size_t length = 0;
+  for (const CompiledRule* r = t.find(kAllReduce, 50); r; r = t.next(r)) CHECK(r->channels == int(length++));
+  CHECK(length == RuleTable::kMaxChain);
+  CHECK(t.dropped() == 40 - RuleTable::kMaxChain);
+  CHECK(t.size() == RuleTable::kMaxChain);
 }
 
 TEST_CASE("rule table: named scales and the nearest one", "[rule_table]") {
