@@ -109,6 +109,7 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   j["rules"] = json::array();
   for (const auto& d : r.derivation.rules)
     j["rules"].push_back({{"collective", nccl::name(d.rule.collective)},
+                          {"shape", runners::shape_text(d.scale)},
                           {"nodes", d.scale.nodes},
                           {"ranks", d.scale.ranks},
                           {"min_bytes", d.rule.min_bytes},
@@ -148,14 +149,13 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
   if (r.derivation.rules.empty()) {
     std::cout << "no rules: NCCL's own choice was as good as any candidate everywhere\n";
   } else {
-    report::TextTable t(
-        {"collective", "nodes", "ranks", "sizes", "algo/proto", "busbw", "default", "gain"},
-        {report::Align::left, report::Align::right, report::Align::right, report::Align::left,
-         report::Align::left, report::Align::right, report::Align::right, report::Align::right});
+    report::TextTable t({"collective", "shape", "sizes", "algo/proto", "busbw", "default", "gain"},
+                        {report::Align::left, report::Align::right, report::Align::left, report::Align::left,
+                         report::Align::right, report::Align::right, report::Align::right});
     for (const auto& d : r.derivation.rules)
-      t.add_row({std::string(nccl::name(d.rule.collective)), std::to_string(d.scale.nodes),
-                 std::to_string(d.scale.ranks), report::human_size_range(d.rule.min_bytes, d.rule.max_bytes),
-                 format_candidate(d.rule), report::format_gbps(d.rule.busbw_gbps.value_or(0)),
+      t.add_row({std::string(nccl::name(d.rule.collective)), runners::shape_text(d.scale),
+                 report::human_size_range(d.rule.min_bytes, d.rule.max_bytes), format_candidate(d.rule),
+                 report::format_gbps(d.rule.busbw_gbps.value_or(0)),
                  report::format_gbps(d.rule.default_busbw_gbps.value_or(0)),
                  report::format_gain(d.mean_gain)});
     std::cout << t.render();
@@ -167,13 +167,13 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
   for (const auto& n : r.derivation.notes) std::cout << "note: " << n << "\n";
   for (const auto& f : r.derivation.failed)
     std::cout << "failed candidate: " << nccl::name(f.collective) << " " << runners::to_string(f.candidate)
-              << " under '" << f.setting << "' at " << f.scale.nodes
-              << " node(s): " << runners::name(f.outcome) << " at " << f.sizes.size() << " size(s)"
+              << " under '" << f.setting << "' at " << runners::describe_shape(f.scale) << ": "
+              << runners::name(f.outcome) << " at " << f.sizes.size() << " size(s)"
               << (f.detail.empty() ? "" : ": " + f.detail) << "\n";
   for (const auto& job : r.jobs) {
     if (job.failed)
-      std::cout << "failed job '" << job.setting.id << "' at " << job.scale.nodes
-                << " node(s): " << job.detail << "\n";
+      std::cout << "failed job '" << job.setting.id << "' at " << runners::describe_shape(job.scale) << ": "
+                << job.detail << "\n";
     for (const auto& s : job.skipped) std::cout << "not measured: " << s << "\n";
   }
 }
@@ -259,7 +259,7 @@ int worker_summary(const tuner::TuneResult& r, bool root) {
               << " measured, " << r.replayed << " from the part, " << (failed ? "failed" : "finished")
               << "\n";
     for (const auto& j : r.jobs)
-      if (j.failed) std::cout << "failed at " << j.scale.nodes << " node(s): " << j.detail << "\n";
+      if (j.failed) std::cout << "failed at " << runners::describe_shape(j.scale) << ": " << j.detail << "\n";
   }
   return failed ? kExitFailed : kExitOk;
 }

@@ -19,7 +19,7 @@ void warn(ncclDebugLogger_t log, const char* what) noexcept {
 }
 
 ncclResult_t create(void** ctx, size_t ranks, size_t nodes, ncclDebugLogger_t log, void* constants,
-                    int abi_version) noexcept {
+                    int abi_version, const ncclNvlDomainInfo_v5_t* nvl = nullptr) noexcept {
   if (ctx == nullptr) return ncclSuccess;
   *ctx = nullptr;
   try {
@@ -27,6 +27,11 @@ ncclResult_t create(void** ctx, size_t ranks, size_t nodes, ncclDebugLogger_t lo
     init.ranks = ranks;
     init.nodes = nodes;
     init.log = log;
+    // NCCL fills one domain per node: the fewest and most ranks of any node (read only when plausible).
+    if (nvl != nullptr && nvl->minRanksPerNvlDomain > 0 &&
+        nvl->maxRanksPerNvlDomain >= nvl->minRanksPerNvlDomain)
+      init.min_ranks_per_node = nvl->minRanksPerNvlDomain,
+      init.max_ranks_per_node = nvl->maxRanksPerNvlDomain;
     init.constants = constants;
     init.abi_version = abi_version;
     *ctx = new Communicator(init);
@@ -43,19 +48,19 @@ const Communicator* comm(void* ctx) noexcept {
 }
 
 ncclResult_t init_v5(void** ctx, uint64_t /*commId: a hash, not stable across runs*/, size_t nRanks,
-                     size_t nNodes, ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t* /*nvl*/,
+                     size_t nNodes, ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t* nvl,
                      ncclTunerConstants_v5_t* constants) noexcept {
-  return create(ctx, nRanks, nNodes, log, constants, 5);
+  return create(ctx, nRanks, nNodes, log, constants, 5, nvl);
 }
 
 ncclResult_t init_v6(void** ctx, uint64_t /*commId*/, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
-                     ncclNvlDomainInfo_v5_t* /*nvl*/, ncclTunerConstants_v5_t* constants) noexcept {
-  return create(ctx, nRanks, nNodes, log, constants, 6);
+                     ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v5_t* constants) noexcept {
+  return create(ctx, nRanks, nNodes, log, constants, 6, nvl);
 }
 
 ncclResult_t init_v7(void** ctx, uint64_t /*commId*/, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
-                     ncclNvlDomainInfo_v5_t* /*nvl*/, ncclTunerConstants_v7_t* constants) noexcept {
-  return create(ctx, nRanks, nNodes, log, constants, 7);
+                     ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v7_t* constants) noexcept {
+  return create(ctx, nRanks, nNodes, log, constants, 7, nvl);
 }
 
 ncclResult_t init_v4(size_t nRanks, size_t nNodes, ncclDebugLogger_t log, void** ctx) noexcept {

@@ -75,29 +75,67 @@ ProfileCache::~ProfileCache() {
   g_cache_alive.store(false, std::memory_order_release);
 }
 
+namespace {
+
+LoadResult unusable(std::string why) {
+  LoadResult r;
+  r.problem = std::move(why);
+  r.first_load = true;
+  return r;
+}
+
+ProfileCache::Identity identity_of(const struct stat& st) {
+  return {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+          static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+          static_cast<long long>(st.st_mtim.tv_nsec)};
+}
+
+}  // namespace
+
 LoadResult ProfileCache::load(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = entries_.find(path); it != entries_.end()) return kept(it->second, path);
+  Entry& entry = entries_[path];
+  entry.result = read(path, &entry.identity);
+  LoadResult first = entry.result;
+  entry.result.first_load = false;  // later communicators get it from here
+  return first;
+}
+
+// What the job read first, and once, that the file has changed since.
+LoadResult ProfileCache::kept(Entry& entry, const std::string& path) {
+  LoadResult out = entry.result;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  // A file that was missing has changed when it exists; one that was there, when it is gone or another.
+  const bool was_there = entry.identity.inode != 0;
+  const bool changed = exists ? !was_there || !(identity_of(st) == entry.identity) : was_there;
+  if (!entry.change_said && changed) {
+    entry.change_said = true;
+    out.changed = "profile " + path + " changed on disk since this process read it" +
+                  (out.profile ? " (digest " + profiles::digest_text(out.profile->digest) + ")" : "") +
+                  ": this job keeps what it read; the change is for the next job";
+  }
+  return out;
+}
+
+LoadResult ProfileCache::read(const std::string& path, Identity* identity) {
   if (!profiles::insecure_allowed()) {
     if (auto reason = profiles::untrusted_reason(path))
-      return {nullptr, "not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)"};
+      return unusable("not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)");
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {nullptr, "cannot open: " + errno_text(errno)};
+  if (fd < 0) return unusable("cannot open: " + errno_text(errno));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return {nullptr, "cannot stat: " + errno_text(errno)};
-  if (!S_ISREG(st.st_mode)) return {nullptr, "not a regular file"};
+  if (::fstat(fd, &st) != 0) return unusable("cannot stat: " + errno_text(errno));
   // Identity from the descriptor we read, so the content parsed is the content keyed, even when the file is
   // replaced meanwhile.
-  Identity id{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
-              static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
-              static_cast<long long>(st.st_mtim.tv_nsec)};
-
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = entries_.find(path); it != entries_.end() && it->second.identity == id)
-    return it->second.result;
+  *identity = identity_of(st);
+  if (!S_ISREG(st.st_mode)) return unusable("not a regular file");
 
   LoadResult result;
   result.first_load = true;
@@ -106,7 +144,8 @@ LoadResult ProfileCache::load(const std::string& path) {
   // The compiled rules first, without holding the TOML text; the text itself only when they do not belong.
   std::optional<profiles::Profile> compiled;
   try {
-    compiled = profiles::read_with_trusted_compiled_rules(path, fd, static_cast<uint64_t>(st.st_size));
+    compiled = profiles::read_with_trusted_compiled_rules(path, fd, static_cast<uint64_t>(st.st_size),
+                                                          &loaded->digest);
   } catch (const std::exception&) {
   }
   std::string text;
@@ -120,6 +159,7 @@ LoadResult ProfileCache::load(const std::string& path) {
         loaded->profile = std::move(*compiled);
         loaded->format = "TOML, compiled rules";
       } else {
+        loaded->digest = profiles::profile_digest(text);
         profiles::ProfileRead read = profiles::read_any_profile(path, text, /*use_compiled=*/false);
         loaded->profile = std::move(read.profile);
         loaded->format = std::move(read.format);
@@ -141,8 +181,6 @@ LoadResult ProfileCache::load(const std::string& path) {
       result.problem = std::string("cannot parse: ") + e.what();
     }
   }
-  entries_[path] = Entry{id, result};
-  entries_[path].result.first_load = false;  // later communicators get it from the cache
   return result;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
-// The profiles the plugin has read in this process, keyed by path and file identity (device, inode, size,
-// modification time): each version of a file is read and parsed once and shared by every communicator, and a
-// file replaced or rewritten since is read again by the next communicator that names it.
+// The profiles the plugin has read in this process, by path: each is read and parsed once, by the first
+// communicator that names it, and every later communicator of the job gets that same profile, even when the
+// file is replaced or rewritten meanwhile (ranks of one job must never decide differently, and a store update
+// during a job is for the next job). A change is noticed by file identity (device, inode, size, modification
+// time) and said once. A file that could not be used stays unused for the job.
 // Thread-safe: load() takes a mutex (communicator init only; never on the per-collective path). What it
 // returns is immutable and lives as long as any communicator holds it.
 
@@ -28,6 +30,7 @@ struct ConstantPatch {
 
 struct LoadedProfile {
   std::string path;
+  uint64_t digest = 0;  // of the exact text read (profiles/compiled_rules.hpp: profile_digest)
   // "TOML", "TOML, compiled rules" (the rules came from <path>.rules, the rest from the TOML) or "CSV";
   // printed in the plugin's INFO line.
   std::string format;
@@ -41,6 +44,8 @@ struct LoadResult {
   std::shared_ptr<const LoadedProfile> profile;  // null when the file cannot be used
   std::string problem;                           // why, as one sentence for a WARN line
   bool first_load = false;                       // this call read the file (not the cache)
+  // Said once per process, by the first communicator after the file changed: the job keeps what it read.
+  std::string changed;
 };
 
 class ProfileCache {
@@ -56,16 +61,21 @@ class ProfileCache {
   // problem. (std::bad_alloc may still escape; the adapters catch it.)
   LoadResult load(const std::string& path);
 
- private:
   struct Identity {
     unsigned long long device = 0, inode = 0, size = 0;
     long long mtime_sec = 0, mtime_nsec = 0;
     bool operator==(const Identity&) const = default;
   };
+
+ private:
   struct Entry {
     Identity identity;
     LoadResult result;
+    bool change_said = false;
   };
+
+  LoadResult kept(Entry& entry, const std::string& path);
+  static LoadResult read(const std::string& path, Identity* identity);
 
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;

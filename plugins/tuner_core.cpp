@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "nccl/chunk_size.hpp"
+#include "plugins/loading_nccl.hpp"
 #include "plugins/sweep_state.hpp"
+#include "profiles/compiled_rules.hpp"
 
 namespace autotune::plugin {
 namespace {
@@ -103,6 +105,43 @@ std::string number_text(double v) {
   return buf;
 }
 
+// The communicator as the plugin can know it: nodes and ranks, and per node the fewest and most ranks (the
+// NVLink domains NCCL's v5+ init reports; older ABIs say nothing, and an even spread is assumed where the
+// ranks divide by the nodes).
+profiles::CommShape comm_shape(const CommInit& init) {
+  const int nodes = to_int(init.nodes), ranks = to_int(init.ranks);
+  if (init.min_ranks_per_node > 0 && init.max_ranks_per_node >= init.min_ranks_per_node)
+    return {nodes, ranks, init.min_ranks_per_node, init.max_ranks_per_node};
+  return profiles::CommShape::of(nodes, ranks);
+}
+
+std::string shape_text(const profiles::CommShape& c) {
+  const std::string per_node = c.even()                   ? std::to_string(c.min_ranks_per_node)
+                               : c.min_ranks_per_node > 0 ? std::to_string(c.min_ranks_per_node) + "-" +
+                                                                std::to_string(c.max_ranks_per_node)
+                                                          : "?";
+  return std::to_string(c.nodes) + "x" + per_node + " (" + std::to_string(c.ranks) + " ranks)";
+}
+
+// Why the profile must not steer this job, when it must not: the digest the launcher pinned the job to
+// (NCCL_AUTOTUNE_PROFILE_DIGEST) is not the file's, or the NCCL that loaded the plugin is another major.minor
+// than the profile was made for (unless the profile or NCCL_AUTOTUNE_OTHER_NCCL=apply allows it). Said with
+// both sides, so that ranks that diverge show in one grep.
+std::optional<std::string> refusal(const LoadedProfile& loaded, ncclDebugLogger_t log) {
+  const std::string found = profiles::digest_text(loaded.digest);
+  if (const char* pinned = env_value(kDigestEnv); pinned != nullptr && found != pinned)
+    return std::string("the job was pinned to digest ") + pinned + " (" + kDigestEnv + "), the file's is " +
+           found;
+  const auto made_for = nccl::Version::parse(loaded.profile.provenance.nccl_version);
+  const auto running = loading_nccl_version(log);
+  if (!made_for || !running || made_for->same_major_minor(*running)) return std::nullopt;
+  const char* allow = env_value(kOtherNcclEnv);
+  if (loaded.profile.apply_under_other_nccl || (allow != nullptr && std::string(allow) == "apply"))
+    return std::nullopt;
+  return "made for NCCL " + made_for->text() + ", this job runs NCCL " + running->text() + " (digest " +
+         found + "; [policy] other_nccl = \"apply\" or " + kOtherNcclEnv + "=apply allows it)";
+}
+
 }  // namespace
 
 Communicator::Communicator(const CommInit& init) : log_(init.log) {
@@ -123,16 +162,25 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
     return;
   }
   LoadResult loaded = cache->load(path);
+  if (!loaded.changed.empty()) log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: %s", loaded.changed.c_str());
+  const char* pinned = env_value(kDigestEnv);
   if (!loaded.profile) {
+    log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: profile %s (from %s%s%s) not used, NCCL decides: %s", path,
+             source_var, pinned ? ", pinned to digest " : "", pinned ? pinned : "", loaded.problem.c_str());
+    return;
+  }
+  if (auto why = refusal(*loaded.profile, log_)) {
     log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: profile %s (from %s) not used, NCCL decides: %s", path,
-             source_var, loaded.problem.c_str());
+             source_var, why->c_str());
     return;
   }
   profile_ = loaded.profile;
-  const profiles::Profile& p = profile_->profile;
-  const int nodes = to_int(init.nodes), ranks = to_int(init.ranks);
   if (loaded.first_load) warn_skipped_lines(path);
+  compile_rules(init, path);
+}
 
+void Communicator::compile_rules(const CommInit& init, const char* path) {
+  const profiles::Profile& p = profile_->profile;
   // Usually no rule names a chunk size, and the rules are compiled straight from the shared profile.
   std::vector<profiles::Rule> own;
   std::vector<size_t> chunk_lines;
@@ -142,29 +190,29 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
   }
   const std::vector<profiles::Rule>& rules = chunk_lines.empty() ? p.rules : own;
 
+  const profiles::CommShape shape = comm_shape(init);
   std::string scale_note;
-  auto nearest = profiles::nearest_named_scale(rules, profiles::Scale{nodes, ranks});
+  auto nearest = profiles::nearest_named_scale(rules, shape, p.cluster.gpus_per_node);
   if (nearest && p.uncalibrated == profiles::UncalibratedPolicy::nearest_scale) {
-    table_ = profiles::RuleTable::compile(rules, nearest->nodes, nearest->ranks);
-    scale_note = "; scale not calibrated, policy nearest: rules of " + std::to_string(nearest->nodes) +
-                 " nodes x " + std::to_string(nearest->ranks) + " ranks";
+    table_ = profiles::RuleTable::compile(rules, *nearest);
+    scale_note = "; shape not calibrated, policy nearest: the rules of " + shape_text(*nearest);
   } else {
-    table_ = profiles::RuleTable::compile(rules, nodes, ranks);
-    if (nearest) scale_note = "; scale not calibrated, policy nccl: NCCL decides";
+    table_ = profiles::RuleTable::compile(rules, shape);
+    if (nearest) scale_note = "; shape not calibrated, policy nccl: NCCL decides";
   }
 
   std::string constants_note;
   apply_constants(init, &constants_note);
 
   log_line(log_, NCCL_LOG_INFO,
-           "TUNER/Autotune: profile %s (%s, source %s): %zu of %zu rules apply to %d nodes x %d ranks%s%s",
-           path, profile_->format.c_str(), std::string(profiles::name(p.provenance.source)).c_str(),
-           table_.size(), p.rules.size(), nodes, ranks, scale_note.c_str(), constants_note.c_str());
+           "TUNER/Autotune: profile %s (%s, source %s, digest %s): %zu of %zu rules apply to %s%s%s", path,
+           profile_->format.c_str(), std::string(profiles::name(p.provenance.source)).c_str(),
+           profiles::digest_text(profile_->digest).c_str(), table_.size(), p.rules.size(),
+           shape_text(shape).c_str(), scale_note.c_str(), constants_note.c_str());
   if (!chunk_lines.empty())
     log_line(log_, NCCL_LOG_WARN,
              "TUNER/Autotune: %zu rules keep NCCL's chunk size (the first is rule[%zu]): their chunk_bytes "
-             "is above "
-             "what this job's NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE allow",
+             "is above what this job's NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE allow",
              chunk_lines.size(), chunk_lines.front() + 1);
 }
 

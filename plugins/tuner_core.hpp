@@ -20,10 +20,17 @@ namespace autotune::plugin {
 inline constexpr const char* kProfileEnv = "NCCL_AUTOTUNE_PROFILE";
 inline constexpr const char* kNcclConfigEnv = "NCCL_TUNER_CONFIG_FILE";
 inline constexpr const char* kPluginName = "autotune";
+// What the launcher pins a job to (the profile's digest), and the user's leave to apply a profile under
+// another NCCL major.minor than it was made for.
+inline constexpr const char* kDigestEnv = "NCCL_AUTOTUNE_PROFILE_DIGEST";
+inline constexpr const char* kOtherNcclEnv = "NCCL_AUTOTUNE_OTHER_NCCL";
 
 struct CommInit {
   size_t ranks = 0;
   size_t nodes = 0;
+  // The fewest and most ranks any node holds (v5+: NCCL's NVLink domains); 0 when NCCL does not say.
+  int min_ranks_per_node = 0;
+  int max_ranks_per_node = 0;
   ncclDebugLogger_t log = nullptr;  // may be NULL: then nothing is logged
   // NCCL's tuning constants, pre-filled with its defaults: an ncclTunerConstants_v5_t (v5, v6) or
   // ncclTunerConstants_v7_t (v7); NULL for v2-v4 and when NCCL passes none.
@@ -63,6 +70,7 @@ class Communicator {
   void steer_forced(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table, int num_algo,
                     int* n_channels) const noexcept;
   void apply_constants(const CommInit& init, std::string* note) const;
+  void compile_rules(const CommInit& init, const char* path);
   void warn_skipped_lines(const char* path) const;
 
   ncclDebugLogger_t log_;

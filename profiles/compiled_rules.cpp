@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 
@@ -22,7 +23,7 @@ namespace autotune::profiles {
 namespace {
 
 constexpr uint32_t kByteOrderMark = 0x01020304;
-constexpr uint32_t kNodesPresent = 1, kRanksPresent = 2, kPipeOpsPresent = 4;
+constexpr uint32_t kNodesPresent = 1, kRanksPresent = 2, kPipeOpsPresent = 4, kRanksPerNodePresent = 8;
 
 template <typename T>
 void put(std::string& out, T value) {
@@ -134,12 +135,14 @@ std::string compile_rules(const Profile& profile, std::string_view toml_text, st
     put<int32_t>(out, r.ranks ? r.ranks->min : 0);
     put<int32_t>(out, r.ranks ? r.ranks->max : 0);
     put<uint32_t>(out, (r.nodes ? kNodesPresent : 0) | (r.ranks ? kRanksPresent : 0) |
-                           (r.pipe_ops ? kPipeOpsPresent : 0));
+                           (r.pipe_ops ? kPipeOpsPresent : 0) |
+                           (r.ranks_per_node ? kRanksPerNodePresent : 0));
     put<int32_t>(out, r.pipe_ops ? r.pipe_ops->min : 0);
     put<int32_t>(out, r.pipe_ops ? r.pipe_ops->max : 0);
     put<int32_t>(out, r.reg_buff ? (*r.reg_buff ? 1 : 0) : -1);
     put<uint64_t>(out, r.chunk_bytes);
-    put<uint64_t>(out, 0);
+    put<int32_t>(out, r.ranks_per_node ? r.ranks_per_node->min : 0);
+    put<int32_t>(out, r.ranks_per_node ? r.ranks_per_node->max : 0);
   }
   return out;
 }
@@ -194,8 +197,9 @@ bool decode_record(std::string_view bytes, size_t at, Rule& r) {
   const uint32_t flags = get<uint32_t>(bytes, at + 48);
   const int32_t pipe_min = get<int32_t>(bytes, at + 52), pipe_max = get<int32_t>(bytes, at + 56),
                 reg_buff = get<int32_t>(bytes, at + 60);
-  if ((flags & ~(kNodesPresent | kRanksPresent | kPipeOpsPresent)) != 0 ||
-      get<uint64_t>(bytes, at + 72) != 0 || reg_buff < -1 || reg_buff > 1)
+  const int32_t per_node_min = get<int32_t>(bytes, at + 72), per_node_max = get<int32_t>(bytes, at + 76);
+  if ((flags & ~(kNodesPresent | kRanksPresent | kPipeOpsPresent | kRanksPerNodePresent)) != 0 ||
+      reg_buff < -1 || reg_buff > 1)
     return false;
   // One encoding per rule: an absent range is stored as zeros.
   auto range = [&](uint32_t bit, int32_t lo, int32_t hi, std::optional<CountRange>& out) {
@@ -204,7 +208,8 @@ bool decode_record(std::string_view bytes, size_t at, Rule& r) {
   };
   if (!range(kNodesPresent, nodes_min, nodes_max, r.nodes) ||
       !range(kRanksPresent, ranks_min, ranks_max, r.ranks) ||
-      !range(kPipeOpsPresent, pipe_min, pipe_max, r.pipe_ops))
+      !range(kPipeOpsPresent, pipe_min, pipe_max, r.pipe_ops) ||
+      !range(kRanksPerNodePresent, per_node_min, per_node_max, r.ranks_per_node))
     return false;
   if (reg_buff >= 0) r.reg_buff = reg_buff == 1;
   r.chunk_bytes = get<uint64_t>(bytes, at + 64);
@@ -256,7 +261,7 @@ std::optional<Profile> read_with_compiled_rules(std::string_view toml_text, std:
 }
 
 std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path, int toml_fd,
-                                                        uint64_t toml_size) {
+                                                        uint64_t toml_size, uint64_t* text_digest) {
   constexpr size_t H = kCompiledRulesHeaderSize, R = kCompiledRulesRecordSize;
   const std::string path = compiled_rules_path(profile_path).string();
   if (::access(path.c_str(), F_OK) != 0) return std::nullopt;
@@ -299,6 +304,7 @@ std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profi
   }
   if (XXH3_64bits_digest(&state) != h->digest || !head_ends_at_rule(*h, toml_size, before, after))
     return std::nullopt;
+  if (text_digest) *text_digest = h->digest;
 
   // The records, a chunk at a time, straight into the rules.
   std::vector<Rule> rules;
@@ -336,6 +342,16 @@ void write_compiled_rules(const std::filesystem::path& profile_path, const Profi
                           std::string_view toml_text) {
   write_file_atomically(compiled_rules_path(profile_path),
                         compile_rules(profile, toml_text, profile_path.string()));
+}
+
+uint64_t profile_digest(std::string_view text) {
+  return digest(text);
+}
+
+std::string digest_text(uint64_t d) {
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(d));
+  return out;
 }
 
 }  // namespace autotune::profiles

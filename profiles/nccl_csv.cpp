@@ -229,11 +229,20 @@ std::string format_nccl_csv(const std::vector<Rule>& rules) {
       throw InputError("", r->source_line,
                        "nodes/ranks/pipe_ops: expected ranges that expand to at most 4096 CSV rows; found " +
                            std::to_string(nodes.size() * ranks.size() * pipes.size()) + " or more");
+    // NCCL's example matches nodes and ranks only: a ranks-per-node condition becomes the (nodes, ranks)
+    // pairs that meet it, and cannot be written at all without them.
+    if (r->ranks_per_node && (!r->nodes || !r->ranks))
+      throw InputError(
+          "", r->source_line,
+          "ranks_per_node: expected nodes and ranks beside it, which the CSV format can express; found "
+          "a ranks-per-node condition alone");
     const bool conditions = r->has_call_conditions();
     const std::string reg = !r->reg_buff ? "-1" : (*r->reg_buff ? "1" : "0");
     for (long long n : nodes)
       for (long long k : ranks)
         for (long long q : pipes) {
+          if (r->ranks_per_node && (k % n != 0 || !r->ranks_per_node->contains(static_cast<int>(k / n))))
+            continue;
           out += std::string(kCollectives[static_cast<int>(r->collective)]) + "," +
                  std::to_string(r->min_bytes) + "," + std::to_string(r->max_bytes) + "," +
                  std::string(kAlgorithms[static_cast<int>(r->algorithm)]) + "," +

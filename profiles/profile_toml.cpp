@@ -18,9 +18,9 @@
 #include "common/input_error.hpp"
 #include "common/name_table.hpp"
 #include "nccl/chunk_size.hpp"
-#include "nccl/version.hpp"
 #include "nccl/env_policy.hpp"
 #include "nccl/tuner_constants.hpp"
+#include "nccl/version.hpp"
 
 namespace autotune::profiles {
 
@@ -96,7 +96,9 @@ bool is_rfc3339(std::string_view s) {
          digits(pos + 4, 2);
 }
 
-bool is_version(std::string_view s) { return nccl::Version::parse(s).has_value(); }
+bool is_version(std::string_view s) {
+  return nccl::Version::parse(s).has_value();
+}
 
 // --- Checks shared by the reader and validate_profile
 // -------------------------------------------------------
@@ -191,7 +193,7 @@ void check_count_range(const Where& w, const std::optional<CountRange>& r, int l
 
 struct RuleLines {
   int header = 0, algorithm = 0, protocol = 0, max_bytes = 0, channels = 0, nodes = 0, ranks = 0,
-      evidence = 0, pipe_ops = 0, chunk_bytes = 0;
+      ranks_per_node = 0, evidence = 0, pipe_ops = 0, chunk_bytes = 0;
 };
 
 void check_chunk(const Where& w, const Rule& r, size_t index, int line, const nccl::BufferSizes& buffers) {
@@ -223,6 +225,7 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
            "expected an integer 0..64 (0 = NCCL decides); found " + std::to_string(r.channels));
   check_count_range(w, r.nodes, lines.nodes, KeyRef(index, "nodes"));
   check_count_range(w, r.ranks, lines.ranks, KeyRef(index, "ranks"));
+  check_count_range(w, r.ranks_per_node, lines.ranks_per_node, KeyRef(index, "ranks_per_node"));
   check_count_range(w, r.pipe_ops, lines.pipe_ops, KeyRef(index, "pipe_ops"));
   check_chunk(w, r, index, lines.chunk_bytes, buffers);
   auto check_bw = [&](const std::optional<double>& v, const char* what) {
@@ -240,6 +243,7 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
 std::string describe_rule(const Rule& r) {
   std::string out = format_byte_size(r.min_bytes) + ".." + format_byte_size(r.max_bytes) + ", nodes " +
                     format_count_range(r.nodes) + ", ranks " + format_count_range(r.ranks);
+  if (r.ranks_per_node) out += ", ranks_per_node " + format_count_range(r.ranks_per_node);
   if (r.pipe_ops) out += ", pipe_ops " + format_count_range(r.pipe_ops);
   if (r.reg_buff) out += std::string(", reg_buff ") + (*r.reg_buff ? "true" : "false");
   return out;
@@ -279,7 +283,8 @@ void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
     for (size_t i : active) {
       const Rule& o = rules[i];
       if (!o.nodes.value_or(any).overlaps(r.nodes.value_or(any)) ||
-          !o.ranks.value_or(any).overlaps(r.ranks.value_or(any)) || !calls_overlap(o, r))
+          !o.ranks.value_or(any).overlaps(r.ranks.value_or(any)) ||
+          !o.ranks_per_node.value_or(any).overlaps(r.ranks_per_node.value_or(any)) || !calls_overlap(o, r))
         continue;
       size_t later = std::max(i, current), earlier = std::min(i, current);
       const Rule& a = rules[later];
@@ -387,7 +392,7 @@ class Reader {
     if (const toml::node* policy = root.get("policy")) {
       const toml::table* t = policy->as_table();
       if (!t) w_.fail(line_of(*policy), "policy", "expected a table [policy]; found " + describe(*policy));
-      check_keys(*t, "policy.", {"uncalibrated"}, line_of(*t));
+      check_keys(*t, "policy.", {"uncalibrated", "other_nccl"}, line_of(*t));
       if (t->get("uncalibrated")) {
         std::string u = string(*t, "policy.", "uncalibrated", true);
         if (u == "nccl")
@@ -397,6 +402,14 @@ class Reader {
         else
           w_.fail(key_line(*t, "uncalibrated"), "policy.uncalibrated",
                   "expected \"nccl\" or \"nearest\"; found " + in_quotes(u));
+      }
+      if (t->get("other_nccl")) {
+        std::string v = string(*t, "policy.", "other_nccl", true);
+        if (v != "refuse" && v != "apply")
+          w_.fail(key_line(*t, "other_nccl"), "policy.other_nccl",
+                  "expected \"refuse\" or \"apply\" (rules under an NCCL of another major.minor); found " +
+                      in_quotes(v));
+        p.apply_under_other_nccl = v == "apply";
       }
     }
 
@@ -594,6 +607,7 @@ class Reader {
       kChannels,
       kNodes,
       kRanks,
+      kRanksPerNode,
       kBusbw,
       kDefaultBusbw,
       kSamples,
@@ -603,8 +617,9 @@ class Reader {
       kFieldCount
     };
     static constexpr std::array<std::string_view, kFieldCount> kNames = {
-        "collective", "min_bytes",  "max_bytes",          "algorithm", "protocol", "channels", "nodes",
-        "ranks",      "busbw_gbps", "default_busbw_gbps", "samples",   "pipe_ops", "reg_buff", "chunk_bytes"};
+        "collective",         "min_bytes", "max_bytes", "algorithm",      "protocol",
+        "channels",           "nodes",     "ranks",     "ranks_per_node", "busbw_gbps",
+        "default_busbw_gbps", "samples",   "pipe_ops",  "reg_buff",       "chunk_bytes"};
     RuleLines lines;
     lines.header = line_of(t);
     std::array<const toml::node*, kFieldCount> field{};
@@ -663,6 +678,8 @@ class Reader {
       r.nodes = count_range(*n, KeyRef(index, "nodes")), lines.nodes = line_of(*n);
     if (const toml::node* n = field[kRanks])
       r.ranks = count_range(*n, KeyRef(index, "ranks")), lines.ranks = line_of(*n);
+    if (const toml::node* n = field[kRanksPerNode])
+      r.ranks_per_node = count_range(*n, KeyRef(index, "ranks_per_node")), lines.ranks_per_node = line_of(*n);
     if (const toml::node* n = field[kPipeOps])
       r.pipe_ops = count_range(*n, KeyRef(index, "pipe_ops")), lines.pipe_ops = line_of(*n);
     if (const toml::node* n = field[kRegBuff]) {
@@ -795,10 +812,11 @@ std::string toml_count_range(const CountRange& r) {
 
 auto rule_order_key(const Rule& r) {
   const CountRange none{0, 0};  // absent ranges ("any") sort first
-  CountRange n = r.nodes.value_or(none), k = r.ranks.value_or(none), q = r.pipe_ops.value_or(none);
+  CountRange n = r.nodes.value_or(none), k = r.ranks.value_or(none), q = r.pipe_ops.value_or(none),
+             l = r.ranks_per_node.value_or(none);
   const int reg = r.reg_buff ? (*r.reg_buff ? 2 : 1) : 0;
-  return std::make_tuple(static_cast<int>(r.collective), n.min, n.max, k.min, k.max, r.min_bytes, r.max_bytes,
-                         q.min, q.max, reg);
+  return std::make_tuple(static_cast<int>(r.collective), n.min, n.max, k.min, k.max, l.min, l.max,
+                         r.min_bytes, r.max_bytes, q.min, q.max, reg);
 }
 
 }  // namespace
@@ -900,6 +918,7 @@ std::string format_profile(const Profile& p) {
   out += "\n[policy]\n";
   out += std::string("uncalibrated = ") +
          (p.uncalibrated == UncalibratedPolicy::nearest_scale ? "\"nearest\"" : "\"nccl\"") + "\n";
+  if (p.apply_under_other_nccl) out += "other_nccl = \"apply\"\n";
   if (!p.constants.empty()) {
     std::vector<const ConstantOverride*> cs;
     for (const auto& c : p.constants) cs.push_back(&c);
@@ -932,6 +951,7 @@ std::string format_profile(const Profile& p) {
     out += "channels = " + std::to_string(r->channels) + "\n";
     if (r->nodes) out += "nodes = " + toml_count_range(*r->nodes) + "\n";
     if (r->ranks) out += "ranks = " + toml_count_range(*r->ranks) + "\n";
+    if (r->ranks_per_node) out += "ranks_per_node = " + toml_count_range(*r->ranks_per_node) + "\n";
     if (r->pipe_ops) out += "pipe_ops = " + toml_count_range(*r->pipe_ops) + "\n";
     if (r->reg_buff) out += std::string("reg_buff = ") + (*r->reg_buff ? "true" : "false") + "\n";
     if (r->chunk_bytes) out += "chunk_bytes = " + toml_size(r->chunk_bytes) + "\n";

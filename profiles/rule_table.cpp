@@ -97,13 +97,13 @@ std::vector<Segment> split_overlapping(std::vector<Item> items, size_t max_chain
 
 }  // namespace
 
-RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int ranks) {
+RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at) {
   // The rules applying at this scale, grouped by collective (a counting sort of their indices): a cold init
   // pays for every fresh page it touches, so nothing here is copied twice or grown by doubling.
   std::array<uint32_t, kNumCollectives + 1> start{};
   auto applies = [&](const Rule& r) {
     const int c = static_cast<int>(r.collective);
-    return r.applies_to(nodes, ranks) && r.min_bytes <= r.max_bytes && c >= 0 && c < kNumCollectives;
+    return r.applies_to(at) && r.min_bytes <= r.max_bytes && c >= 0 && c < kNumCollectives;
   };
   for (const Rule& r : rules)
     if (applies(r)) ++start[static_cast<size_t>(r.collective) + 1];
@@ -167,29 +167,59 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int rank
   return table;
 }
 
+bool NamedScale::contains(const CommShape& c) const {
+  return nodes.contains(c.nodes) && ranks.contains(c.ranks) &&
+         (ranks_per_node == CountRange{} ||
+          (c.min_ranks_per_node > 0 && ranks_per_node.contains(c.min_ranks_per_node) &&
+           ranks_per_node.contains(c.max_ranks_per_node)));
+}
+
 std::vector<NamedScale> named_scales(const std::vector<Rule>& rules) {
   std::vector<NamedScale> out;
   for (const Rule& r : rules) {
     if (!r.nodes && !r.ranks) continue;
-    out.push_back(NamedScale{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{})});
+    out.push_back(NamedScale{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{}),
+                             r.ranks_per_node.value_or(CountRange{})});
   }
-  auto key = [](const NamedScale& s) { return std::tie(s.nodes.min, s.nodes.max, s.ranks.min, s.ranks.max); };
+  auto key = [](const NamedScale& s) {
+    return std::tie(s.nodes.min, s.nodes.max, s.ranks.min, s.ranks.max, s.ranks_per_node.min,
+                    s.ranks_per_node.max);
+  };
   std::sort(out.begin(), out.end(),
             [&](const NamedScale& a, const NamedScale& b) { return key(a) < key(b); });
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-std::optional<Scale> nearest_named_scale(const std::vector<Rule>& rules, Scale at) {
-  std::vector<NamedScale> scales = named_scales(rules);
-  std::optional<Scale> best;
+RankClass rank_class(int per_node, int gpus_per_node) {
+  if (per_node <= 1) return RankClass::one_per_node;
+  if (gpus_per_node > 0 && per_node >= gpus_per_node) return RankClass::whole_node;
+  return RankClass::part_of_node;
+}
+
+RankClass rank_class(const CommShape& c, int gpus_per_node) {
+  if (c.min_ranks_per_node <= 0) return RankClass::mixed;  // unknown per-node counts
+  const RankClass lo = rank_class(c.min_ranks_per_node, gpus_per_node);
+  return lo == rank_class(c.max_ranks_per_node, gpus_per_node) ? lo : RankClass::mixed;
+}
+
+std::optional<CommShape> nearest_named_scale(const std::vector<Rule>& rules, const CommShape& at,
+                                             int gpus_per_node) {
+  const RankClass want = rank_class(at, gpus_per_node);
+  std::optional<CommShape> best;
   double best_nodes = 0.0, best_ranks = 0.0;
-  for (const NamedScale& s : scales) {
+  for (const NamedScale& s : named_scales(rules)) {
     if (s.contains(at)) return std::nullopt;
-    Scale p{clamp_to(s.nodes, at.nodes), clamp_to(s.ranks, at.ranks)};
-    double dn = log2_distance(p.nodes, at.nodes), dr = log2_distance(p.ranks, at.ranks);
-    bool better = !best || std::tie(dn, dr, p.nodes, p.ranks) <
-                               std::tie(best_nodes, best_ranks, best->nodes, best->ranks);
+    if (want == RankClass::mixed) continue;
+    // The even shape of this scale nearest to `at`, and whether it is of `at`'s kind.
+    const int nodes = clamp_to(s.nodes, at.nodes);
+    const int per_node = clamp_to(s.ranks_per_node, std::max(1, at.max_ranks_per_node));
+    const int ranks = clamp_to(s.ranks, nodes * per_node);
+    if (ranks % nodes != 0 || rank_class(ranks / nodes, gpus_per_node) != want) continue;
+    const CommShape p = CommShape::of(nodes, ranks);
+    const double dn = log2_distance(p.nodes, at.nodes), dr = log2_distance(p.ranks, at.ranks);
+    const bool better = !best || std::tie(dn, dr, p.nodes, p.ranks) <
+                                     std::tie(best_nodes, best_ranks, best->nodes, best->ranks);
     if (better) best = p, best_nodes = dn, best_ranks = dr;
   }
   return best;

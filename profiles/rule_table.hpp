@@ -54,7 +54,7 @@ class RuleTable {
   RuleTable() = default;
   // Keeps the rules that apply to (nodes, ranks); where several cover the same bytes, the earlier one in
   // `rules` comes first in the chain.
-  static RuleTable compile(const std::vector<Rule>& rules, int nodes, int ranks);
+  static RuleTable compile(const std::vector<Rule>& rules, const CommShape& at);
 
   // O(log n), no allocation, noexcept: the first rule of the chain covering (collective id, bytes), whatever
   // its conditions; nullptr when none does. collective_id is NCCL's ncclFunc_t; out-of-range ids return
@@ -108,27 +108,30 @@ inline const CompiledRule* RuleTable::find(int collective_id, uint64_t bytes) co
   return (*base <= bytes && bytes <= r.max_bytes) ? &r : nullptr;
 }
 
-// A communicator scale.
-struct Scale {
-  int nodes = 1;
-  int ranks = 1;
-  bool operator==(const Scale&) const = default;
-};
-
-// The scales the rules name explicitly: each distinct (nodes, ranks) bound pair of a rule that has a nodes or
-// ranks bound (an absent bound is the full range). Sorted, without duplicates.
+// The scales the rules name explicitly: each distinct (nodes, ranks, ranks per node) bound triple of a rule
+// that has a nodes or ranks bound (an absent bound is the full range). Sorted, without duplicates.
 struct NamedScale {
   CountRange nodes;
   CountRange ranks;
-  bool contains(Scale s) const { return nodes.contains(s.nodes) && ranks.contains(s.ranks); }
+  CountRange ranks_per_node;
+  bool contains(const CommShape& c) const;
   bool operator==(const NamedScale&) const = default;
 };
 std::vector<NamedScale> named_scales(const std::vector<Rule>& rules);
 
-// For the "nearest" policy: nullopt when some named scale contains `at` (its own rules apply) or when the
-// rules name no scale at all; otherwise the point of the nearest named scale closest to `at`. Distance is
-// measured in powers of two, nodes first (crossing the network matters more than ranks per node), then
-// ranks; ties go to the smaller scale.
-std::optional<Scale> nearest_named_scale(const std::vector<Rule>& rules, Scale at);
+// Communicators of different kinds get different rules: one rank per node (pipeline and data-parallel
+// groups), part of a node (tensor-parallel groups smaller than a node), every GPU of a node. `gpus_per_node`
+// is the calibrated node's (0: unknown, then anything above one rank per node is "part").
+enum class RankClass { one_per_node, part_of_node, whole_node, mixed };
+RankClass rank_class(int ranks_per_node, int gpus_per_node);
+RankClass rank_class(const CommShape& c, int gpus_per_node);
+
+// For the "nearest" policy: nullopt when some named scale contains `at` (its own rules apply), when the rules
+// name no scale at all, or when none is of `at`'s rank class (rules of another kind of communicator never
+// apply: a 4 x 1 data-parallel group does not borrow the rules of 4 x 8). Otherwise the even shape, within
+// the nearest named scale of the same class, closest to `at`. Distance is measured in powers of two, nodes
+// first (crossing the network matters more than ranks per node), then ranks; ties go to the smaller scale.
+std::optional<CommShape> nearest_named_scale(const std::vector<Rule>& rules, const CommShape& at,
+                                             int gpus_per_node);
 
 }  // namespace autotune::profiles

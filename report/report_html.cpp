@@ -47,10 +47,6 @@ std::string rule_choice(const Rule& r) {
   return s;
 }
 
-std::string scale_text(const Scale& s) {
-  return fmt::format("{} node{}, {} ranks", s.nodes, s.nodes == 1 ? "" : "s", s.ranks);
-}
-
 std::string range_text(const std::optional<profiles::CountRange>& r) {
   if (!r) return "any";
   if (r->min == r->max) return std::to_string(r->min);
@@ -125,12 +121,13 @@ void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
   auto sizes = table.sizes(key.collective);
   const std::set<CandidateKey> keys = drawn_candidates(key, table);
   SvgChart bw, speed;
-  bw.title = fmt::format("{}: bus bandwidth, {}", nccl::nccl_name(key.collective), scale_text(key.scale));
+  bw.title = fmt::format("{}: bus bandwidth, {}", nccl::nccl_name(key.collective),
+                         runners::describe_shape(key.scale));
   bw.x_label = "message size (bytes, log scale)";
   bw.y_label = "bus bandwidth (GB/s, log scale)";
   bw.log_y = true;  // below 1 MiB, where most rules are, a linear axis flattens every line to zero
   speed.title = fmt::format("{}: speedup over NCCL's default, {}", nccl::nccl_name(key.collective),
-                            scale_text(key.scale));
+                            runners::describe_shape(key.scale));
   speed.x_label = bw.x_label;
   speed.y_label = "speedup (default time / candidate time)";
   speed.reference_y = 1.0;
@@ -199,7 +196,7 @@ void failed_section(std::string& o, const std::vector<JournalRecord>& records) {
   o += "<table class=\"failed\"><tr><th>setting</th><th>scale</th><th>collective</th><th>candidate</th>"
        "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
   for (const auto& [k, v] : failures)
-    o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(scale_text(k.scale)) + "</td><td>" +
+    o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(runners::describe_shape(k.scale)) + "</td><td>" +
          esc(std::string(nccl::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
          esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes_text(v.first)) + "</td><td>" +
          esc(v.second) + "</td></tr>\n";
@@ -238,7 +235,7 @@ void unsupported_section(std::string& o, const std::vector<JournalRecord>& recor
       "<th>sizes</th><th>NCCL's reason</th></tr>\n";
   for (const auto& [key, u] : rows) {
     std::string scales, settings;
-    for (const Scale& sc : u.scales) scales += (scales.empty() ? "" : "; ") + scale_text(sc);
+    for (const Scale& sc : u.scales) scales += (scales.empty() ? "" : "; ") + runners::describe_shape(sc);
     for (const auto& st : u.settings) settings += (settings.empty() ? "" : ", ") + st;
     o += "<tr><td>" + esc(std::string(nccl::name(key.first))) + "</td><td>" + esc(key.second) + "</td><td>" +
          esc(scales) + "</td><td>" + esc(settings) + "</td><td>" + esc(sizes_text(u.sizes)) + "</td><td>" +
@@ -326,7 +323,8 @@ void charts_section(std::string& o, const Page& pg) {
     std::vector<ShownRule> out;
     if (pg.data.profile) {
       for (const Rule& r : pg.data.profile->rules)
-        if (r.collective == k.collective && r.applies_to(k.scale.nodes, k.scale.ranks)) {
+        if (r.collective == k.collective &&
+            r.applies_to(profiles::CommShape::of(k.scale.nodes, k.scale.ranks))) {
           out.push_back(ShownRule{r, std::nullopt, 0});
         }
     } else if (pg.derivation) {
@@ -349,8 +347,8 @@ void charts_section(std::string& o, const Page& pg) {
   if (tables.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
   const auto colors = candidate_colors(tables);
   for (const auto& [key, table] : tables) {
-    o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " + esc(scale_text(key.scale)) +
-         "</h3>\n";
+    o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
+         esc(runners::describe_shape(key.scale)) + "</h3>\n";
     charts(o, key, table, rules_for(key), colors);
   }
 }
@@ -370,7 +368,7 @@ void rules_section(std::string& o, const Page& pg) {
       if (d.rule.collective == r.collective && d.rule.min_bytes == r.min_bytes &&
           d.rule.max_bytes == r.max_bytes && d.rule.algorithm == r.algorithm &&
           d.rule.protocol == r.protocol && d.rule.channels == r.channels &&
-          r.applies_to(d.scale.nodes, d.scale.ranks))
+          r.applies_to(profiles::CommShape::of(d.scale.nodes, d.scale.ranks)))
         return d.mean_gain;
     return std::nullopt;
   };

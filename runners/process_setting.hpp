@@ -26,7 +26,8 @@ struct Scale {
   auto operator<=>(const Scale&) const = default;
 };
 
-// "4x8": nodes x ranks per node.
+// "4x8": nodes x ranks per node; for people, "4x8 (32 ranks)".
 std::string shape_text(const Scale& s);
+std::string describe_shape(const Scale& s);
 
 }  // namespace autotune::runners

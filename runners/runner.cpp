@@ -11,6 +11,10 @@ std::string shape_text(const Scale& s) {
   return std::to_string(s.nodes) + "x" + std::to_string(s.ranks_per_node());
 }
 
+std::string describe_shape(const Scale& s) {
+  return shape_text(s) + " (" + std::to_string(s.ranks) + (s.ranks == 1 ? " rank)" : " ranks)");
+}
+
 std::string to_string(const Candidate& c) {
   if (c.is_default()) return "default";
   std::string out = c.algorithm ? std::string(nccl::name(*c.algorithm)) : "*";

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -18,6 +19,11 @@
 
 #include "nccl/sweep_hook.h"
 #include "nccl/tuner_abi.h"
+
+// The plugin asks the NCCL that loaded it for its version, found through the logger it was given: here the
+// logger lives in the test program, which answers as NCCL would (test_plugin_harness.cpp defines
+// ncclGetVersion; test_plugins is built with its symbols exported). Tests set the version NCCL claims.
+extern int g_harness_nccl_version;
 
 namespace autotune::plugin::test {
 
@@ -151,10 +157,15 @@ class Comm {
  public:
   // `constants` is what NCCL passes: an ncclTunerConstants_v7_t for v7, an ncclTunerConstants_v5_t for v5 and
   // v6 (ignored below v5), or nullptr.
-  Comm(int version, size_t ranks, size_t nodes, void* constants = nullptr, ncclDebugLogger_t log = record_log)
+  // `per_node` is the fewest and most ranks of any node, as NCCL's v5+ init reports them (its NVLink
+  // domains); by default an even spread.
+  Comm(int version, size_t ranks, size_t nodes, void* constants = nullptr, ncclDebugLogger_t log = record_log,
+       std::optional<std::pair<int, int>> per_node = std::nullopt)
       : version_(version) {
     Plugin& p = Plugin::get();
-    ncclNvlDomainInfo_v5_t nvl{1, static_cast<int>(ranks), static_cast<int>(ranks)};
+    const int even = nodes > 0 ? static_cast<int>(ranks / nodes) : 0;
+    const auto [fewest, most] = per_node.value_or(std::pair<int, int>{even, even});
+    ncclNvlDomainInfo_v5_t nvl{static_cast<int>(nodes), fewest, most};
     ncclResult_t rc = ncclInternalError;
     auto* v5_constants = static_cast<ncclTunerConstants_v5_t*>(constants);
     switch (version) {

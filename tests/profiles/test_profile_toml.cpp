@@ -230,7 +230,7 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
   CHECK(error_of(with("[policy]\nuncalibrated = \"closest\"\n")) ==
         "profile.toml:17: policy.uncalibrated: expected \"nccl\" or \"nearest\"; found \"closest\"");
   CHECK(error_of(with("[policy]\nfallback = \"nccl\"\n")) ==
-        "profile.toml:17: policy.fallback: expected one of uncalibrated; found an unknown key");
+        "profile.toml:17: policy.fallback: expected one of uncalibrated, other_nccl; found an unknown key");
   // [constants]
   CHECK(error_of(with("[constants]\nbase_latency.ring.simple = 1e7\n")) ==
         "profile.toml:17: constants.base_latency.ring.simple: expected a finite number 0..1000000 us; found "
@@ -298,7 +298,7 @@ TEST_CASE("profile toml: rule errors", "[profile_toml]") {
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchanels = 4")) ==
         "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
         "protocol, "
-        "channels, nodes, ranks, busbw_gbps, default_busbw_gbps, samples, pipe_ops, reg_buff, chunk_bytes; "
+        "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, reg_buff, chunk_bytes; "
         "found an unknown key");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nnodes = \"8-2\"")) ==
         "profile.toml:23: rule[1].nodes: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found "

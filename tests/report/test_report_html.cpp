@@ -314,7 +314,7 @@ TEST_CASE("unsupported candidates are listed apart, folded, and never fill the f
   REQUIRE(folded != std::string::npos);
   const std::string table = html.substr(folded, html.find("</details>", folded) - folded);
   CHECK(count(table, "<tr>") == 2);  // one row for 24 records: both scales, both settings
-  CHECK(table.find("1 node, 8 ranks; 2 nodes, 16 ranks") != std::string::npos);
+  CHECK(table.find("1x8 (8 ranks); 2x8 (16 ranks)") != std::string::npos);
   CHECK(table.find("default, hca-a") != std::string::npos);
   CHECK(table.find("(no SHARP)") != std::string::npos);
   // Without unsupported candidates the section is absent.
