@@ -59,7 +59,8 @@ EnvVar decide(std::string n, std::string wanted, VarOrigin origin, bool override
 std::vector<EnvVar> plan_environment(const EnvRequest& request, const EnvLookup& current) {
   std::vector<EnvVar> out;
   for (const auto& [n, value] : request.profile_env) {
-    if (n == "NCCL_TUNER_PLUGIN" || n == "NCCL_AUTOTUNE_PROFILE" || n == "NCCL_AUTOTUNE_PROFILE_DIGEST") continue;
+    if (n == "NCCL_TUNER_PLUGIN" || n == "NCCL_AUTOTUNE_PROFILE" || n == "NCCL_AUTOTUNE_PROFILE_DIGEST")
+      continue;
     out.push_back(decide(n, value, VarOrigin::profile_env, request.override_user, current));
   }
   out.push_back(decide("NCCL_TUNER_PLUGIN", request.plugin.string(), VarOrigin::plugin_library,
@@ -69,7 +70,8 @@ std::vector<EnvVar> plan_environment(const EnvRequest& request, const EnvLookup&
   out.push_back(
       decide("NCCL_AUTOTUNE_PROFILE", request.profile.string(), VarOrigin::profile_path, true, current));
   if (!request.digest.empty())
-    out.push_back(decide("NCCL_AUTOTUNE_PROFILE_DIGEST", request.digest, VarOrigin::profile_digest, true, current));
+    out.push_back(
+        decide("NCCL_AUTOTUNE_PROFILE_DIGEST", request.digest, VarOrigin::profile_digest, true, current));
   return out;
 }
 

@@ -43,8 +43,7 @@ void remove_stale(const fs::path& dir) {
 
 }  // namespace
 
-fs::path pin_directory(const fs::path& store,
-                       const EnvLookup& env) {
+fs::path pin_directory(const fs::path& store, const EnvLookup& env) {
   auto set = [&](const char* n) -> std::optional<std::string> {
     auto v = env(n);
     return v && !v->empty() ? v : std::nullopt;

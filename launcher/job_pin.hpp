@@ -24,8 +24,7 @@ struct JobPin {
 // the user's cache ($XDG_CACHE_HOME, or $HOME/.cache, /nccl-autotune/jobs), which clusters share between
 // nodes as they share home directories. A directory that is not shared only costs the agreement: each node
 // then pins alone, which still holds unless the store changes while the job starts.
-std::filesystem::path pin_directory(const std::filesystem::path& store,
-                                    const EnvLookup& env);
+std::filesystem::path pin_directory(const std::filesystem::path& store, const EnvLookup& env);
 
 // The job's pin: the one already recorded, or `mine` once recorded. nullopt, with *note saying why, when the
 // directory cannot hold pins (not writable, a pin that does not parse): every rank then resolves on its own.

@@ -6,6 +6,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "launcher/job_pin.hpp"
+#include "nccl/version.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/file_trust.hpp"
 #include "profiles/store.hpp"
@@ -47,6 +48,8 @@ std::string_view name(Problem p) {
       return "no-plugin";
     case Problem::version_lost:
       return "version-lost";
+    case Problem::other_nccl:
+      return "other-nccl";
   }
   return "?";
 }
@@ -84,7 +87,7 @@ fs::path absolute_path(const fs::path& p) {
 bool need_fingerprint(LaunchPlan& plan, const Services& services) {
   if (plan.fingerprint) return true;
   try {
-    FingerprintLookup fp = services.node_fingerprint();
+    FingerprintLookup fp = services.node_fingerprint(plan.nccl_major_minor);
     plan.fingerprint = fp.fingerprint;
     plan.fingerprint_from_cache = fp.from_cache;
     if (!fp.note.empty()) plan.details.push_back(fp.note);
@@ -105,6 +108,41 @@ bool trusted(LaunchPlan& plan, const fs::path& path, const char* what) {
     return false;
   }
   return true;
+}
+
+// Step 0: the NCCL the job will run, which chooses among a cluster's profiles and makes the fingerprint.
+void know_job_nccl(LaunchPlan& plan, const Services& services, const EnvLookup& current) {
+  plan.nccl = services.job_nccl(current);
+  if (plan.nccl.version) {
+    plan.nccl_major_minor = plan.nccl.version->major_minor();
+    return;
+  }
+  plan.nccl_major_minor = services.built_nccl_major_minor;
+  const std::string built =
+      std::to_string(plan.nccl_major_minor / 100) + "." + std::to_string(plan.nccl_major_minor % 100);
+  plan.notes.push_back("the job's NCCL is not known (" + plan.nccl.how + "): assuming NCCL " + built +
+                       ", which this tool was built with; NCCL_AUTOTUNE_NCCL_LIB names the library");
+}
+
+// A profile made for another NCCL major.minor than the job's, unless the profile or the user allows it
+// (the plugin holds to the same rule inside the job).
+bool same_nccl(LaunchPlan& plan, const EnvLookup& current) {
+  const profiles::Profile& profile = *plan.profile;
+  auto made_for = nccl::Version::parse(profile.provenance.nccl_version);
+  if (!plan.nccl.version || !made_for || made_for->same_major_minor(*plan.nccl.version)) return true;
+  auto allow = current("NCCL_AUTOTUNE_OTHER_NCCL");
+  if (profile.apply_under_other_nccl || (allow && *allow == "apply")) {
+    plan.notes.push_back("applying a profile made for NCCL " + made_for->text() + " to a job running NCCL " +
+                         plan.nccl.version->text() + ", as its policy allows");
+    return true;
+  }
+  plan.problem = Problem::other_nccl;
+  plan.problem_text = "profile " + plan.profile_path->string() + " was made for NCCL " + made_for->text() +
+                      ", the job loads NCCL " + plan.nccl.version->text() + " (" +
+                      plan.nccl.library->string() + ", found through " + plan.nccl.how +
+                      "): calibrate for it, or allow it with [policy] other_nccl = \"apply\" or "
+                      "NCCL_AUTOTUNE_OTHER_NCCL=apply";
+  return false;
 }
 
 // Steps 1-2: which file. False (with the problem set) when there is none.
@@ -137,7 +175,7 @@ bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services
   }
   if (!trusted(plan, *plan.store, "profile store")) return false;
   if (options.cluster) {
-    auto found = services.find_by_name(*plan.store, *options.cluster);
+    auto found = services.find_by_name(*plan.store, *options.cluster, plan.nccl_major_minor);
     if (!found) {
       plan.problem = Problem::no_profile;
       plan.problem_text = "no profile for cluster '" + *options.cluster + "' in " + plan.store->string();
@@ -234,9 +272,10 @@ bool settle_version(LaunchPlan& plan, const LaunchOptions& options, const Servic
     plan.profile_path = copy;
   } else if (digest_of(path) != want) {
     plan.problem = Problem::version_lost;
-    plan.problem_text = "the job uses version " + *want + " of " + path.string() +
-                        (plan.pinned_by ? " (pinned by " + *plan.pinned_by + ")" : " (NCCL_AUTOTUNE_PROFILE_DIGEST)") +
-                        ", which has changed since and whose copy " + copy.string() + " is missing";
+    plan.problem_text =
+        "the job uses version " + *want + " of " + path.string() +
+        (plan.pinned_by ? " (pinned by " + *plan.pinned_by + ")" : " (NCCL_AUTOTUNE_PROFILE_DIGEST)") +
+        ", which has changed since and whose copy " + copy.string() + " is missing";
     return false;
   }
   plan.digest = *want;
@@ -252,6 +291,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
     plan.problem_text = "NCCL_TUNER_PLUGIN=none: tuning is off";
     return plan;
   }
+  know_job_nccl(plan, services, current);
   if (!resolve_path(plan, options, services, current)) return plan;
   if (!settle_version(plan, options, services, current)) return plan;
   const fs::path& path = *plan.profile_path;
@@ -270,6 +310,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
     plan.problem_text = std::string("profile does not validate: ") + e.what();
     return plan;
   }
+  if (!same_nccl(plan, current)) return plan;
   const profiles::Profile& profile = *plan.profile;
   if (profile.provenance.source == profiles::Source::simulated) {
     plan.notes.push_back(

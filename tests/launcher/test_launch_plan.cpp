@@ -29,6 +29,8 @@ struct World {
   std::map<fs::path, Profile> profiles;
   std::string node_fp = "fp-node";
   int fingerprint_calls = 0;
+  int fingerprinted_for = 0;
+  JobNccl job{"/usr/lib/libnccl.so.2", autotune::nccl::Version{2, 28, 9}, "LD_LIBRARY_PATH"};
   bool plugin_present = true;
 
   World() { fs::create_directory(store); }
@@ -54,7 +56,7 @@ struct World {
       return it->second;
     };
     s.store_dir = [this](const std::optional<fs::path>& opt) { return opt ? *opt : store; };
-    s.find_by_name = [this](const fs::path&, const std::string& n) -> std::optional<fs::path> {
+    s.find_by_name = [this](const fs::path&, const std::string& n, int) -> std::optional<fs::path> {
       for (const auto& [p, prof] : profiles)
         if (prof.cluster.name == n) return p;
       return std::nullopt;
@@ -65,8 +67,11 @@ struct World {
         if (prof.cluster.fingerprint == fp) out.push_back(p);
       return out;
     };
-    s.node_fingerprint = [this] {
+    s.job_nccl = [this](const EnvLookup&) { return job; };
+    s.built_nccl_major_minor = 228;
+    s.node_fingerprint = [this](int nccl_major_minor) {
       ++fingerprint_calls;
+      fingerprinted_for = nccl_major_minor;
       if (node_fp.empty()) throw std::runtime_error("hwloc failed");
       return FingerprintLookup{node_fp, true, ""};
     };
@@ -369,7 +374,8 @@ TEST_CASE("ranks racing to pin a job all end with one pin", "[launch_plan][pin]"
       std::string note;
       JobPin mine{"/store/p" + std::to_string(i) + ".toml", std::string(15, '0') + std::to_string(i)};
       auto pin = pin_job(d.path(), "race", mine, &note);
-      std::ofstream(d.path() / ("rank" + std::to_string(i))) << (pin ? pin->profile.string() : "none " + note);
+      std::ofstream(d.path() / ("rank" + std::to_string(i)))
+          << (pin ? pin->profile.string() : "none " + note);
       ::_exit(0);
     }
     children.push_back(pid);
@@ -390,4 +396,50 @@ TEST_CASE("a pin this tool did not write is ignored, and said so", "[launch_plan
   std::string note;
   CHECK_FALSE(pin_job(d.path(), "77.0", {"/s/a.toml", "0123456789abcdef"}, &note));
   CHECK(note.find("not one this tool wrote") != std::string::npos);
+}
+
+TEST_CASE("the profile must be made for the NCCL the job loads, unless its policy allows another",
+          "[launch_plan][nccl]") {
+  World w;
+  fs::path a = w.add("a", "fp-node");
+  w.profiles[a].provenance.nccl_version = "2.27.3";
+  LaunchOptions o;
+  o.profile = a;
+  LaunchPlan plan = plan_launch(o, w.services(), env());
+  CHECK(plan.problem == Problem::other_nccl);
+  CHECK(plan.problem_text ==
+        "profile " + a.string() +
+            " was made for NCCL 2.27.3, the job loads NCCL 2.28.9 (/usr/lib/libnccl.so.2, "
+            "found through LD_LIBRARY_PATH): calibrate for it, or allow it with [policy] "
+            "other_nccl = \"apply\" or NCCL_AUTOTUNE_OTHER_NCCL=apply");
+  CHECK(plan.strict_exit_status() == 2);
+
+  plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_OTHER_NCCL", "apply"}}));
+  REQUIRE(plan.tuned());
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0].find("made for NCCL 2.27.3 to a job running NCCL 2.28.9") != std::string::npos);
+
+  w.profiles[a].apply_under_other_nccl = true;
+  CHECK(plan_launch(o, w.services(), env()).tuned());
+
+  w.profiles[a].apply_under_other_nccl = false;
+  w.job.version = autotune::nccl::Version{2, 27, 1};  // another patch release: the same rules hold
+  CHECK(plan_launch(o, w.services(), env()).tuned());
+}
+
+TEST_CASE("the fingerprint is made for the job's NCCL, and an unknown one is said", "[launch_plan][nccl]") {
+  World w;
+  w.add("a", "fp-node");
+  w.job.version = autotune::nccl::Version{2, 27, 3};
+  REQUIRE(plan_launch({}, w.services(), env()).tuned());
+  CHECK(w.fingerprinted_for == 227);
+
+  w.job = {std::nullopt, std::nullopt, "no libnccl.so.2 on LD_LIBRARY_PATH"};
+  LaunchPlan plan = plan_launch({}, w.services(), env());
+  REQUIRE(plan.tuned());
+  CHECK(w.fingerprinted_for == 228);
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0] ==
+        "the job's NCCL is not known (no libnccl.so.2 on LD_LIBRARY_PATH): assuming NCCL 2.28, which this "
+        "tool was built with; NCCL_AUTOTUNE_NCCL_LIB names the library");
 }
