@@ -140,10 +140,15 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
 }
 
 SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent) {
-  if (ranks_per_node < 1 || whole.node_gpus % ranks_per_node != 0)
-    throw InputError("<arguments>", 0,
-                     "a number of ranks per node that divides the node's " + std::to_string(whole.node_gpus) +
-                         " GPUs, found " + std::to_string(ranks_per_node));
+  // Groups running at once tile the node, so they must divide it; one group alone may take any part of it.
+  if (ranks_per_node < 1 || ranks_per_node > whole.node_gpus ||
+      (concurrent && whole.node_gpus % ranks_per_node != 0))
+    throw InputError(
+        "<arguments>", 0,
+        (concurrent ? "a number of ranks per node that divides the node's " +
+                          std::to_string(whole.node_gpus) + " GPUs"
+                    : "1 to " + std::to_string(whole.node_gpus) + " ranks per node (the node's GPUs)") +
+            ", found " + std::to_string(ranks_per_node));
   SimCluster c = whole;
   c.gpus_per_node = ranks_per_node;
   c.groups_per_node = concurrent ? whole.node_gpus / ranks_per_node : 1;

@@ -63,7 +63,7 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
 
 // The cluster a communicator of `ranks_per_node` ranks on each of `whole.nodes` nodes sees, with every group
 // of that shape running at once (node_gpus / ranks_per_node of them per node) when `concurrent`, else alone.
-// Throws InputError when ranks_per_node does not divide the node's GPUs.
+// Throws InputError when ranks_per_node is not 1 to the node's GPUs, or (concurrent) does not divide them.
 SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent);
 
 }  // namespace autotune::sim
