@@ -240,6 +240,8 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
            "expected an integer >= 1; found " + std::to_string(*r.samples));
 }
 
+}  // namespace
+
 std::string describe_rule(const Rule& r) {
   std::string out = format_byte_size(r.min_bytes) + ".." + format_byte_size(r.max_bytes) + ", nodes " +
                     format_count_range(r.nodes) + ", ranks " + format_count_range(r.ranks);
@@ -249,18 +251,21 @@ std::string describe_rule(const Rule& r) {
   return out;
 }
 
-// Whether two rules' per-call conditions can both hold for one call.
-bool calls_overlap(const Rule& a, const Rule& b) {
+bool rules_overlap(const Rule& a, const Rule& b) {
   const CountRange any{};
-  return a.pipe_ops.value_or(any).overlaps(b.pipe_ops.value_or(any)) &&
+  return a.collective == b.collective && a.min_bytes <= b.max_bytes && b.min_bytes <= a.max_bytes &&
+         a.nodes.value_or(any).overlaps(b.nodes.value_or(any)) &&
+         a.ranks.value_or(any).overlaps(b.ranks.value_or(any)) &&
+         a.ranks_per_node.value_or(any).overlaps(b.ranks_per_node.value_or(any)) &&
+         a.pipe_ops.value_or(any).overlaps(b.pipe_ops.value_or(any)) &&
          (!a.reg_buff || !b.reg_buff || *a.reg_buff == *b.reg_buff);
 }
 
-// Two rules overlap when they share a collective, their byte ranges intersect and so do their node and rank
-// ranges and their per-call conditions (pipe_ops, reg_buff). A sweep over rules sorted by min_bytes keeps
-// this near-linear for real profiles.
+namespace {
+
+// No two rules overlap (rules_overlap). A sweep over rules sorted by min_bytes keeps this near-linear for
+// real profiles.
 void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
-  const CountRange any{};
   // Sorted by (collective, min_bytes, position) packed into one 128-bit key: 3 bits, 64 bits, 61 bits (a
   // vector never holds 2^61 rules). Comparing plain integers in one contiguous array keeps this sort, the
   // largest part of the reader's own time, a few times cheaper than comparing tuples through indices.
@@ -281,11 +286,7 @@ void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
     if (pos > 0 && collective_of(order[pos - 1]) != collective_of(order[pos])) active.clear();
     std::erase_if(active, [&](size_t i) { return rules[i].max_bytes < r.min_bytes; });
     for (size_t i : active) {
-      const Rule& o = rules[i];
-      if (!o.nodes.value_or(any).overlaps(r.nodes.value_or(any)) ||
-          !o.ranks.value_or(any).overlaps(r.ranks.value_or(any)) ||
-          !o.ranks_per_node.value_or(any).overlaps(r.ranks_per_node.value_or(any)) || !calls_overlap(o, r))
-        continue;
+      if (!rules_overlap(rules[i], r)) continue;
       size_t later = std::max(i, current), earlier = std::min(i, current);
       const Rule& a = rules[later];
       const Rule& b = rules[earlier];
