@@ -3,7 +3,7 @@
 // its node, and the records travel as probe JSON (`probe --format json`, health readings included) to every
 // process, in node order. Ranks must be placed node by node (rank = node x ranks per node + local rank),
 // as srun and mpirun place them by default and as the NCCL runner requires. A collective: every process of
-// the job calls it.
+// the job calls it, from one thread.
 
 #include <functional>
 #include <vector>
