@@ -200,7 +200,7 @@ void NcclRunner::State::place_devices() {
     throw std::runtime_error(
         "measuring shape " + runners::shape_text(*options.shape) +
         " needs ranks placed node by node (block distribution, srun -m block); this job's are not");
-  layout.emplace(*options.shape, nodes, local_size, options.node_offset);
+  layout.emplace(*options.shape, nodes, local_size, options.node_offset, options.local_offset);
   members = options.shape->ranks;
   for (auto& d : devices) {
     const auto place = layout->place(d.rank / local_size, d.rank % local_size);

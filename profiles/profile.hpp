@@ -93,6 +93,10 @@ struct Provenance {
   std::string nccl_version;  // "2.28.9"
   Source source = Source::measured;
   std::string command;
+  // What the health gate before calibration saw ("8 node(s) checked by check (simulated): all ok"), and the
+  // nodes it left out (--exclude-unhealthy), each with why. Empty in hand-written or imported profiles.
+  std::string health;
+  std::vector<std::string> excluded_nodes;
 };
 
 // What the plugin does for a communicator whose (nodes, ranks) no rule names.

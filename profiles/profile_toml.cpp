@@ -355,7 +355,8 @@ class Reader {
     check_cluster(w_, p.cluster, key_line(cluster, "name"));
 
     const toml::table& prov = table(root, "provenance", 1);
-    check_keys(prov, "provenance.", {"created", "tool_version", "nccl_version", "source", "command"},
+    check_keys(prov, "provenance.",
+               {"created", "tool_version", "nccl_version", "source", "command", "health", "excluded_nodes"},
                line_of(prov));
     p.provenance.created = created(prov);
     p.provenance.tool_version = string(prov, "provenance.", "tool_version", false);
@@ -367,6 +368,8 @@ class Reader {
               "expected one of measured, simulated, imported; found " + in_quotes(source));
     p.provenance.source = *src;
     p.provenance.command = string(prov, "provenance.", "command", false);
+    p.provenance.health = string(prov, "provenance.", "health", false);
+    p.provenance.excluded_nodes = strings(prov, "provenance.", "excluded_nodes");
     check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
 
     if (const toml::node* env = root.get("env")) {
@@ -481,6 +484,23 @@ class Reader {
     if (!n->is_string())
       w_.fail(line_of(*n), prefix + std::string(key), "expected a string; found " + describe(*n));
     return n->as_string()->get();
+  }
+
+  // An optional array of strings.
+  std::vector<std::string> strings(const toml::table& t, const std::string& prefix, std::string_view key) {
+    std::vector<std::string> out;
+    const toml::node* n = t.get(key);
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a)
+      w_.fail(line_of(*n), prefix + std::string(key), "expected an array of strings; found " + describe(*n));
+    for (const toml::node& item : *a) {
+      if (!item.is_string())
+        w_.fail(line_of(item), prefix + std::string(key),
+                "expected an array of strings; found " + describe(item));
+      out.push_back(item.as_string()->get());
+    }
+    return out;
   }
 
   int count(const toml::table& t, const std::string& prefix, std::string_view key) {
@@ -913,7 +933,15 @@ std::string format_profile(const Profile& p) {
   out += "tool_version = " + toml_string(p.provenance.tool_version) + "\n";
   out += "nccl_version = " + toml_string(p.provenance.nccl_version) + "\n";
   out += "source = " + toml_string(name(p.provenance.source)) + "\n";
-  out += "command = " + toml_string(p.provenance.command) + "\n\n";
+  out += "command = " + toml_string(p.provenance.command) + "\n";
+  if (!p.provenance.health.empty()) out += "health = " + toml_string(p.provenance.health) + "\n";
+  if (!p.provenance.excluded_nodes.empty()) {
+    out += "excluded_nodes = [";
+    for (size_t i = 0; i < p.provenance.excluded_nodes.size(); ++i)
+      out += (i ? ", " : "") + toml_string(p.provenance.excluded_nodes[i]);
+    out += "]\n";
+  }
+  out += "\n";
   out += "[env]\n";
   for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";
   out += "\n[policy]\n";

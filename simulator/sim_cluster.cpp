@@ -76,6 +76,19 @@ int SimCluster::generation() const {
   return 0;
 }
 
+std::vector<int> rail_nics(int nics, int gpus, int gpu) {
+  std::vector<int> out;
+  if (nics < 1 || gpus < 1) return out;
+  for (int j = 0; j < nics; ++j)
+    if (nics >= gpus ? j * gpus / nics == gpu : gpu * nics / gpus == j) out.push_back(j);
+  return out;
+}
+
+bool SimCluster::holds_gpu(int gpu) const {
+  if (first_gpu < 0 || node_gpus < 1) return true;
+  return (gpu - first_gpu + node_gpus) % node_gpus < gpus_per_node;
+}
+
 double SimNic::gbytes_per_s() const {
   double sum = 0.0;
   for (const auto& p : ports) sum += p.gbytes_per_s;

@@ -176,6 +176,9 @@ JournalHeader parse_header(const Fields& f) {
     for (const auto& s : f.need("settings")) h.settings.push_back(parse_setting(f.element("settings", s)));
   h.seed = f.get_or<uint64_t>("seed", 0);
   h.repetitions = f.get_or<int>("repetitions", 0);
+  h.health = f.get_or<std::string>("health", "");
+  h.excluded_nodes = f.get_or<std::vector<std::string>>("excluded_nodes", {});
+  h.fabric_env = f.get_or<std::map<std::string, std::string>>("fabric_env", {});
   return h;
 }
 
@@ -262,6 +265,9 @@ std::string to_json_line(const JournalHeader& h) {
   j["settings"] = settings;
   j["seed"] = h.seed;
   j["repetitions"] = h.repetitions;
+  if (!h.health.empty()) j["health"] = h.health;
+  if (!h.excluded_nodes.empty()) j["excluded_nodes"] = h.excluded_nodes;
+  if (!h.fabric_env.empty()) j["fabric_env"] = h.fabric_env;
   return j.dump();
 }
 

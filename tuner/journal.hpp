@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -54,6 +55,11 @@ struct JournalHeader {
   std::vector<ProcessSetting> settings;
   uint64_t seed = 0;  // simulator seed (0 when measured)
   int repetitions = 0;
+  // What the health gate saw (tuner/cluster_health.hpp): a summary, the nodes left out, and the fabric
+  // settings every node agreed on (written into the profile's [env]).
+  std::string health;
+  std::vector<std::string> excluded_nodes;
+  std::map<std::string, std::string> fabric_env;
 };
 
 // One measurement of one candidate at one size, in one job (process-wide setting) at one scale.

@@ -29,10 +29,15 @@ bool is_mpirun(const std::string& word) {
   return b == "mpirun" || b == "mpiexec" || b == "orterun" || b == "prterun";
 }
 
-// The last lines of what a job wrote to its log from `from` on (earlier runs' output stays above), for the
-// journal and the summary.
-std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t max_lines = 20,
-                        size_t max_chars = 4000) {
+bool part_finished(const JournalContents& part, const std::string& setting_id) {
+  return std::any_of(part.job_events.begin(), part.job_events.end(),
+                     [&](const JournalJobEvent& e) { return e.job == setting_id && e.status == "finished"; });
+}
+
+}  // namespace
+
+std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t max_lines,
+                        size_t max_chars) {
   std::error_code ec;
   if (!std::filesystem::exists(log, ec)) return "";
   std::string text = read_file(log);
@@ -50,8 +55,6 @@ std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t
   return tail;
 }
 
-// Runs one job to its end and returns "" when it exited with status 0, otherwise what went wrong. With a
-// limit, a job still running at the limit is sent SIGTERM, and SIGKILL 10 s later if it ignores that.
 std::string run_job(ProcessLauncher& launcher, const Clock& clock, const ProcessSpec& spec,
                     std::optional<double> limit) {
   auto child = launcher.start(spec);
@@ -76,13 +79,6 @@ std::string run_job(ProcessLauncher& launcher, const Clock& clock, const Process
   if (status->ok() && !termed) return "";
   return stopped + status->describe();
 }
-
-bool part_finished(const JournalContents& part, const std::string& setting_id) {
-  return std::any_of(part.job_events.begin(), part.job_events.end(),
-                     [&](const JournalJobEvent& e) { return e.job == setting_id && e.status == "finished"; });
-}
-
-}  // namespace
 
 std::vector<std::string> split_shell_words(std::string_view text) {
   std::vector<std::string> words;

@@ -112,7 +112,11 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   p.provenance.nccl_version = h.nccl_version;
   p.provenance.source = profiles::parse_source(h.source).value_or(profiles::Source::measured);
   p.provenance.command = h.command;
+  p.provenance.health = h.health;
+  p.provenance.excluded_nodes = h.excluded_nodes;
   p.env = d.env;
+  // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
+  for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
   for (const auto& r : d.rules) p.rules.push_back(r.rule);
   return p;
 }

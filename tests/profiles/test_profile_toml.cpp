@@ -493,3 +493,33 @@ TEST_CASE(
         "profile.toml:23: rule[1].pipe_ops: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; "
         "found integer 0");
 }
+
+TEST_CASE("profile toml: health: what the gate saw and the nodes left out read and write back",
+          "[profile_toml][health]") {
+  Profile p;
+  p.cluster.name = "c";
+  p.provenance.created = "2026-06-01T12:00:00Z";
+  p.provenance.nccl_version = "2.28.9";
+  p.provenance.health = "8 node(s) checked by check (simulated): 2 blocking, excluded (--exclude-unhealthy)";
+  p.provenance.excluded_nodes = {"node 3: mlx5_1 nic_bandwidth_low", "node 5: GPU2 gpu_bandwidth_low"};
+  p.env = {{"NCCL_IB_GID_INDEX", "3"}, {"NCCL_SOCKET_IFNAME", "=eth0"}};
+  const std::string text = format_profile(p);
+  CHECK(
+      text.find(
+          "excluded_nodes = [\"node 3: mlx5_1 nic_bandwidth_low\", \"node 5: GPU2 gpu_bandwidth_low\"]\n") !=
+      std::string::npos);
+  const Profile back = parse_profile(text, "x.toml");
+  CHECK(back.provenance.health == p.provenance.health);
+  CHECK(back.provenance.excluded_nodes == p.provenance.excluded_nodes);
+  CHECK(back.env == p.env);
+  CHECK(format_profile(back) == text);
+  // Absent: nothing written (hand-written and imported profiles), nothing read.
+  Profile plain = p;
+  plain.provenance.health.clear();
+  plain.provenance.excluded_nodes.clear();
+  CHECK(format_profile(plain).find("health") == std::string::npos);
+  CHECK(error_of(std::string(kHeader) + "excluded_nodes = \"node 3\"\n") ==
+        "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found string \"node 3\"");
+  CHECK(error_of(std::string(kHeader) + "excluded_nodes = [3]\n") ==
+        "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found integer 3");
+}
