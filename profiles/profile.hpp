@@ -77,6 +77,9 @@ struct Rule {
 struct ClusterInfo {
   std::string name;
   std::string fingerprint;
+  // What the fingerprint hashes (topology/fingerprint.hpp: fingerprint_facts), so that a node that does not
+  // match can be told what differs. Absent in profiles written before it was kept.
+  std::vector<std::string> fingerprint_facts;
   std::string gpu_model;
   int gpus_per_node = 0;
   int nodes = 0;

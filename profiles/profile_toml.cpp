@@ -345,9 +345,11 @@ class Reader {
     const toml::table& cluster = table(root, "cluster", 1);
     int cluster_line = line_of(cluster);
     check_keys(cluster, "cluster.",
-               {"name", "fingerprint", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"}, cluster_line);
+               {"name", "fingerprint", "fingerprint_facts", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"},
+               cluster_line);
     p.cluster.name = string(cluster, "cluster.", "name", true);
     p.cluster.fingerprint = string(cluster, "cluster.", "fingerprint", false);
+    p.cluster.fingerprint_facts = strings(cluster, "cluster.", "fingerprint_facts");
     p.cluster.gpu_model = string(cluster, "cluster.", "gpu_model", false);
     p.cluster.gpus_per_node = count(cluster, "cluster.", "gpus_per_node");
     p.cluster.nodes = count(cluster, "cluster.", "nodes");
@@ -817,6 +819,16 @@ std::string toml_string(std::string_view s) {
   return out;
 }
 
+// ["a", "b"]: items after `separator` (" ", or a line break and indent for long lists, one item per line).
+std::string toml_string_array(const std::vector<std::string>& items, std::string_view separator) {
+  const bool multiline = separator.find('\n') != std::string_view::npos;
+  std::string out = "[";
+  for (size_t k = 0; k < items.size(); ++k)
+    out += std::string(k && !multiline ? "," : "") + (k || multiline ? std::string(separator) : "") +
+           toml_string(items[k]) + (multiline ? "," : "");
+  return out + (multiline ? "\n]" : "]");
+}
+
 std::string toml_size(uint64_t bytes) {
   std::string exact = format_byte_size(bytes);
   // Values that have a short exact unit spelling are written that way; odd values (often 2^k - 1, the
@@ -927,7 +939,10 @@ std::string format_profile(const Profile& p) {
   out += "gpu_model = " + toml_string(p.cluster.gpu_model) + "\n";
   out += "gpus_per_node = " + std::to_string(p.cluster.gpus_per_node) + "\n";
   out += "nodes = " + std::to_string(p.cluster.nodes) + "\n";
-  out += "nics_per_node = " + std::to_string(p.cluster.nics_per_node) + "\n\n";
+  out += "nics_per_node = " + std::to_string(p.cluster.nics_per_node) + "\n";
+  if (!p.cluster.fingerprint_facts.empty())
+    out += "fingerprint_facts = " + toml_string_array(p.cluster.fingerprint_facts, "\n  ") + "\n";
+  out += "\n";
   out += "[provenance]\n";
   out += "created = " + toml_string(p.provenance.created) + "\n";
   out += "tool_version = " + toml_string(p.provenance.tool_version) + "\n";
@@ -935,12 +950,8 @@ std::string format_profile(const Profile& p) {
   out += "source = " + toml_string(name(p.provenance.source)) + "\n";
   out += "command = " + toml_string(p.provenance.command) + "\n";
   if (!p.provenance.health.empty()) out += "health = " + toml_string(p.provenance.health) + "\n";
-  if (!p.provenance.excluded_nodes.empty()) {
-    out += "excluded_nodes = [";
-    for (size_t i = 0; i < p.provenance.excluded_nodes.size(); ++i)
-      out += (i ? ", " : "") + toml_string(p.provenance.excluded_nodes[i]);
-    out += "]\n";
-  }
+  if (!p.provenance.excluded_nodes.empty())
+    out += "excluded_nodes = " + toml_string_array(p.provenance.excluded_nodes, " ") + "\n";
   out += "\n";
   out += "[env]\n";
   for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";

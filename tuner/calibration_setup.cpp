@@ -260,6 +260,13 @@ void select_settings(const CalibrationRequest& r, const CalibrationContext& c, C
   }
 }
 
+// The kind of node, for the NCCL the measurements run under: the fingerprint holds its major.minor.
+void fingerprint_node(const topology::Topology& node, JournalHeader& h) {
+  const auto v = nccl::Version::parse(h.nccl_version);
+  h.fingerprint = topology::fingerprint(node, v ? v->major_minor() : 0);
+  h.fingerprint_facts = topology::fingerprint_facts(node, v ? v->major_minor() : 0);
+}
+
 void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
                      const std::optional<topology::Topology>& node, const std::string& stem,
                      JournalHeader& h) {
@@ -269,7 +276,7 @@ void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
   const auto built = nccl::Version::from_code(c.nccl_version_code);
   h.nccl_version = built ? built->text() : "";
   if (node) {
-    h.fingerprint = topology::fingerprint(*node, built ? built->major_minor() : 0);
+    fingerprint_node(*node, h);
     h.gpu_model = node->gpus.empty() ? "" : node->gpus[0].name;
     h.gpus_per_node = static_cast<int>(node->gpus.size());
   }
@@ -297,7 +304,8 @@ void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
   h.gpu_model = info.gpu_model;
-  if (!info.nccl_version.empty()) h.nccl_version = info.nccl_version;
+  if (!info.nccl_version.empty()) h.nccl_version = info.nccl_version;  // the libnccl this process loaded
+  if (s.runner.topology) fingerprint_node(*s.runner.topology, h);
   if (h.cluster.empty()) h.cluster = c.hostname + "-" + std::to_string(info.nodes) + "n";
 }
 

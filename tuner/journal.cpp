@@ -156,6 +156,7 @@ JournalHeader parse_header(const Fields& f) {
   h.nccl_version = f.get_or<std::string>("nccl_version", "");
   h.cluster = f.get_or<std::string>("cluster", "");
   h.fingerprint = f.get_or<std::string>("fingerprint", "");
+  h.fingerprint_facts = f.get_or<std::vector<std::string>>("fingerprint_facts", {});
   h.gpu_model = f.get_or<std::string>("gpu_model", "");
   h.nodes = f.get_or<int>("nodes", 0);
   h.gpus_per_node = f.get_or<int>("gpus_per_node", 0);
@@ -247,6 +248,7 @@ std::string to_json_line(const JournalHeader& h) {
   j["nccl_version"] = h.nccl_version;
   j["cluster"] = h.cluster;
   j["fingerprint"] = h.fingerprint;
+  if (!h.fingerprint_facts.empty()) j["fingerprint_facts"] = h.fingerprint_facts;
   j["gpu_model"] = h.gpu_model;
   j["nodes"] = h.nodes;
   j["gpus_per_node"] = h.gpus_per_node;

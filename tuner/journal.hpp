@@ -43,6 +43,7 @@ struct JournalHeader {
   std::string nccl_version;  // "2.28.9"
   std::string cluster;       // cluster name (example name or topology file)
   std::string fingerprint;   // topology fingerprint
+  std::vector<std::string> fingerprint_facts;  // what it hashes (topology/fingerprint.hpp)
   std::string gpu_model;
   int nodes = 0;
   int gpus_per_node = 0;

@@ -303,7 +303,10 @@ void adopt_part_header(JournalHeader& header, const JournalHeader& part) {
   if (header.gpu_model.empty()) header.gpu_model = part.gpu_model;
   if (header.nccl_version.empty()) header.nccl_version = part.nccl_version;
   if (header.runner.empty()) header.runner = part.runner;
-  if (header.fingerprint.empty()) header.fingerprint = part.fingerprint;
+  if (header.fingerprint.empty()) {
+    header.fingerprint = part.fingerprint;
+    header.fingerprint_facts = part.fingerprint_facts;
+  }
 }
 
 // One job's lines of its part, counted as measured in this run or replayed, and its failure if any.

@@ -104,6 +104,7 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   profiles::Profile p;
   p.cluster.name = h.cluster;
   p.cluster.fingerprint = h.fingerprint;
+  p.cluster.fingerprint_facts = h.fingerprint_facts;
   p.cluster.gpu_model = h.gpu_model;
   p.cluster.gpus_per_node = h.gpus_per_node;
   p.cluster.nodes = h.nodes;

@@ -320,7 +320,8 @@ TEST_CASE("explain: NCCL's choices are modelled for the communicator's shape", "
   auto uses_nvls = [&](int nodes, int ranks) {
     o.nodes = nodes;
     o.ranks = ranks;
-    for (const Range& r : map_of(explain::explain(o), Collective::allreduce).ranges)
+    const Explanation e = explain::explain(o);
+    for (const Range& r : map_of(e, Collective::allreduce).ranges)
       if (r.decision.algorithm == Algorithm::nvls) return true;
     return false;
   };
@@ -328,5 +329,6 @@ TEST_CASE("explain: NCCL's choices are modelled for the communicator's shape", "
   CHECK_FALSE(uses_nvls(4, 4));
   o.nodes = 1;
   o.ranks = 16;
-  CHECK_THROWS_WITH(explain::explain(o), Catch::Contains("1 to 8 ranks per node (the node's GPUs), found 16"));
+  CHECK_THROWS_WITH(explain::explain(o),
+                    Catch::Contains("1 to 8 ranks per node (the node's GPUs), found 16"));
 }

@@ -129,6 +129,7 @@ nodes = "4+"
 TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]") {
   Profile p;
   p.cluster.name = "weird \"name\"\twith\\escapes";
+  p.cluster.fingerprint_facts = {"gpu 8x NVIDIA H100 sm90", "nccl 2.28"};
   p.provenance.created = "2026-06-01T12:00:00.5+02:00";
   p.provenance.nccl_version = "2.28";
   p.provenance.source = Source::simulated;
@@ -145,6 +146,7 @@ TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]")
   std::string text = format_profile(p);
   Profile back = parse_profile(text, "x.toml");
   CHECK(back.cluster.name == p.cluster.name);
+  CHECK(back.cluster.fingerprint_facts == p.cluster.fingerprint_facts);
   CHECK(back.provenance.command == p.provenance.command);
   CHECK(back.constants[0].value == p.constants[0].value);
   CHECK(back.rules[0].max_bytes == UINT64_MAX);
@@ -187,7 +189,8 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
   CHECK(error_of("schema = 1\n[cluster]\nfingerprint = \"f\"\n") ==
         "profile.toml:2: cluster.name: expected a string; found no such key (it is required)");
   CHECK(error_of("schema = 1\n[cluster]\nname = \"a\"\ngpus = 8\n") ==
-        "profile.toml:4: cluster.gpus: expected one of name, fingerprint, gpu_model, gpus_per_node, nodes, "
+        "profile.toml:4: cluster.gpus: expected one of name, fingerprint, fingerprint_facts, gpu_model, "
+        "gpus_per_node, nodes, "
         "nics_per_node; found an unknown key");
   CHECK(error_of("schema = 1\n[cluster]\nname = \"a\"\nnodes = -1\n") ==
         "profile.toml:4: cluster.nodes: expected an integer 0..1000000; found -1");
@@ -298,7 +301,8 @@ TEST_CASE("profile toml: rule errors", "[profile_toml]") {
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchanels = 4")) ==
         "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
         "protocol, "
-        "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, reg_buff, chunk_bytes; "
+        "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, "
+        "reg_buff, chunk_bytes; "
         "found an unknown key");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nnodes = \"8-2\"")) ==
         "profile.toml:23: rule[1].nodes: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found "
