@@ -6,12 +6,16 @@
 #include <chrono>
 #include <cstdio>
 
-#include "runners/mpi_context.hpp"
+#include "runners/process_group.hpp"
 #include "simulator/sim_runner.hpp"
 
 using namespace autotune;
 using namespace autotune::runners;
 using namespace autotune::sim;
+
+namespace {
+const SingleProcess kAlone;
+}  // namespace
 
 namespace {
 
@@ -66,7 +70,7 @@ SimModel model() {
 }
 
 void BM_SimRunnerFullSweep(benchmark::State& state) {
-  SimRunner runner(model(), 1, 0.03, MpiContext::world());
+  SimRunner runner(model(), 1, 0.03, kAlone);
   auto batch = full_sweep();
   for (auto _ : state) benchmark::DoNotOptimize(runner.run(batch));
   state.counters["measurements_per_s"] =
@@ -95,7 +99,7 @@ BENCHMARK(BM_BaselineCostFormula)->Unit(benchmark::kMillisecond);
 // One timed sweep of each, printed as a ratio beside the target.
 void print_summary() {
   auto batch = full_sweep();
-  SimRunner runner(model(), 1, 0.03, MpiContext::world());
+  SimRunner runner(model(), 1, 0.03, kAlone);
   SimModel m = model();
   auto t0 = std::chrono::steady_clock::now();
   benchmark::DoNotOptimize(runner.run(batch));

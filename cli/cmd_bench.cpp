@@ -8,7 +8,7 @@
 #include "cli/options.hpp"
 #include "common/input_error.hpp"
 #include "nccl_tests/bench_table.hpp"
-#include "runners/mpi_context.hpp"
+#include "runners/process_group.hpp"
 #include "topology/examples.hpp"
 #include "topology/reader.hpp"
 #include "tuner/runner_factory.hpp"
@@ -94,7 +94,7 @@ int cmd_bench(const Args& args) {
   }
 
   auto runner = tuner::make_runner(options);
-  const auto& processes = runners::MpiContext::world();
+  const auto& processes = runners::job_processes();
   const bool progress = processes.is_root() && isatty(STDERR_FILENO);
   std::vector<runners::Measurement> results;
   for (auto c : kinds) {

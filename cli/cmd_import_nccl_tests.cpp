@@ -6,7 +6,9 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/input_error.hpp"
+#include "nccl/version.hpp"
 #include "nccl_tests/import_nccl_tests.hpp"
+#include "profiles/store.hpp"
 #include "tuner/journal.hpp"
 
 namespace autotune::cli {
@@ -34,7 +36,7 @@ int cmd_import_nccl_tests(const Args& args) {
   spec.options.add_options()                                                                          //
       ("log", po::value(&logs)->multitoken(), "nccl-tests output file(s)")                            //
       ("journal", po::value(&journal), "journal file to create or append to")                         //
-      ("store", po::value(&store), "profile store: the journal goes to DIR/NAME.journal.jsonl")       //
+      ("store", po::value(&store), "profile store: the journal goes beside NAME's profile there")     //
       ("cluster", po::value(&cluster), "cluster name (with --store; also written in a new journal)")  //
       ("algo", po::value(&algo), "algorithm the logs were forced to (NCCL_ALGO)")                     //
       ("proto", po::value(&proto), "protocol the logs were forced to (NCCL_PROTO)")                   //
@@ -82,7 +84,6 @@ int cmd_import_nccl_tests(const Args& args) {
   if (!store.empty()) {
     if (cluster.empty())
       throw InputError("<arguments>", 0, "--store needs --cluster NAME (the journal's name in the store)");
-    journal_path = std::filesystem::path(store) / (cluster + ".journal.jsonl");
   } else {
     journal_path = journal;
   }
@@ -98,6 +99,16 @@ int cmd_import_nccl_tests(const Args& args) {
   for (const auto& path : logs) parsed.push_back(nccl_tests::read_nccl_tests_log(path, coll));
   nccl_tests::ImportResult result = nccl_tests::import_nccl_tests(parsed, options);
   for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
+  if (!store.empty()) {
+    // Where `tune --resume` and `report` look: beside the profile of this cluster and NCCL version.
+    std::string version = result.header.nccl_version;
+    if (version.empty())
+      if (auto built = nccl::Version::from_code(kBuiltNcclVersion)) version = built->text();
+    if (version.empty())
+      throw InputError("<arguments>", 0,
+                       "--store: expected the logs to say which NCCL ran, found no version");
+    journal_path = profiles::Store(store).journal_path_for(cluster, version);
+  }
 
   bool fresh = !std::filesystem::exists(journal_path) || std::filesystem::file_size(journal_path) == 0;
   if (!fresh) {

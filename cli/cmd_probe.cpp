@@ -7,6 +7,7 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "nccl/version.hpp"
 #include "common/input_error.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
@@ -57,7 +58,8 @@ int cmd_probe(const Args& args) {
     std::cout << topology::to_nccl_xml(topo);
     return kExitOk;
   }
-  const int nccl = kBuiltNcclVersion >= 10000 ? kBuiltNcclVersion / 100 : kBuiltNcclVersion;
+  const auto built = nccl::Version::from_code(kBuiltNcclVersion);
+  const int nccl = built ? built->major_minor() : 0;
   const topology::Analysis analysis = topology::analyze(topo);
   const topology::ProbeReport report{topo, analysis, topology::fingerprint(topo, nccl)};
   std::cout << (format == "json" ? topology::to_json(report) : topology::to_text(report));

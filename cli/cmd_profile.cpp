@@ -14,6 +14,7 @@
 #include "common/atomic_file.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "nccl/version.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile_diff.hpp"
@@ -300,11 +301,8 @@ int do_import(const Common& c) {
     p.provenance.source = Source::imported;
     p.provenance.command = "nccl-autotune profile import " + in.string();
     p.provenance.nccl_version = c.nccl_version;
-    if (p.provenance.nccl_version.empty() && kBuiltNcclVersion > 0) {
-      int v = kBuiltNcclVersion;
-      p.provenance.nccl_version =
-          std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
-    }
+    if (p.provenance.nccl_version.empty())
+      if (auto built = nccl::Version::from_code(kBuiltNcclVersion)) p.provenance.nccl_version = built->text();
     if (p.provenance.nccl_version.empty())
       throw InputError("<arguments>", 0,
                        "--nccl-version: expected the NCCL version these rules are for; found none");

@@ -7,6 +7,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
+#include "profiles/store.hpp"
 #include "report/report_html.hpp"
 #include "tuner/journal.hpp"
 
@@ -19,10 +20,6 @@ bool looks_like_profile(const fs::path& p) {
   return p.extension() == ".toml";
 }
 
-// A profile's journal lies next to it in the store: <name>.toml -> <name>.journal.jsonl.
-fs::path journal_next_to(const fs::path& profile) {
-  return profile.parent_path() / (profile.stem().string() + ".journal.jsonl");
-}
 }  // namespace
 
 int cmd_report(const Args& args) {
@@ -60,7 +57,7 @@ int cmd_report(const Args& args) {
     if (!profile_path.empty())
       throw InputError("<arguments>", 0, "--profile is for a journal input; the input is already a profile");
     profile = profiles::read_profile(in);
-    fs::path j = journal_next_to(in);
+    fs::path j = profiles::Store::journal_beside(in);
     if (fs::exists(j)) {
       journal = tuner::load_journal(j);
     } else {

@@ -13,13 +13,14 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "nccl/version.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
 #include "report/table_format.hpp"
-#include "runners/mpi_context.hpp"
+#include "runners/process_group.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
@@ -303,8 +304,8 @@ int cmd_tune(const Args& args) {
     throw InputError("<arguments>", 0,
                      "--example, --topology and --nodes describe the simulator: add --simulate");
   }
-  auto& processes = runners::MpiContext::world();
-  const bool under_mpi = runners::MpiContext::launched_by_mpi();
+  auto& processes = runners::job_processes();
+  const bool under_mpi = runners::launched_by_mpi();
   const bool worker = vm->count("worker") > 0;
   const bool dry_run = vm->count("dry-run") > 0;
   if (worker && (job_id < 0 || journal_part.empty()))
@@ -417,11 +418,9 @@ int cmd_tune(const Args& args) {
   std::string command = "nccl-autotune tune";
   for (const auto& a : args) command += " " + a;
   o.header.command = command;
-  int nccl_mm = kBuiltNcclVersion / 100;
-  o.header.nccl_version = kBuiltNcclVersion ? std::to_string(kBuiltNcclVersion / 10000) + "." +
-                                                  std::to_string(kBuiltNcclVersion / 100 % 100) + "." +
-                                                  std::to_string(kBuiltNcclVersion % 100)
-                                            : "";
+  const auto built = nccl::Version::from_code(kBuiltNcclVersion);
+  const int nccl_mm = built ? built->major_minor() : 0;
+  o.header.nccl_version = built ? built->text() : "";
   if (topo) {
     o.header.fingerprint = topology::fingerprint(*topo, nccl_mm);
     o.header.gpu_model = topo->gpus.empty() ? "" : topo->gpus[0].name;

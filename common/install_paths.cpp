@@ -18,12 +18,12 @@ fs::path self_executable() {
 
 }  // namespace
 
-std::vector<fs::path> plugin_candidates(const PluginSearch& search) {
+std::vector<fs::path> library_candidates(const std::string& file_name, const PluginSearch& search) {
   std::optional<std::string> override_dir = search.plugin_dir_override;
   if (!override_dir) {
     if (const char* v = std::getenv("NCCL_AUTOTUNE_PLUGIN_DIR"); v && *v) override_dir = v;
   }
-  if (override_dir) return {fs::absolute(fs::path(*override_dir) / kPluginFileName).lexically_normal()};
+  if (override_dir) return {fs::absolute(fs::path(*override_dir) / file_name).lexically_normal()};
 
   // Resolve symbolic links first: a /usr/local/bin/nccl-autotune link into a prefix must find that prefix.
   fs::path exe = search.executable.empty() ? self_executable() : search.executable;
@@ -33,25 +33,25 @@ std::vector<fs::path> plugin_candidates(const PluginSearch& search) {
   std::vector<fs::path> out;
   // The install's own libdir (AUTOTUNE_INSTALL_LIBDIR, relative to the prefix) first, then the usual ones.
   for (const char* libdir : {AUTOTUNE_INSTALL_LIBDIR, "lib", "lib64"}) {
-    fs::path p = (dir / ".." / libdir / kPluginFileName).lexically_normal();
+    fs::path p = (dir / ".." / libdir / file_name).lexically_normal();
     bool seen = false;
     for (const auto& q : out) seen = seen || q == p;
     if (!seen) out.push_back(p);
   }
-  out.push_back((dir / ".." / "plugins" / kPluginFileName).lexically_normal());
+  out.push_back((dir / ".." / "plugins" / file_name).lexically_normal());
   return out;
 }
 
-fs::path find_plugin(const PluginSearch& search) {
-  const std::vector<fs::path> candidates = plugin_candidates(search);
+fs::path find_library(const std::string& file_name, const std::string& what, const PluginSearch& search) {
+  const std::vector<fs::path> candidates = library_candidates(file_name, search);
   for (const auto& c : candidates) {
     std::error_code ec;
     if (fs::is_regular_file(c, ec)) return c;
   }
   std::string looked;
   for (const auto& c : candidates) looked += (looked.empty() ? "" : ", ") + c.string();
-  throw std::runtime_error(std::string("tuner plugin ") + kPluginFileName + " not found (looked at " +
-                           looked + "; set NCCL_AUTOTUNE_PLUGIN_DIR to its directory)");
+  throw std::runtime_error(what + " " + file_name + " not found (looked at " + looked +
+                           "; set NCCL_AUTOTUNE_PLUGIN_DIR to its directory)");
 }
 
 }  // namespace autotune

@@ -2,6 +2,7 @@
 
 #include "autotune/version.hpp"
 #include "common/install_paths.hpp"
+#include "nccl/version.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
@@ -12,7 +13,8 @@ namespace autotune::launcher {
 namespace fs = std::filesystem;
 
 int fingerprint_nccl_major_minor() {
-  return kBuiltNcclVersion / 100;
+  auto built = nccl::Version::from_code(kBuiltNcclVersion);
+  return built ? built->major_minor() : 0;
 }
 
 std::string fingerprint_cache_key() {
@@ -33,17 +35,8 @@ std::optional<fs::path> pick(const std::vector<profiles::StoredProfile>& found) 
   const int want = fingerprint_nccl_major_minor();
   for (const auto& f : found) {
     if (!f.profile) continue;
-    const std::string& v = f.profile->provenance.nccl_version;  // "2.28.9"
-    const auto dot1 = v.find('.');
-    const auto dot2 = v.find('.', dot1 + 1);
-    if (dot1 == std::string::npos) continue;
-    try {
-      const int major = std::stoi(v.substr(0, dot1));
-      const int minor =
-          std::stoi(v.substr(dot1 + 1, dot2 == std::string::npos ? std::string::npos : dot2 - dot1 - 1));
-      if (major * 100 + minor == want) return f.file;
-    } catch (const std::exception&) {
-    }
+    auto v = nccl::Version::parse(f.profile->provenance.nccl_version);
+    if (v && v->major_minor() == want) return f.file;
   }
   if (found.empty()) return std::nullopt;
   return found.front().file;

@@ -11,9 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "nccl/version.hpp"
 #include "nccl_runner/sweep_hook_client.hpp"
 #include "runners/bandwidth.hpp"
 #include "runners/collective_check.hpp"
+#include "runners/lock_step.hpp"
 #include "runners/measure_plan.hpp"
 #include "runners/watchdog.hpp"
 
@@ -34,11 +36,12 @@ using runners::kCheckRoot;
 using runners::make_input;
 using runners::Measurement;
 using runners::MeasureRequest;
-using runners::MpiContext;
 using runners::Outcome;
 using runners::per_operation_us;
+using runners::ProcessGroup;
 using runners::rough_estimate_us;
 using runners::RunnerInfo;
+using runners::StepFailure;
 using runners::wait_with_watchdog;
 using runners::WaitResult;
 using runners::watchdog_bound;
@@ -48,14 +51,9 @@ namespace {
 
 using nccl::Collective;
 
-// One step of one request went wrong; the request's outcome says how. Never leaves this file.
-struct StepError : std::runtime_error {
-  Outcome outcome;
-  StepError(Outcome o, const std::string& what) : std::runtime_error(what), outcome(o) {}
-};
-
 void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw StepError(Outcome::failed, fmt::format("{}: {}", what, cudaGetErrorString(e)));
+  if (e != cudaSuccess)
+    throw StepFailure(Outcome::failed, fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }
 
 std::string nccl_text(ncclResult_t r, ncclComm_t comm) {
@@ -66,35 +64,7 @@ std::string nccl_text(ncclResult_t r, ncclComm_t comm) {
 }
 
 void nccl_check(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
-  if (r != ncclSuccess) throw StepError(Outcome::failed, fmt::format("{}: {}", what, nccl_text(r, comm)));
-}
-
-// Agreement across processes takes the worst outcome; these are ordered so.
-int severity(Outcome o) {
-  switch (o) {
-    case Outcome::ok:
-      return 0;
-    case Outcome::unsupported:
-      return 1;
-    case Outcome::wrong_result:
-      return 2;
-    case Outcome::failed:
-      return 3;
-    case Outcome::timed_out:
-      return 4;
-  }
-  return 3;
-}
-
-Outcome from_severity(int s) {
-  static constexpr Outcome kBySeverity[] = {Outcome::ok, Outcome::unsupported, Outcome::wrong_result,
-                                            Outcome::failed, Outcome::timed_out};
-  return kBySeverity[std::clamp(s, 0, 4)];
-}
-
-std::string version_text(int code) {
-  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
-  return fmt::format("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100);
+  if (r != ncclSuccess) throw StepFailure(Outcome::failed, fmt::format("{}: {}", what, nccl_text(r, comm)));
 }
 
 // One GPU this process drives, and its rank in the job.
@@ -114,7 +84,7 @@ struct Device {
 
 struct NcclRunner::State {
   MeasureOptions options;
-  const MpiContext& processes;
+  const ProcessGroup& processes;
   SweepHookClient hook;
   std::vector<Device> devices;
   int ranks = 1;
@@ -125,11 +95,13 @@ struct NcclRunner::State {
   bool comms_ok = false;
   int rebuilds = 0;
 
-  State(const MeasureOptions& o, const MpiContext& p, const std::string& plugin)
+  State(const MeasureOptions& o, const ProcessGroup& p, const std::string& plugin)
       : options(o), processes(p), hook(plugin) {}
   ~State();
 
-  void create_comms();
+  void open_devices();  // this process's GPUs, streams and events; throws runtime_error
+  void count_nodes();   // collective: every process calls it
+  void create_comms(runners::LockStep& steps);
   void drop_comms(bool abort);
   void free_graphs();
   void ensure_capacity(uint64_t bytes);
@@ -141,10 +113,9 @@ struct NcclRunner::State {
   // start event, `ops` operations (or the captured graph), stop event, on every device.
   void launch(Collective c, const BufferCounts& counts, int ops, bool use_graph);
   void capture(Collective c, const BufferCounts& counts, int ops);
-  // Waits for every stop event under the watchdog; throws StepError(timed_out) after aborting.
+  // Waits for every stop event under the watchdog; throws StepFailure(timed_out) after aborting.
   void wait(uint64_t bytes, int ops);
   std::vector<double> elapsed_us(int ops);  // per device, one operation
-  int agree(int code) const;
   double agree_max(double value) const;
 
   Measurement measure(const MeasureRequest& r);
@@ -165,24 +136,42 @@ NcclRunner::State::~State() {
   }
 }
 
-void NcclRunner::State::create_comms() {
-  try {
-    if (processes.distributed()) {
-      ncclUniqueId id{};
-      if (processes.is_root()) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-      processes.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(&id), sizeof id));
-      Device& d = devices.front();
-      cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
-      nccl_check(ncclCommInitRank(&d.comm, ranks, id, d.rank), "ncclCommInitRank");
-    } else {
-      std::vector<ncclComm_t> comms(devices.size(), nullptr);
-      std::vector<int> ids;
-      for (const auto& d : devices) ids.push_back(d.id);
+// In lock-step: root's unique id is agreed before it is broadcast, and every rank's init is agreed before any
+// goes on, so that one rank failing here ends every rank's runner with its reason instead of leaving the
+// others waiting in MPI.
+void NcclRunner::State::create_comms(runners::LockStep& steps) {
+  auto cannot = [](const std::exception& e) {
+    return std::runtime_error(std::string("cannot create the NCCL communicator: ") + e.what());
+  };
+  if (processes.distributed()) {
+    ncclUniqueId id{};
+    steps.step([&] {
+      try {
+        if (processes.is_root()) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+      } catch (const StepFailure& e) {
+        throw cannot(e);
+      }
+    });
+    processes.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(&id), sizeof id));
+    steps.step([&] {
+      try {
+        Device& d = devices.front();
+        cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+        nccl_check(ncclCommInitRank(&d.comm, ranks, id, d.rank), "ncclCommInitRank");
+      } catch (const StepFailure& e) {
+        throw cannot(e);
+      }
+    });
+  } else {
+    std::vector<ncclComm_t> comms(devices.size(), nullptr);
+    std::vector<int> ids;
+    for (const auto& d : devices) ids.push_back(d.id);
+    try {
       nccl_check(ncclCommInitAll(comms.data(), static_cast<int>(ids.size()), ids.data()), "ncclCommInitAll");
-      for (size_t i = 0; i < devices.size(); ++i) devices[i].comm = comms[i];
+    } catch (const StepFailure& e) {
+      throw cannot(e);
     }
-  } catch (const StepError& e) {
-    throw std::runtime_error(std::string("cannot create the NCCL communicator: ") + e.what());
+    for (size_t i = 0; i < devices.size(); ++i) devices[i].comm = comms[i];
   }
   comms_ok = true;
 }
@@ -317,7 +306,7 @@ void NcclRunner::State::capture(Collective c, const BufferCounts& counts, int op
   }
   if (!failure.empty()) {
     free_graphs();
-    throw StepError(Outcome::failed, "capturing the timed loop as a CUDA graph: " + failure);
+    throw StepFailure(Outcome::failed, "capturing the timed loop as a CUDA graph: " + failure);
   }
 }
 
@@ -351,11 +340,11 @@ void NcclRunner::State::wait(uint64_t bytes, int ops) {
     case WaitResult::done:
       return;
     case WaitResult::failed:
-      throw StepError(Outcome::failed, failure);
+      throw StepFailure(Outcome::failed, failure);
     case WaitResult::timed_out:
-      throw StepError(Outcome::timed_out,
-                      fmt::format("{} operation(s) did not finish within {:.1f} s: communicator aborted", ops,
-                                  bound.count()));
+      throw StepFailure(Outcome::timed_out,
+                        fmt::format("{} operation(s) did not finish within {:.1f} s: communicator aborted",
+                                    ops, bound.count()));
   }
 }
 
@@ -367,12 +356,6 @@ std::vector<double> NcclRunner::State::elapsed_us(int ops) {
     out.push_back(per_operation_us(ms, ops));
   }
   return out;
-}
-
-int NcclRunner::State::agree(int code) const {
-  double v = code;
-  processes.allreduce_max(std::span<double>(&v, 1));
-  return static_cast<int>(v);
 }
 
 double NcclRunner::State::agree_max(double value) const {
@@ -433,7 +416,7 @@ void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCount
     if (!check.ok() && first.empty()) first = fmt::format("rank {}: {}", d.rank, check.describe());
     wrong += check.wrong;
   }
-  if (wrong) throw StepError(Outcome::wrong_result, first);
+  if (wrong) throw StepFailure(Outcome::wrong_result, first);
 }
 
 Measurement NcclRunner::State::measure(const MeasureRequest& r) {
@@ -448,38 +431,22 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   const BufferCounts counts = buffer_counts(r.collective, ranks, r.bytes);
   const bool forcing = !cand.is_default();
 
-  int code = 0;
-  std::string detail;
-  // Runs one step unless an earlier one failed, then agrees with every process on how it went, so that all
-  // of them take the same MPI and NCCL calls in the same order.
-  auto step = [&](auto&& body) {
-    if (code == 0) {
-      try {
-        body();
-      } catch (const StepError& e) {
-        code = severity(e.outcome);
-        detail = e.what();
-      }
-    }
-    const int agreed = agree(code);
-    if (agreed > code) {
-      code = agreed;
-      detail = fmt::format("{} on another rank", name(from_severity(agreed)));
-    }
-    return code == 0;
-  };
+  // Every step is agreed by every process before any of them goes on (runners/lock_step.hpp).
+  runners::LockStep steps(processes);
+  auto step = [&](auto&& body) { return steps.step(body); };
 
   auto read_hook = [&] {
     auto seen = hook.last();
     if (!seen) return;
     if (forcing && seen->refused)
-      throw StepError(Outcome::unsupported,
-                      fmt::format("NCCL marked {} unusable for this operation (it kept its own choice)",
-                                  to_string(cand)));
+      throw StepFailure(Outcome::unsupported,
+                        fmt::format("NCCL marked {} unusable for this operation (it kept its own choice)",
+                                    to_string(cand)));
     if (forcing && seen->calls == 0)
-      throw StepError(Outcome::unsupported,
-                      "NCCL never consulted the tuner for this operation (a 1-rank communicator or an empty "
-                      "operation), so nothing could be forced");
+      throw StepFailure(
+          Outcome::unsupported,
+          "NCCL never consulted the tuner for this operation (a 1-rank communicator or an empty "
+          "operation), so nothing could be forced");
     if (seen->calls == 0) return;
     m.used_algorithm = nccl::algorithm_from_id(seen->algorithm);
     m.used_protocol = nccl::protocol_from_id(seen->protocol);
@@ -488,17 +455,17 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
 
   int iterations = options.iterations;
   std::vector<std::vector<double>> per_device(devices.size());
+  if (!comms_ok) {
+    free_graphs();
+    create_comms(steps);  // throws RunnerBroken on every process when any cannot: the runner cannot go on
+    ++rebuilds;
+  }
   step([&] {
-    if (!comms_ok) {
-      free_graphs();
-      create_comms();  // throws runtime_error: the runner cannot go on
-      ++rebuilds;
-    }
     ensure_capacity(r.bytes);
     const int algo = cand.algorithm ? static_cast<int>(*cand.algorithm) : -1;
     const int proto = cand.protocol ? static_cast<int>(*cand.protocol) : -1;
     if (hook.usable() && !hook.force(algo, proto, cand.channels))
-      throw StepError(Outcome::failed, "the sweep hook refused " + to_string(cand));
+      throw StepFailure(Outcome::failed, "the sweep hook refused " + to_string(cand));
     const int warmup = std::max(1, options.warmup_iterations);
     launch(r.collective, counts, warmup, false);
     wait(r.bytes, warmup);
@@ -513,7 +480,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
       wait(r.bytes, probe);
       for (double t : elapsed_us(probe)) estimate = std::max(estimate, t);
     });
-    if (code == 0) iterations = iterations_for(agree_max(estimate));
+    if (steps.ok()) iterations = iterations_for(agree_max(estimate));
   }
   if (options.cuda_graph) {
     step([&] {
@@ -534,8 +501,8 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   if (options.check_results) step([&] { check_results(r, counts); });
   free_graphs();
 
-  m.outcome = from_severity(code);
-  m.detail = detail;
+  m.outcome = steps.outcome();
+  m.detail = steps.detail();
   if (m.outcome == Outcome::failed || m.outcome == Outcome::timed_out) {
     drop_comms(true);  // the next request starts on a fresh communicator
     return m;
@@ -555,35 +522,29 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   return m;
 }
 
-NcclRunner::NcclRunner(const MeasureOptions& options, const MpiContext& processes) {
-  // Before anything touches NCCL: no device means nothing else can work, and NCCL must not start yet.
+void NcclRunner::State::open_devices() {
+  // Before anything touches NCCL: no device means nothing else can work.
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
     throw std::runtime_error(std::string("no CUDA device: ") + cudaGetErrorString(e));
   if (count < 1) throw std::runtime_error("no CUDA device: cudaGetDeviceCount found none");
-
-  // The hook sets NCCL_TUNER_PLUGIN, which NCCL reads when it first initialises.
-  state_ = std::make_unique<State>(options, processes, options.plugin_path);
-  State& s = *state_;
   if (processes.distributed()) {
     if (processes.local_size() > count)
       throw std::runtime_error(
           fmt::format("{} processes on this node but {} CUDA device(s): start one process per GPU",
                       processes.local_size(), count));
-    s.devices.push_back(Device{.id = processes.local_rank(), .rank = processes.rank()});
-    s.ranks = processes.size();
-    double leaders = processes.local_rank() == 0 ? 1.0 : 0.0;
-    processes.allreduce_sum(std::span<double>(&leaders, 1));
-    s.nodes = static_cast<int>(leaders);
+    devices.push_back(Device{.id = processes.local_rank(), .rank = processes.rank()});
+    ranks = processes.size();
   } else {
-    for (int i = 0; i < count; ++i) s.devices.push_back(Device{.id = i, .rank = i});
-    s.ranks = count;
+    for (int i = 0; i < count; ++i) devices.push_back(Device{.id = i, .rank = i});
+    ranks = count;
   }
   int version = 0;
-  if (ncclGetVersion(&version) == ncclSuccess) s.nccl_version = version_text(version);
+  if (ncclGetVersion(&version) == ncclSuccess)
+    if (auto v = nccl::Version::from_code(version)) nccl_version = v->text();
   cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, s.devices.front().id) == cudaSuccess) s.gpu_model = prop.name;
-  for (auto& d : s.devices) {
+  if (cudaGetDeviceProperties(&prop, devices.front().id) == cudaSuccess) gpu_model = prop.name;
+  for (auto& d : devices) {
     auto fail = [&](cudaError_t e, const char* what) {
       if (e != cudaSuccess)
         throw std::runtime_error(fmt::format("GPU {}: {}: {}", d.id, what, cudaGetErrorString(e)));
@@ -593,14 +554,31 @@ NcclRunner::NcclRunner(const MeasureOptions& options, const MpiContext& processe
     fail(cudaEventCreate(&d.start), "cudaEventCreate");
     fail(cudaEventCreate(&d.stop), "cudaEventCreate");
   }
-  s.create_comms();
-  if (options.max_bytes > 0) {
-    try {
-      s.ensure_capacity(options.max_bytes);
-    } catch (const StepError& e) {
-      throw std::runtime_error(std::string("allocating buffers for the largest size: ") + e.what());
-    }
-  }
+}
+
+void NcclRunner::State::count_nodes() {
+  double leaders = processes.local_rank() == 0 ? 1.0 : 0.0;
+  processes.allreduce_sum(std::span<double>(&leaders, 1));
+  nodes = static_cast<int>(leaders);
+}
+
+NcclRunner::NcclRunner(const MeasureOptions& options, const ProcessGroup& processes)
+    // The hook sets NCCL_TUNER_PLUGIN, which NCCL reads when it first initialises.
+    : state_(std::make_unique<State>(options, processes, options.plugin_path)) {
+  State& s = *state_;
+  // A process that fails here stops every process's runner, with its reason (runners/lock_step.hpp).
+  runners::LockStep setup(processes);
+  setup.step([&] { s.open_devices(); });
+  s.count_nodes();
+  s.create_comms(setup);
+  if (options.max_bytes > 0)
+    setup.step([&] {
+      try {
+        s.ensure_capacity(options.max_bytes);
+      } catch (const StepFailure& e) {
+        throw std::runtime_error(std::string("allocating buffers for the largest size: ") + e.what());
+      }
+    });
 }
 
 NcclRunner::~NcclRunner() = default;

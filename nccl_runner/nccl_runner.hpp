@@ -5,14 +5,15 @@
 // candidate is forced through our tuner plugin's sweep hook in this same process (NCCL_TUNER_PLUGIN points at
 // it before the first NCCL call), so one communicator serves every algorithm/protocol/channels candidate;
 // the default candidate is NCCL's own choice. After timing each candidate's output is checked exactly
-// (tuner/collective_check.hpp); an operation past the watchdog's bound aborts the communicator, reports
+// (runners/collective_check.hpp); an operation past the watchdog's bound aborts the communicator, reports
 // timed_out and the next request runs on a fresh one.
 // Not thread-safe: call from the main thread (MPI's and the plugin hook's state are process-wide).
+// Built into the NCCL runner module (runners/modules.hpp), the only code that links libnccl and libcudart.
 
 #include <memory>
 
 #include "runners/measure_options.hpp"
-#include "runners/mpi_context.hpp"
+#include "runners/process_group.hpp"
 #include "runners/runner.hpp"
 
 namespace autotune::nccl_runner {
@@ -20,7 +21,7 @@ namespace autotune::nccl_runner {
 using runners::Measurement;
 using runners::MeasureOptions;
 using runners::MeasureRequest;
-using runners::MpiContext;
+using runners::ProcessGroup;
 using runners::Outcome;
 using runners::RunnerInfo;
 
@@ -29,7 +30,7 @@ class NcclRunner : public runners::Runner {
   // Throws std::runtime_error("no CUDA device: <CUDA's reason>") without a usable GPU, and when the
   // communicators cannot be created. A missing or mismatched plugin is not fatal: forced candidates then
   // report `failed` with the reason and the default is still measured.
-  NcclRunner(const MeasureOptions& options, const MpiContext& processes);
+  NcclRunner(const MeasureOptions& options, const ProcessGroup& processes);
   ~NcclRunner() override;
   NcclRunner(const NcclRunner&) = delete;
   NcclRunner& operator=(const NcclRunner&) = delete;

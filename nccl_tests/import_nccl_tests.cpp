@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/input_error.hpp"
+#include "nccl/version.hpp"
 #include "runners/bandwidth.hpp"
 
 namespace autotune::nccl_tests {
@@ -63,12 +64,8 @@ std::optional<T> single_choice(const std::string& value, const std::string& coll
 }
 
 std::string version_from_code(int code) {
-  if (code <= 0) return "";
-  // NCCL_VERSION_CODE: major*1000 + minor*100 + patch before 2.9, major*10000 + minor*100 + patch since.
-  int major = code >= 10000 ? code / 10000 : code / 1000;
-  int minor = code >= 10000 ? (code / 100) % 100 : (code / 100) % 10;
-  int patch = code % 100;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  auto v = nccl::Version::from_code(code);
+  return v ? v->text() : "";
 }
 
 }  // namespace

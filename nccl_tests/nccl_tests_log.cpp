@@ -72,24 +72,33 @@ uint64_t word_size(const std::string& type) {
   return 0;
 }
 
-const std::regex kNcclLine(R"(([^\s:\[\]]+):(\d+):(\d+) \[\d+\] NCCL (INFO|WARN|TRACE|ABORT|VERSION))");
-const std::regex kNcclVersion(R"(NCCL version (\d+\.\d+\.\d+))");
-const std::regex kEnvAlgo(R"(NCCL_ALGO set by environment to (\S+))");
-const std::regex kEnvProto(R"(NCCL_PROTO set by environment to (\S+))");
-const std::regex kNNodes(R"(\bnNodes (\d+))");
-// Prefixes launchers add: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label` ("3: ").
-const std::regex kLauncherPrefix(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
-const std::regex kTestsVersion(R"(^#\s*nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)");
-const std::regex kProgram(R"(^#\s*Collective test starting:\s*(\S+))");
-const std::regex kThreadLine(
-    R"(^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+) step: (\d+)\((factor|bytes)\) warmup iters: (\d+) iters: (\d+))");
-const std::regex kValidation(R"(validation: (\d+))");
-const std::regex kGraph(R"(graph: (\d+))");
-const std::regex kRankLine(
-    R"(^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
-const std::regex kOutOfBounds(R"(^#\s*Out of bounds values\s*:\s*(\d+))");
-const std::regex kAvgBusbw(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
-const std::regex kTimestamp(R"(^\d{4}-\d{2}-\d{2}$)");
+// Compiled on first use rather than at program start: every nccl-autotune command would otherwise pay for
+// them (about 1.5 ms, a third of what `run` adds to a job launch), and only log reading uses them.
+struct Patterns {
+  const std::regex nccl_line{R"(([^\s:\[\]]+):(\d+):(\d+) \[\d+\] NCCL (INFO|WARN|TRACE|ABORT|VERSION))"};
+  const std::regex nccl_version{R"(NCCL version (\d+\.\d+\.\d+))"};
+  const std::regex env_algo{R"(NCCL_ALGO set by environment to (\S+))"};
+  const std::regex env_proto{R"(NCCL_PROTO set by environment to (\S+))"};
+  const std::regex n_nodes{R"(\bnNodes (\d+))"};
+  // Prefixes launchers add: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label` ("3: ").
+  const std::regex launcher_prefix{R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))"};
+  const std::regex tests_version{R"(^#\s*nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)"};
+  const std::regex program{R"(^#\s*Collective test starting:\s*(\S+))"};
+  const std::regex thread_line{
+      R"(^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+) step: (\d+)\((factor|bytes)\) warmup iters: (\d+) iters: (\d+))"};
+  const std::regex validation{R"(validation: (\d+))"};
+  const std::regex graph{R"(graph: (\d+))"};
+  const std::regex rank_line{
+      R"(^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)"};
+  const std::regex out_of_bounds{R"(^#\s*Out of bounds values\s*:\s*(\d+))"};
+  const std::regex avg_busbw{R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))"};
+  const std::regex timestamp{R"(^\d{4}-\d{2}-\d{2}$)"};
+};
+
+const Patterns& patterns() {
+  static const Patterns p;
+  return p;
+}
 
 struct Layout {
   int size = -1, count = -1, type = -1, redop = -1, root = -1;
@@ -163,11 +172,11 @@ class Parser {
   void take(std::string line, int line_no) {
     std::smatch m;
     if (!line.empty() && (line[0] == '[' || line.find(": ") != std::string::npos) &&
-        std::regex_search(line, m, kLauncherPrefix))
+        std::regex_search(line, m, patterns().launcher_prefix))
       line = m.suffix().str();
     // NCCL's own lines: they may start in the middle of a row that nccl-tests was printing in pieces.
     // std::regex is slow: NCCL_DEBUG=INFO logs at scale run to 100k lines, so test for a literal first.
-    if (line.find(" NCCL ") != std::string::npos && std::regex_search(line, m, kNcclLine)) {
+    if (line.find(" NCCL ") != std::string::npos && std::regex_search(line, m, patterns().nccl_line)) {
       std::string before = m.prefix().str();
       size_t at = static_cast<size_t>(m.position(0));
       // Glued to a row ("-1gpu-a02:4211:4217 [3] NCCL INFO ..."), the host name pattern also swallows the
@@ -220,11 +229,11 @@ class Parser {
   void nccl_line(const std::string& s) {
     std::smatch m;
     auto has = [&](const char* literal) { return s.find(literal) != std::string::npos; };
-    if (log_.nccl_version.empty() && has("NCCL version") && std::regex_search(s, m, kNcclVersion))
+    if (log_.nccl_version.empty() && has("NCCL version") && std::regex_search(s, m, patterns().nccl_version))
       log_.nccl_version = m[1];
-    if (has("NCCL_ALGO set") && std::regex_search(s, m, kEnvAlgo)) log_.env_algo = m[1];
-    if (has("NCCL_PROTO set") && std::regex_search(s, m, kEnvProto)) log_.env_proto = m[1];
-    if (has("nNodes") && std::regex_search(s, m, kNNodes)) {
+    if (has("NCCL_ALGO set") && std::regex_search(s, m, patterns().env_algo)) log_.env_algo = m[1];
+    if (has("NCCL_PROTO set") && std::regex_search(s, m, patterns().env_proto)) log_.env_proto = m[1];
+    if (has("nNodes") && std::regex_search(s, m, patterns().n_nodes)) {
       if (auto nodes = to_int(m[1].str())) log_.nccl_nodes = *nodes;  // NCCL's own line: a wild one is noise
     }
     if (s.find("NCCL WARN") != std::string::npos) warnings_from_nccl_++;
@@ -233,14 +242,14 @@ class Parser {
   void comment(const std::string& t, int line_no) {
     std::smatch m;
     auto& h = log_.header;
-    if (std::regex_search(t, m, kTestsVersion)) {
+    if (std::regex_search(t, m, patterns().tests_version)) {
       seen_header_ = true;
       h.tests_version = m[1];
       if (m[2].matched) h.nccl_library = header_int(m[2], line_no);
-    } else if (std::regex_search(t, m, kProgram)) {
+    } else if (std::regex_search(t, m, patterns().program)) {
       seen_header_ = true;
       h.program = m[1];
-    } else if (std::regex_search(t, m, kThreadLine)) {
+    } else if (std::regex_search(t, m, patterns().thread_line)) {
       seen_header_ = true;
       h.threads = header_int(m[1], line_no);
       h.gpus_per_thread = header_int(m[2], line_no);
@@ -250,9 +259,9 @@ class Parser {
       h.step_is_factor = m[6] == "factor";
       h.warmup_iters = header_int(m[7], line_no);
       h.iters = header_int(m[8], line_no);
-      if (std::regex_search(t, m, kValidation)) h.validation = header_int(m[1], line_no);
-      if (std::regex_search(t, m, kGraph)) h.graph = header_int(m[1], line_no);
-    } else if (std::regex_search(t, m, kRankLine)) {
+      if (std::regex_search(t, m, patterns().validation)) h.validation = header_int(m[1], line_no);
+      if (std::regex_search(t, m, patterns().graph)) h.graph = header_int(m[1], line_no);
+    } else if (std::regex_search(t, m, patterns().rank_line)) {
       NcclTestsRank r;
       r.rank = header_int(m[1], line_no);
       r.pid = header_int(m[2], line_no);
@@ -261,10 +270,10 @@ class Parser {
       r.bus_id = m[5];
       r.gpu_name = trim(m[6].str());
       h.ranks.push_back(std::move(r));
-    } else if (std::regex_search(t, m, kOutOfBounds)) {
+    } else if (std::regex_search(t, m, patterns().out_of_bounds)) {
       log_.footer.out_of_bounds = header_int(m[1], line_no);
       footer_line_ = line_no;
-    } else if (std::regex_search(t, m, kAvgBusbw)) {
+    } else if (std::regex_search(t, m, patterns().avg_busbw)) {
       log_.footer.avg_busbw_gbps = to_double(m[1]);
       footer_line_ = line_no;
     } else if (t.rfind("# error:", 0) == 0) {
@@ -324,7 +333,7 @@ class Parser {
     auto tok = split_ws(line);
     if (tok.empty() || !to_u64(tok[0])) return false;
     if (layout_.timestamp && tok.size() >= layout_.values + 2 &&
-        std::regex_match(tok[layout_.values], kTimestamp))
+        std::regex_match(tok[layout_.values], patterns().timestamp))
       tok.resize(layout_.values);
     if (tok.size() < layout_.values) {
       if (!last_chance) return false;

@@ -17,6 +17,7 @@
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/name_table.hpp"
+#include "nccl/version.hpp"
 #include "nccl/env_policy.hpp"
 #include "nccl/tuner_constants.hpp"
 
@@ -94,22 +95,7 @@ bool is_rfc3339(std::string_view s) {
          digits(pos + 4, 2);
 }
 
-bool is_version(std::string_view s) {
-  // "2.28" or "2.28.9"
-  int parts = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t start = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    if (i == start) return false;
-    ++parts;
-    if (i < s.size()) {
-      if (s[i] != '.') return false;
-      if (++i == s.size()) return false;
-    }
-  }
-  return parts >= 2 && parts <= 4;
-}
+bool is_version(std::string_view s) { return nccl::Version::parse(s).has_value(); }
 
 // --- Checks shared by the reader and validate_profile
 // -------------------------------------------------------

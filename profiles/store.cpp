@@ -6,31 +6,17 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "nccl/version.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 
 namespace autotune::profiles {
 namespace {
 
+// Profiles are kept per NCCL major.minor: "2.28.9" -> "2.28". (Validated profiles always parse.)
 std::string major_minor(std::string_view version) {
-  size_t first = version.find('.');
-  if (first == std::string_view::npos) return std::string(version);
-  size_t second = version.find('.', first + 1);
-  return std::string(version.substr(0, second));
-}
-
-// "2.28.9" -> {2, 28, 9} for newest-first ordering.
-std::vector<int> version_key(std::string_view v) {
-  std::vector<int> key;
-  int n = 0;
-  for (char c : v) {
-    if (c == '.')
-      key.push_back(n), n = 0;
-    else if (std::isdigit(static_cast<unsigned char>(c)))
-      n = n * 10 + (c - '0');
-  }
-  key.push_back(n);
-  return key;
+  auto v = nccl::Version::parse(version);
+  return v ? v->major_minor_text() : std::string(version);
 }
 
 bool is_profile_file(const std::filesystem::path& p) {
@@ -46,7 +32,8 @@ std::vector<StoredProfile> find_where(const Store& store, Pred pred) {
   for (auto& s : store.list())
     if (s.profile && pred(*s.profile)) out.push_back(std::move(s));
   std::stable_sort(out.begin(), out.end(), [](const StoredProfile& a, const StoredProfile& b) {
-    return version_key(a.profile->provenance.nccl_version) > version_key(b.profile->provenance.nccl_version);
+    return nccl::Version::parse(a.profile->provenance.nccl_version) >
+           nccl::Version::parse(b.profile->provenance.nccl_version);
   });
   return out;
 }
@@ -105,6 +92,17 @@ std::vector<StoredProfile> Store::find_by_fingerprint(std::string_view fingerpri
 std::filesystem::path Store::path_for(const Profile& profile) const {
   return dir_ / (sanitize_file_name(profile.cluster.name) + "-nccl" +
                  sanitize_file_name(major_minor(profile.provenance.nccl_version)) + ".toml");
+}
+
+std::filesystem::path Store::journal_path_for(std::string_view cluster, std::string_view nccl_version) const {
+  Profile naming;
+  naming.cluster.name = cluster;
+  naming.provenance.nccl_version = nccl_version;
+  return journal_beside(path_for(naming));
+}
+
+std::filesystem::path Store::journal_beside(const std::filesystem::path& profile_file) {
+  return profile_file.parent_path() / (profile_file.stem().string() + ".journal.jsonl");
 }
 
 std::filesystem::path Store::save(const Profile& profile) const {

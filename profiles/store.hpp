@@ -39,6 +39,10 @@ class Store {
   std::vector<StoredProfile> find_by_fingerprint(std::string_view fingerprint) const;
   // dir/<sanitized cluster name>-nccl<major.minor>.toml
   std::filesystem::path path_for(const Profile& profile) const;
+  // Where a cluster's calibration journal lives: beside its profile, <profile stem>.journal.jsonl. Every
+  // command that writes or looks for a journal in the store goes through here.
+  std::filesystem::path journal_path_for(std::string_view cluster, std::string_view nccl_version) const;
+  static std::filesystem::path journal_beside(const std::filesystem::path& profile_file);
   // Validates, creates the directory if needed, keeps the old file as .prev, writes atomically, then writes
   // (or, when that fails, removes) the compiled rules beside it; their failure never fails the save. Returns
   // the path.

@@ -15,7 +15,7 @@ using runners::busbw_gbps;
 using runners::Candidate;
 using runners::Measurement;
 using runners::MeasureRequest;
-using runners::MpiContext;
+using runners::ProcessGroup;
 using runners::Outcome;
 using runners::RunnerInfo;
 
@@ -31,7 +31,7 @@ uint64_t request_key(const MeasureRequest& r) {
 
 }  // namespace
 
-SimRunner::SimRunner(SimModel model, uint64_t seed, double noise, const MpiContext& processes)
+SimRunner::SimRunner(SimModel model, uint64_t seed, double noise, const ProcessGroup& processes)
     : model_(std::move(model)), seed_(seed), noise_(std::max(0.0, noise)), processes_(processes) {}
 
 RunnerInfo SimRunner::info() const {

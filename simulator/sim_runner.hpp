@@ -8,7 +8,7 @@
 
 #include <map>
 
-#include "runners/mpi_context.hpp"
+#include "runners/process_group.hpp"
 #include "runners/runner.hpp"
 #include "simulator/sim_model.hpp"
 
@@ -16,13 +16,13 @@ namespace autotune::sim {
 
 using runners::Measurement;
 using runners::MeasureRequest;
-using runners::MpiContext;
+using runners::ProcessGroup;
 using runners::RunnerInfo;
 
 class SimRunner : public runners::Runner {
  public:
   // noise: relative standard deviation of one repetition (0.03 = 3%); seed: the noise's seed.
-  SimRunner(SimModel model, uint64_t seed, double noise, const MpiContext& processes);
+  SimRunner(SimModel model, uint64_t seed, double noise, const ProcessGroup& processes);
 
   RunnerInfo info() const override;
   std::vector<Measurement> run(std::span<const MeasureRequest> batch) override;
@@ -33,7 +33,7 @@ class SimRunner : public runners::Runner {
   SimModel model_;
   uint64_t seed_;
   double noise_;
-  const MpiContext& processes_;
+  const ProcessGroup& processes_;
   // How often each request was measured before: a repeat gets fresh noise, the same on every process.
   std::map<uint64_t, uint64_t> occurrences_;
 };

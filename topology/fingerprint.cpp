@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "nccl/version.hpp"
 #include "topology/analysis.hpp"
 
 namespace autotune::topology {
@@ -26,8 +27,7 @@ std::string nic_model(const Nic& n) {
 }  // namespace
 
 std::string fingerprint_description(const Topology& t, int nccl_major_minor) {
-  std::string d =
-      "nccl " + std::to_string(nccl_major_minor / 100) + "." + std::to_string(nccl_major_minor % 100) + "\n";
+  std::string d = "nccl " + nccl::Version{nccl_major_minor / 100, nccl_major_minor % 100}.major_minor_text() + "\n";
   d += "numa " + std::to_string(t.numa_nodes) + "\n";
   // Multisets, sorted, so that enumeration order (bus numbering) does not matter.
   std::map<std::string, int> gpus, nics, paths;

@@ -12,6 +12,7 @@
 
 using namespace autotune::profiles;
 using namespace autotune::nccl;
+namespace fs = std::filesystem;
 using autotune::InputError;
 
 namespace {
@@ -90,6 +91,20 @@ TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files repo
   bad.rules[0].max_bytes = 0;
   bad.rules[0].min_bytes = 5;
   CHECK_THROWS_AS(store.save(bad), InputError);
+}
+
+TEST_CASE("store: a cluster's journal lies beside its profile, under the sanitised name", "[store]") {
+  Store store("/s");
+  CHECK(store.journal_path_for("h100-2n", "2.28.9") == fs::path("/s/h100-2n-nccl2.28.journal.jsonl"));
+  Profile p;
+  p.cluster.name = "h100-2n";
+  p.provenance.nccl_version = "2.28.1";
+  CHECK(Store::journal_beside(store.path_for(p)) == store.journal_path_for("h100-2n", "2.28.9"));
+  // No name leaves the store's directory.
+  const fs::path outside = store.journal_path_for("../y", "2.28.9");
+  CHECK(outside.parent_path() == fs::path("/s"));
+  CHECK(outside.filename().string().find('/') == std::string::npos);
+  CHECK(outside.filename().string()[0] != '.');
 }
 
 TEST_CASE("store: default directory from the environment", "[store]") {

@@ -5,7 +5,7 @@
 
 #include "common/input_error.hpp"
 #include "runners/bandwidth.hpp"
-#include "runners/mpi_context.hpp"
+#include "runners/process_group.hpp"
 #include "simulator/sim_model.hpp"
 #include "simulator/sim_runner.hpp"
 #include "tests/tuner_runners/test_topologies.hpp"
