@@ -23,7 +23,9 @@ const DeviceInfo* device_or_null(int d) {
   return d >= 0 && static_cast<size_t>(d) < all.size() ? &all[static_cast<size_t>(d)] : nullptr;
 }
 
-cudaError_t missing_device() { return devices().empty() ? cudaErrorNoDevice : cudaErrorInvalidDevice; }
+cudaError_t missing_device() {
+  return devices().empty() ? cudaErrorNoDevice : cudaErrorInvalidDevice;
+}
 
 }  // namespace
 
@@ -138,9 +140,17 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
   return cudaSuccess;
 }
 
-const char* cudaGetErrorString(cudaError_t error) { return autotune::standin::error_string(error); }
-const char* cudaGetErrorName(cudaError_t error) { return autotune::standin::error_name(error); }
-cudaError_t cudaGetLastError(void) { return autotune::standin::take_last_error(); }
-cudaError_t cudaPeekAtLastError(void) { return autotune::standin::peek_last_error(); }
+const char* cudaGetErrorString(cudaError_t error) {
+  return autotune::standin::error_string(error);
+}
+const char* cudaGetErrorName(cudaError_t error) {
+  return autotune::standin::error_name(error);
+}
+cudaError_t cudaGetLastError(void) {
+  return autotune::standin::take_last_error();
+}
+cudaError_t cudaPeekAtLastError(void) {
+  return autotune::standin::peek_last_error();
+}
 
 }  // extern "C"

@@ -26,7 +26,8 @@ bool pinned(const void* p, size_t bytes) {
 
 // The direction a copy really takes; cudaErrorInvalidValue when a side said to be on the device is not
 // (inside one allocation, for the whole length).
-cudaError_t check_copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaMemcpyKind* resolved) {
+cudaError_t check_copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                       cudaMemcpyKind* resolved) {
   if (bytes > 0 && (dst == nullptr || src == nullptr)) return cudaErrorInvalidValue;
   const bool dst_dev = on_device(dst, bytes), src_dev = on_device(src, bytes);
   switch (kind) {
@@ -88,11 +89,18 @@ cudaError_t cudaFree(void* ptr) {
   return returned(free_device(ptr));
 }
 
-cudaError_t cudaMallocHost(void** ptr, size_t size) { return returned(allocate_pinned(size, ptr)); }
-cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) { return returned(allocate_pinned(size, ptr)); }
-cudaError_t cudaFreeHost(void* ptr) { return returned(free_pinned(ptr)); }
+cudaError_t cudaMallocHost(void** ptr, size_t size) {
+  return returned(allocate_pinned(size, ptr));
+}
+cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
+  return returned(allocate_pinned(size, ptr));
+}
+cudaError_t cudaFreeHost(void* ptr) {
+  return returned(free_pinned(ptr));
+}
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
   return returned(copy_async(dst, src, count, kind, stream, nullptr));
 }
 
@@ -112,7 +120,8 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t str
 cudaError_t cudaMemset(void* dst, int value, size_t count) {
   if (cudaError_t e = check_unsafe_call(); e != cudaSuccess) return returned(e);
   MarkerPtr done;
-  if (cudaError_t e = set_async(dst, value, count, cudaStreamLegacy, &done); e != cudaSuccess) return returned(e);
+  if (cudaError_t e = set_async(dst, value, count, cudaStreamLegacy, &done); e != cudaSuccess)
+    return returned(e);
   wait_marker(done);
   return cudaSuccess;
 }

@@ -84,7 +84,9 @@ cudaError_t with_stream(cudaStream_t handle, Fn&& fn) {
 
 extern "C" {
 
-cudaError_t cudaStreamCreate(cudaStream_t* stream) { return returned(new_stream(stream, cudaStreamDefault)); }
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  return returned(new_stream(stream, cudaStreamDefault));
+}
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
   return returned(new_stream(stream, flags));
 }
@@ -152,7 +154,9 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   *event = events().add(new CUevent_st{state});
   return cudaSuccess;
 }
-cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   if (!events().remove(event)) return returned(cudaErrorInvalidResourceHandle);
   delete event;

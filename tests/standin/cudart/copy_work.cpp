@@ -6,10 +6,12 @@ namespace autotune::standin {
 
 namespace {
 constexpr double kLaunchUs = 2.0;
-constexpr double kPcieGBps = 25.0;    // a PCIe Gen5 x16 copy as measured in practice
+constexpr double kPcieGBps = 25.0;       // a PCIe Gen5 x16 copy as measured in practice
 constexpr double kHbmCopyGBps = 1500.0;  // read + write of HBM3
 constexpr double kHbmSetGBps = 2500.0;
-double at(double gbps, size_t bytes) { return static_cast<double>(bytes) / (gbps * 1e3); }
+double at(double gbps, size_t bytes) {
+  return static_cast<double>(bytes) / (gbps * 1e3);
+}
 }  // namespace
 
 double copy_cost_us(cudaMemcpyKind kind, size_t bytes) {
@@ -18,7 +20,9 @@ double copy_cost_us(cudaMemcpyKind kind, size_t bytes) {
   return kLaunchUs + at(kPcieGBps, bytes);
 }
 
-double set_cost_us(size_t bytes) { return kLaunchUs + at(kHbmSetGBps, bytes); }
+double set_cost_us(size_t bytes) {
+  return kLaunchUs + at(kHbmSetGBps, bytes);
+}
 
 CopyWork::CopyWork(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, bool stage)
     : dst_(dst), src_(src), bytes_(bytes), cost_us_(copy_cost_us(kind, bytes)) {

@@ -17,8 +17,8 @@ struct DeviceInfo {
   std::string name;
   std::string pci_bus_id;  // "0000:19:00.0"
   int pci_domain = 0, pci_bus = 0, pci_device = 0;
-  int sm = 90;               // major * 10 + minor
-  size_t memory_bytes = 0;   // what cudaMalloc may hand out in all
+  int sm = 90;              // major * 10 + minor
+  size_t memory_bytes = 0;  // what cudaMalloc may hand out in all
   int multiprocessors = 0;
   unsigned char uuid[16] = {};
 };

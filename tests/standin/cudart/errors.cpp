@@ -22,7 +22,8 @@ constexpr ErrorText kErrors[] = {
     {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
     {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
-    {cudaErrorIllegalState, "cudaErrorIllegalState", "the operation cannot be performed in the present state"},
+    {cudaErrorIllegalState, "cudaErrorIllegalState",
+     "the operation cannot be performed in the present state"},
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
     {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
     {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
@@ -75,6 +76,8 @@ cudaError_t take_last_error() {
   return e;
 }
 
-cudaError_t peek_last_error() { return last(); }
+cudaError_t peek_last_error() {
+  return last();
+}
 
 }  // namespace autotune::standin

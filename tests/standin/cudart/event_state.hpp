@@ -8,9 +8,9 @@ namespace autotune::standin {
 
 struct EventState {
   int device = 0;
-  unsigned flags = 0;        // cudaEventDisableTiming, ...
-  MarkerPtr marker;          // the last record; empty until recorded
-  bool in_capture = false;   // the last record went into a graph being captured
+  unsigned flags = 0;       // cudaEventDisableTiming, ...
+  MarkerPtr marker;         // the last record; empty until recorded
+  bool in_capture = false;  // the last record went into a graph being captured
 };
 
 }  // namespace autotune::standin

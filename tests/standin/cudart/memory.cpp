@@ -61,10 +61,18 @@ cudaError_t release(void* p, bool device_memory) {
 
 }  // namespace
 
-cudaError_t allocate_device(int device, size_t bytes, void** out) { return allocate(device, bytes, out); }
-cudaError_t allocate_pinned(size_t bytes, void** out) { return allocate(-1, bytes, out); }
-cudaError_t free_device(void* p) { return release(p, true); }
-cudaError_t free_pinned(void* p) { return release(p, false); }
+cudaError_t allocate_device(int device, size_t bytes, void** out) {
+  return allocate(device, bytes, out);
+}
+cudaError_t allocate_pinned(size_t bytes, void** out) {
+  return allocate(-1, bytes, out);
+}
+cudaError_t free_device(void* p) {
+  return release(p, true);
+}
+cudaError_t free_pinned(void* p) {
+  return release(p, false);
+}
 
 std::optional<Allocation> find_allocation(const void* p, size_t bytes) {
   Registry& r = registry();

@@ -189,7 +189,9 @@ StreamPtr create_stream(int device, bool blocking) {
   return s;
 }
 
-cudaStream_t handle_of(const StreamPtr& s) { return reinterpret_cast<cudaStream_t>(s.get()); }
+cudaStream_t handle_of(const StreamPtr& s) {
+  return reinterpret_cast<cudaStream_t>(s.get());
+}
 
 cudaError_t destroy_stream(cudaStream_t handle) {
   Scheduler& sc = scheduler();
@@ -202,7 +204,9 @@ cudaError_t destroy_stream(cudaStream_t handle) {
   return cudaSuccess;
 }
 
-int device_of_stream(const StreamState& s) { return s.device; }
+int device_of_stream(const StreamState& s) {
+  return s.device;
+}
 
 cudaError_t submit(const StreamPtr& s, std::shared_ptr<StreamWork> work, std::vector<MarkerPtr> extra_deps,
                    MarkerPtr* done) {

@@ -49,8 +49,8 @@ int device_of_stream(const StreamState& s);
 
 // Appends work (after `extra_deps` too), or records it when the stream is capturing. *done (when not null)
 // gets the operation's marker; it stays empty when the work was captured.
-cudaError_t submit(const StreamPtr& s, std::shared_ptr<StreamWork> work, std::vector<MarkerPtr> extra_deps = {},
-                   MarkerPtr* done = nullptr);
+cudaError_t submit(const StreamPtr& s, std::shared_ptr<StreamWork> work,
+                   std::vector<MarkerPtr> extra_deps = {}, MarkerPtr* done = nullptr);
 // Records an event at the stream's current position (or into its capture).
 cudaError_t record_event(const StreamPtr& s, const std::shared_ptr<EventState>& event);
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/input_error.hpp"
+#include "nccl/version.hpp"
 #include "tests/standin/common/node_topology.hpp"
 
 namespace autotune::standin {
@@ -50,14 +51,11 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 int version(const std::string& text) {
-  const char* name = "NCCL_STANDIN_VERSION";
-  unsigned major = 0, minor = 0, patch = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%u.%u.%u%c", &major, &minor, &patch, &tail) == 3 && major >= 2 && minor < 100 &&
-      patch < 100)
-    return static_cast<int>(major * 10000 + minor * 100 + patch);
-  int code = integer(name, text, 20000, 99999);  // a version code as NCCL_VERSION_CODE spells it
-  return code;
+  if (auto v = nccl::Version::parse(text)) return v->code();
+  // Or a code as NCCL_VERSION_CODE spells it; NCCL >= 2.9 only (tuner plugins need 2.21).
+  auto v = nccl::Version::from_code(integer("NCCL_STANDIN_VERSION", text, 20900, 99999));
+  if (!v) bad("NCCL_STANDIN_VERSION", "a version such as 2.30.7 or 23007", text);
+  return v->code();
 }
 
 std::vector<AlgoProto> choices(const char* name, const std::string& text) {
@@ -75,7 +73,8 @@ std::vector<AlgoProto> choices(const char* name, const std::string& text) {
 Faults read_faults() {
   Faults f;
   if (auto v = env("NCCL_STANDIN_FAULT_INIT_RANK"))
-    for (const auto& r : split(*v)) f.init_fail_ranks.push_back(integer("NCCL_STANDIN_FAULT_INIT_RANK", r, 0, 1 << 20));
+    for (const auto& r : split(*v))
+      f.init_fail_ranks.push_back(integer("NCCL_STANDIN_FAULT_INIT_RANK", r, 0, 1 << 20));
   if (auto v = env("NCCL_STANDIN_FAULT_INIT_AFTER"))
     f.init_fail_after = integer("NCCL_STANDIN_FAULT_INIT_AFTER", *v, 0, 1 << 30);
   if (auto v = env("NCCL_STANDIN_FAULT_HANG")) f.hang = choices("NCCL_STANDIN_FAULT_HANG", *v);
@@ -112,10 +111,6 @@ Settings read() {
 const Settings& settings() {
   static const Settings s = read();
   return s;
-}
-
-std::string version_text(int code) {
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
 }  // namespace autotune::standin

@@ -37,7 +37,4 @@ struct Settings {
 
 const Settings& settings();
 
-// "2.28.9" for 22809.
-std::string version_text(int code);
-
 }  // namespace autotune::standin
