@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/input_error.hpp"
+#include "profiles/profile.hpp"
 #include "runners/bandwidth.hpp"
 
 namespace autotune::nccl_tests {
@@ -79,8 +80,14 @@ std::string used_text(const Measurement& m) {
 
 std::string format_table(const RunnerInfo& info, std::span<const Measurement> results) {
   std::string out;
-  const bool simulated = info.source == "simulated";
-  if (simulated) out += "# simulated: these numbers come from a model of NCCL, not from GPUs\n";
+  // Simulated and stand-in numbers come from the model: every line that shows one says so.
+  const auto source = profiles::parse_source(info.source);
+  const bool simulated = source && profiles::from_model(*source);
+  const std::string tag = simulated ? std::string(*source == profiles::Source::simulated ? "simulated" : "stand-in") : "";
+  if (source == profiles::Source::simulated)
+    out += "# simulated: these numbers come from a model of NCCL, not from GPUs\n";
+  if (source == profiles::Source::standin)
+    out += "# stand-in: the stand-in NCCL of tests/standin ran these; times come from a model of NCCL, not from GPUs\n";
   out += "# " + info.description + "\n";
   out += fmt::format("# ranks {} ({} node(s) x {} GPU(s)), {}, NCCL {}\n#\n", info.ranks, info.nodes,
                      info.gpus_per_node, info.gpu_model, info.nccl_version);
@@ -93,7 +100,7 @@ std::string format_table(const RunnerInfo& info, std::span<const Measurement> re
     if (section != current) {
       current = section;
       out += fmt::format("# {} (forced: {}){}\n", nccl::nccl_name(m.request.collective),
-                         to_string(m.request.candidate), simulated ? "  [simulated]" : "");
+                         to_string(m.request.candidate), simulated ? "  [" + tag + "]" : "");
       out += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>6}  {:>10} {:>8} {:>8} {:>6}  {}\n", "size", "count",
                          "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "algo/proto/channels");
       out += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>6}  {:>10} {:>8} {:>8} {:>6}\n", "(B)", "(elements)",
@@ -119,7 +126,7 @@ std::string format_table(const RunnerInfo& info, std::span<const Measurement> re
     }
   }
   out += fmt::format("# Avg bus bandwidth    : {:.3f}{}\n", busbw_count ? busbw_sum / busbw_count : 0.0,
-                     simulated ? "  (simulated)" : "");
+                     simulated ? "  (" + tag + ")" : "");
   return out;
 }
 

@@ -332,7 +332,7 @@ class Reader {
     auto src = parse_source(source);
     if (!src)
       w_.fail(key_line(prov, "source"), "provenance.source",
-              "expected one of measured, simulated, imported; found " + in_quotes(source));
+              "expected one of measured, simulated, imported, standin; found " + in_quotes(source));
     p.provenance.source = *src;
     p.provenance.command = string(prov, "provenance.", "command", false);
     check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));

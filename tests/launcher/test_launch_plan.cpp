@@ -214,7 +214,7 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[launch_p
   fs::path sim = w.add("sim", "fp-node", Source::simulated);
   auto plan = plan_launch({}, w.services(), env());
   CHECK(plan.problem == Problem::no_profile);
-  CHECK(plan.problem_text.find("simulated profiles are used only when named") != std::string::npos);
+  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") != std::string::npos);
 
   LaunchOptions o;
   o.cluster = "sim";

@@ -201,7 +201,7 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
   };
   CHECK(
       error_of(replace("source = \"measured\"", "source = \"guessed\"")) ==
-      "profile.toml:14: provenance.source: expected one of measured, simulated, imported; found \"guessed\"");
+      "profile.toml:14: provenance.source: expected one of measured, simulated, imported, standin; found \"guessed\"");
   CHECK(error_of(replace("created = \"2026-06-01T12:00:00Z\"", "created = \"yesterday\"")) ==
         "profile.toml:11: provenance.created: expected an RFC 3339 time such as 2025-06-01T12:00:00Z; found "
         "\"yesterday\"");
