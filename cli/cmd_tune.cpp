@@ -1,5 +1,5 @@
-// nccl-autotune tune: calibrate the cluster (or the simulator) and write a profile. Wiring only: the search,
-// the journal and the derivation live in tuner/tune.hpp.
+// nccl-autotune tune: calibrate the cluster (or the simulator) and write a profile. Wiring only: options
+// become a tuner::CalibrationRequest; the set-up, the search, the journal and the derivation live in tuner/.
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,30 +13,23 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
-#include "nccl/version.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
-#include "profiles/profile_toml.hpp"
+#include "common/process_launcher.hpp"
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
 #include "report/table_format.hpp"
 #include "runners/process_group.hpp"
-#include "topology/analysis.hpp"
-#include "topology/examples.hpp"
-#include "topology/fingerprint.hpp"
-#include "topology/reader.hpp"
-#include "tuner/orchestrator.hpp"
-#include "tuner/runner_factory.hpp"
-#include "tuner/tune.hpp"
+#include "tuner/calibration_setup.hpp"
 
 namespace autotune::cli {
 namespace {
 
-std::vector<std::string> split(const std::string& text) {
+std::vector<std::string> split(const std::string& text, char separator = ',') {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t comma = text.find(',', start);
+    size_t comma = text.find(separator, start);
     out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -204,10 +197,88 @@ std::vector<std::string> worker_args(const Args& args) {
   return out;
 }
 
+std::string host_name() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+void print_plan(const tuner::CalibrationSetup& s) {
+  auto plan = tuner::plan_tune(s.tune);
+  std::cout << "plan (" << plan.strategy << "), nothing measured:\n";
+  std::cout << "  jobs (process-wide settings): " << plan.space.settings.size() << "\n";
+  for (const auto& setting : plan.space.settings) std::cout << "    " << setting.id << "\n";
+  std::cout << "  scales:";
+  for (const auto& scale : plan.space.scales)
+    std::cout << " " << scale.nodes << "x" << scale.ranks / std::max(1, scale.nodes);
+  std::cout << "\n  sizes: " << plan.space.sizes.size() << " ("
+            << report::human_size_range(plan.space.sizes.front(), plan.space.sizes.back()) << ", x2)\n";
+  for (const auto& cs : plan.space.collectives)
+    std::cout << "  " << nccl::name(cs.collective) << ": " << cs.candidates.size()
+              << " candidates + NCCL's default\n";
+  std::cout << "  measurements: " << plan.measurements << (plan.strategy == "adaptive" ? " (estimate)" : "")
+            << "\n";
+  std::cout << "  estimated time on GPUs: " << static_cast<long>(std::lround(plan.estimated_s)) << " s\n";
+  std::cout << "  journal: " << s.tune.journal.string() << "\n";
+  if (s.mode == tuner::CalibrationMode::orchestrator) {
+    std::cout << "  jobs run: " << s.launcher.origin;
+    for (const auto& w : s.launcher.words) std::cout << " " << w;
+    std::cout << "\n";
+  }
+  for (const auto& n : s.notes) std::cout << "note: " << n << "\n";
+}
+
+void print_job_notice(const tuner::JobNotice& n) {
+  std::fprintf(stderr, "job %d/%d '%s': %s\n", n.job + 1, n.jobs_total, n.setting.c_str(), n.what.c_str());
+}
+
+// Progress on stderr: one line rewritten in place on a terminal, a line per finished job otherwise.
+tuner::ProgressFn progress_printer(bool tty) {
+  return [tty](const tuner::TuneProgress& p) {
+    if (tty) {
+      std::fprintf(stderr, "\r\033[Kjob %d/%d %s: %llu/%llu measurements, %llu sizes, %.0f s elapsed",
+                   std::min(p.jobs_done + 1, p.jobs_total), p.jobs_total, p.job.c_str(),
+                   static_cast<unsigned long long>(p.measurements_done),
+                   static_cast<unsigned long long>(p.measurements_planned),
+                   static_cast<unsigned long long>(p.sizes_done), p.elapsed_s);
+      if (p.remaining_s >= 0) std::fprintf(stderr, ", ~%.0f s left", p.remaining_s);
+      std::fflush(stderr);
+    } else if (p.job_finished) {
+      std::fprintf(stderr, "job %d/%d done: %s, %llu measurements so far, %.1f s\n", p.jobs_done,
+                   p.jobs_total, p.job.c_str(), static_cast<unsigned long long>(p.measurements_done),
+                   p.elapsed_s);
+    }
+  };
+}
+
+// A worker says how its one job went; the orchestrator reads its exit status and journal part.
+int worker_summary(const tuner::TuneResult& r, bool root) {
+  const bool failed = std::any_of(r.jobs.begin(), r.jobs.end(), [](const auto& j) { return j.failed; });
+  if (root) {
+    std::cout << "job '" << (r.jobs.empty() ? "" : r.jobs.front().setting.id) << "': " << r.measured
+              << " measured, " << r.replayed << " from the part, " << (failed ? "failed" : "finished")
+              << "\n";
+    for (const auto& j : r.jobs)
+      if (j.failed) std::cout << "failed at " << j.scale.nodes << " node(s): " << j.detail << "\n";
+  }
+  return failed ? kExitFailed : kExitOk;
+}
+
 }  // namespace
 
-int cmd_tune(const Args& args) {
-  CommandSpec spec;
+namespace {
+
+// The options as typed; tune_request() turns them into values.
+struct TuneArgs {
+  std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
+                           scales = "all", store_dir, format = "text", example, topology_file, from_journal,
+                           channels, ib_hca, cross_nic, name, launcher, journal_part, report;
+  int job_id = -1, nodes = 1, reps = 5;
+  uint64_t seed = 1;
+  double noise = 0.03;
+};
+
+void describe_tune(CommandSpec& spec, TuneArgs& a) {
   spec.usage =
       "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N]] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
@@ -223,358 +294,132 @@ int cmd_tune(const Args& args) {
       "started "
       "directly, through --launcher, or through srun inside a Slurm allocation. Started under mpirun/srun "
       "itself, it measures with the process-wide settings it was given.";
-  std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
-                           scales = "all", store_dir, format = "text", example, topology_file, from_journal,
-                           channels, ib_hca, cross_nic, name, launcher_text, journal_part, report;
-  int job_id = -1;
-  int nodes = 1, reps = 5;
-  uint64_t seed = 1;
-  double noise = 0.03;
   spec.options.add_options()("simulate", "measure the labelled simulator instead of GPUs")(
-      "example", po::value(&example), "simulator: a bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
-      "topology", po::value(&topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
-      "nodes", po::value(&nodes)->default_value(1), "simulator: how many such nodes")(
-      "seed", po::value(&seed)->default_value(1), "simulator: noise seed")(
-      "noise", po::value(&noise)->default_value(0.03), "simulator: relative noise per repetition")(
-      "collectives", po::value(&collectives), "comma list (default: all five)")(
-      "min-bytes", po::value(&min_bytes)->default_value(min_bytes), "smallest size (8, 64K, 1M)")(
-      "max-bytes", po::value(&max_bytes)->default_value(max_bytes), "largest size")(
-      "channels", po::value(&channels), "comma list of channel counts to try (default: NCCL decides)")(
-      "scales", po::value(&scales)->default_value(scales), "node counts to calibrate: 1,2,4,all")(
-      "ib-hca", po::value(&ib_hca), "NCCL_IB_HCA values to try, separated by ';' (default: the probe's)")(
-      "cross-nic", po::value(&cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(
-      "strategy", po::value(&strategy)->default_value(strategy), "adaptive or exhaustive")(
-      "reps", po::value(&reps)->default_value(reps), "timed repetitions per measurement")(
-      "budget", po::value(&budget), "time for the measurements: 20m, 90s, 1h")(
-      "min-gain", po::value(&min_gain)->default_value(min_gain), "a rule must beat NCCL's default by this")(
-      "resume", "continue the journal of an interrupted calibration")(
+      "example", po::value(&a.example), "simulator: a bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
+      "topology", po::value(&a.topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
+      "nodes", po::value(&a.nodes)->default_value(1), "simulator: how many such nodes")(
+      "seed", po::value(&a.seed)->default_value(1), "simulator: noise seed")(
+      "noise", po::value(&a.noise)->default_value(0.03), "simulator: relative noise per repetition")(
+      "collectives", po::value(&a.collectives), "comma list (default: all five)")(
+      "min-bytes", po::value(&a.min_bytes)->default_value(a.min_bytes), "smallest size (8, 64K, 1M)")(
+      "max-bytes", po::value(&a.max_bytes)->default_value(a.max_bytes), "largest size")(
+      "channels", po::value(&a.channels), "comma list of channel counts to try (default: NCCL decides)")(
+      "scales", po::value(&a.scales)->default_value(a.scales), "node counts to calibrate: 1,2,4,all")(
+      "ib-hca", po::value(&a.ib_hca), "NCCL_IB_HCA values to try, separated by ';' (default: the probe's)")(
+      "cross-nic", po::value(&a.cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(
+      "strategy", po::value(&a.strategy)->default_value(a.strategy), "adaptive or exhaustive")(
+      "reps", po::value(&a.reps)->default_value(a.reps), "timed repetitions per measurement")(
+      "budget", po::value(&a.budget), "time for the measurements: 20m, 90s, 1h")(
+      "min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
+      "a rule must beat NCCL's default by this")("resume",
+                                                 "continue the journal of an interrupted calibration")(
       "dry-run", "print the plan and the estimated time; measure nothing")(
-      "from-journal", po::value(&from_journal), "re-derive the profile from a journal, measuring nothing")(
-      "store", po::value(&store_dir),
+      "from-journal", po::value(&a.from_journal), "re-derive the profile from a journal, measuring nothing")(
+      "store", po::value(&a.store_dir),
       "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
-      "name", po::value(&name), "cluster name for the profile (default: from the node and node count)")(
-      "format", po::value(&format)->default_value(format), "text or json (the final summary)")(
-      "report", po::value(&report), "also write the HTML report of this calibration to FILE")(
-      "launcher", po::value(&launcher_text),
+      "name", po::value(&a.name), "cluster name for the profile (default: from the node and node count)")(
+      "format", po::value(&a.format)->default_value(a.format), "text or json (the final summary)")(
+      "report", po::value(&a.report), "also write the HTML report of this calibration to FILE")(
+      "launcher", po::value(&a.launcher),
       "start each job through this command: \"srun -N 2 --ntasks-per-node 8\", \"mpirun -np 16 -H a:8,b:8\"")(
       "worker", "internal: measure one job (--job-id) into a journal part (--journal-part)")(
-      "job-id", po::value(&job_id), "internal: the job's index among the process-wide settings")(
-      "journal-part", po::value(&journal_part), "internal: where the worker writes its journal part");
+      "job-id", po::value(&a.job_id), "internal: the job's index among the process-wide settings")(
+      "journal-part", po::value(&a.journal_part), "internal: where the worker writes its journal part");
+}
+
+tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_map& vm, const Args& args) {
+  tuner::CalibrationRequest r;
+  r.simulate = vm.count("simulate") > 0;
+  r.example = a.example;
+  r.topology_file = a.topology_file;
+  r.nodes = a.nodes;
+  r.seed = a.seed;
+  r.noise = a.noise;
+  if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
+  r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
+  r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
+  if (!a.channels.empty())
+    for (const auto& item : split(a.channels)) r.channels.push_back(parse_int(item, "--channels"));
+  for (const auto& item : split(a.scales))
+    r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(item, "--scales")));
+  if (!a.ib_hca.empty()) r.ib_hca = split(a.ib_hca, ';');
+  if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic);
+  r.strategy = a.strategy;
+  r.repetitions = a.reps;
+  r.min_gain = parse_gain(a.min_gain);
+  if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
+  r.resume = vm.count("resume") > 0;
+  r.name = a.name;
+  r.command = "nccl-autotune tune";
+  for (const auto& word : args) r.command += " " + word;
+  r.launcher = a.launcher;
+  r.dry_run = vm.count("dry-run") > 0;
+  if (vm.count("worker")) r.worker_job = a.job_id;
+  r.journal_part = a.journal_part;
+  return r;
+}
+
+tuner::CalibrationContext tune_context(const runners::ProcessGroup& processes, const profiles::Store& store,
+                                       const Args& args) {
+  tuner::CalibrationContext c;
+  c.processes = &processes;
+  c.under_mpi = runners::launched_by_mpi();
+  c.env = environment_map();
+  c.hostname = host_name();
+  c.store = store.dir();
+  c.exe = std::filesystem::read_symlink("/proc/self/exe");
+  c.worker_args = worker_args(args);
+  c.nccl_version_code = kBuiltNcclVersion;
+  c.tool_version = kToolVersion;
+  return c;
+}
+
+}  // namespace
+
+int cmd_tune(const Args& args) {
+  CommandSpec spec;
+  TuneArgs a;
+  describe_tune(spec, a);
   auto vm = parse_command_line(spec, args);
   if (!vm) return kExitOk;
-  if (format != "text" && format != "json")
-    throw InputError("<arguments>", 0, "--format: expected text or json, found '" + format + "'");
-  const bool simulate = vm->count("simulate") > 0;
-  double gain = parse_gain(min_gain);
-  profiles::Store store(store_dir.empty() ? profiles::Store::default_dir()
-                                          : std::filesystem::path(store_dir));
-
+  if (a.format != "text" && a.format != "json")
+    throw InputError("<arguments>", 0, "--format: expected text or json, found '" + a.format + "'");
+  profiles::Store store(a.store_dir.empty() ? profiles::Store::default_dir()
+                                            : std::filesystem::path(a.store_dir));
   auto finish = [&](const tuner::TuneResult& r, const std::filesystem::path& journal) {
     std::string path = store.save(r.profile).string();
-    if (!report.empty()) {
-      report::write_report(report, tuner::load_journal(journal), r.profile);
-      std::fprintf(stderr, "report: %s\n", report.c_str());
+    if (!a.report.empty()) {
+      report::write_report(a.report, tuner::load_journal(journal), r.profile);
+      std::fprintf(stderr, "report: %s\n", a.report.c_str());
     }
-    if (format == "json")
+    if (a.format == "json")
       std::cout << summary_json(r, path).dump(2) << "\n";
     else
       print_summary(r, path);
     return kExitOk;
   };
+  if (!a.from_journal.empty())
+    return finish(tuner::tune_from_journal(a.from_journal, {parse_gain(a.min_gain)}), a.from_journal);
 
-  if (!from_journal.empty()) return finish(tuner::tune_from_journal(from_journal, {gain}), from_journal);
-
-  // The node, the cluster, and what to sweep.
-  std::optional<topology::Topology> topo;
-  std::string cluster_stem;
-  if (simulate) {
-    if (!example.empty() && !topology_file.empty())
-      throw InputError("<arguments>", 0, "either --example or --topology, found both");
-    if (topology_file.empty()) {
-      if (example.empty()) example = "h100-8x";
-      topo = topology::load_example(example);
-      cluster_stem = example;
-    } else {
-      topo = topology::read_topology_file(topology_file);
-      cluster_stem = std::filesystem::path(topology_file).stem().string();
-    }
-    if (nodes < 1)
-      throw InputError("<arguments>", 0, "--nodes: expected at least 1, found " + std::to_string(nodes));
-  } else if (!example.empty() || !topology_file.empty() || nodes != 1) {
-    throw InputError("<arguments>", 0,
-                     "--example, --topology and --nodes describe the simulator: add --simulate");
-  }
-  auto& processes = runners::job_processes();
-  const bool under_mpi = runners::launched_by_mpi();
-  const bool worker = vm->count("worker") > 0;
-  const bool dry_run = vm->count("dry-run") > 0;
-  if (worker && (job_id < 0 || journal_part.empty()))
-    throw InputError("<arguments>", 0,
-                     "--worker: expected --job-id N and --journal-part PATH, found not both");
-  // Orchestrate: one job per process-wide setting, each a fresh set of processes. The simulator models the
-  // settings in-process, so it orchestrates only when asked to (--launcher), to test the plumbing.
-  const bool orchestrating = !worker && !under_mpi && (!launcher_text.empty() || !simulate);
-  if (under_mpi && !launcher_text.empty())
-    throw InputError("<arguments>", 0, "--launcher: this process was itself started under mpirun/srun");
-
-  tuner::TuneOptions o;
-  o.strategy = strategy;
-  o.repetitions = reps;
-  o.min_gain = gain;
-  o.resume = vm->count("resume") > 0;
-  if (!budget.empty()) o.budget = std::chrono::duration<double>(parse_duration(budget));
-  if (!collectives.empty()) o.space.collectives = parse_collective_list(collectives, "--collectives");
-  auto parse_bytes = [](const std::string& text, const char* what) {
-    auto v = parse_byte_size(text);
-    if (!v)
-      throw InputError("<arguments>", 0,
-                       std::string(what) + ": expected a size like 8, 64K, 8G; found '" + text + "'");
-    return *v;
-  };
-  o.space.min_bytes = parse_bytes(min_bytes, "--min-bytes");
-  o.space.max_bytes = parse_bytes(max_bytes, "--max-bytes");
-  if (!channels.empty())
-    for (const auto& item : split(channels)) o.space.channels.push_back(parse_int(item, "--channels"));
-
-  // Scales: the simulator builds each one; on GPUs this build measures the communicator it was started with.
-  int full_nodes = simulate ? nodes : 1;
-  int gpus_per_node = topo ? static_cast<int>(topo->gpus.size()) : 0;
-  std::vector<std::string> notes;
-  if (simulate) {
-    for (const auto& item : split(scales)) {
-      int n = item == "all" ? full_nodes : parse_int(item, "--scales");
-      if (n < 1 || n > full_nodes)
-        throw InputError("<arguments>", 0,
-                         "--scales: expected node counts from 1 to " + std::to_string(full_nodes) +
-                             ", found '" + item + "'");
-      o.space.scales.push_back({n, n * gpus_per_node});
-    }
-  }
-
-  // Process-wide settings: the probe's suggestions (or the given ones), only where there is a network.
-  o.space.settings.push_back({"default", {}});
-  auto given_hcas = [&] {
-    std::vector<std::string> hcas;
-    size_t start = 0;
-    while (!ib_hca.empty() && start <= ib_hca.size()) {
-      size_t semi = ib_hca.find(';', start);
-      hcas.push_back(ib_hca.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
-      if (semi == std::string::npos) break;
-      start = semi + 1;
-    }
-    return hcas;
-  };
-  if (!simulate) {
-    // On GPUs the settings to sweep are the ones asked for; each is a job of fresh processes.
-    for (const auto& h : given_hcas()) o.space.settings.push_back({"ib_hca=" + h, {{"NCCL_IB_HCA", h}}});
-    if (!cross_nic.empty())
-      for (const auto& v : split(cross_nic))
-        o.space.settings.push_back({"cross_nic=" + v, {{"NCCL_CROSS_NIC", v}}});
-  }
-  if (topo) {
-    auto analysis = topology::analyze(*topo);
-    std::set<nccl::Algorithm> algorithms;
-    for (const auto& a : analysis.algorithms)
-      if (auto parsed = nccl::parse_algorithm(a)) algorithms.insert(*parsed);
-    if (!algorithms.empty()) o.space.algorithms = algorithms;
-    if (full_nodes > 1) {
-      std::vector<std::string> hcas = given_hcas();
-      if (ib_hca.empty()) {
-        hcas = analysis.ib_hca_candidates;
-        // The most inclusive set is what NCCL uses by default: it is the default job.
-        if (!hcas.empty()) hcas.erase(hcas.begin());
-      }
-      for (const auto& h : hcas) o.space.settings.push_back({"ib_hca=" + h, {{"NCCL_IB_HCA", h}}});
-      std::vector<std::string> cross =
-          cross_nic.empty()
-              ? (analysis.sweep_cross_nic ? std::vector<std::string>{"0", "1"} : std::vector<std::string>{})
-              : split(cross_nic);
-      for (const auto& v : cross) o.space.settings.push_back({"cross_nic=" + v, {{"NCCL_CROSS_NIC", v}}});
-    } else if (!ib_hca.empty() || !cross_nic.empty()) {
-      notes.push_back("one node: NCCL_IB_HCA and NCCL_CROSS_NIC do not matter there and were not swept");
-    }
-  }
-  if (!simulate && under_mpi && !worker) {
-    // NCCL reads process-wide settings once per process: this process measures the ones it was started with.
-    notes.push_back("process-wide settings were not swept (started under mpirun/srun)");
-    o.space.settings = {{"default", {}}};
-  }
-  if (worker) {
-    if (job_id >= static_cast<int>(o.space.settings.size()))
-      throw InputError("<arguments>", 0,
-                       "--job-id: expected 0 to " + std::to_string(o.space.settings.size() - 1) + ", found " +
-                           std::to_string(job_id));
-    o.space.settings = {o.space.settings[job_id]};
-  }
-  tuner::Launcher launcher;
-  if (orchestrating) {
-    auto env = tuner::environment_map();
-    launcher = tuner::choose_launcher(launcher_text, simulate, tuner::local_gpu_count(env), env);
-  }
-
-  // Provenance and where things go.
-  o.header.tool_version = kToolVersion;
-  o.header.source = simulate ? "simulated" : "measured";
-  std::string command = "nccl-autotune tune";
-  for (const auto& a : args) command += " " + a;
-  o.header.command = command;
-  const auto built = nccl::Version::from_code(kBuiltNcclVersion);
-  const int nccl_mm = built ? built->major_minor() : 0;
-  o.header.nccl_version = built ? built->text() : "";
-  if (topo) {
-    o.header.fingerprint = topology::fingerprint(*topo, nccl_mm);
-    o.header.gpu_model = topo->gpus.empty() ? "" : topo->gpus[0].name;
-    o.header.gpus_per_node = gpus_per_node;
-  }
-  o.header.nodes = full_nodes;
-  o.header.seed = simulate ? seed : 0;
-  o.header.cluster =
-      !name.empty() ? name : (simulate ? cluster_stem + "-" + std::to_string(nodes) + "n-sim" : "");
-
-  tuner::RunnerOptions base;
-  base.simulate = simulate;
-  base.topology = topo;
-  base.seed = seed;
-  base.noise = noise;
-  base.max_bytes = o.space.max_bytes;
-  if (worker) base.process_env = o.space.settings.front().env;
-  std::unique_ptr<runners::Runner> probe_runner;
-  if (!simulate && orchestrating && !dry_run) {
-    // The GPUs belong to the workers: the orchestrator only names the cluster.
-    o.space.scales = {{1, 1}};  // for the plan; the workers' parts say what was measured
-    o.header.nodes = 0;
-    if (o.header.cluster.empty()) {
-      char host[256] = {0};
-      ::gethostname(host, sizeof host - 1);
-      auto n = launcher.words.empty() ? std::optional<int>(1) : tuner::launcher_nodes(launcher.words);
-      o.header.cluster = std::string(host) + "-" + (n ? std::to_string(*n) + "n" : std::string("multi"));
-    }
-  } else if (!simulate) {
-    // The real cluster is what mpirun started: ask the runner, and name the cluster from it.
-    probe_runner = tuner::make_runner(base);
-    auto info = probe_runner->info();
-    o.space.scales = {{info.nodes, info.ranks}};
-    o.header.nodes = info.nodes;
-    o.header.gpus_per_node = info.gpus_per_node;
-    o.header.gpu_model = info.gpu_model;
-    if (!info.nccl_version.empty()) o.header.nccl_version = info.nccl_version;
-    if (o.header.cluster.empty()) {
-      char host[256] = {0};
-      ::gethostname(host, sizeof host - 1);
-      o.header.cluster = std::string(host) + "-" + std::to_string(info.nodes) + "n";
-    }
-  }
-  // The journal lives next to the profile: same name, .journal.jsonl.
-  profiles::Profile naming;
-  naming.cluster.name = o.header.cluster;
-  naming.provenance.nccl_version = o.header.nccl_version;
-  auto profile_path = store.path_for(naming);
-  o.journal = profile_path.parent_path() / (profile_path.stem().string() + ".journal.jsonl");
-  o.write_journal = processes.is_root();
-  o.agree = [&processes](bool stop) {
-    std::byte b = static_cast<std::byte>(stop ? 1 : 0);
-    processes.broadcast(std::span<std::byte>(&b, 1));
-    return b != std::byte{0};
-  };
-
-  if (dry_run) {
-    auto plan = tuner::plan_tune(o);
-    if (!processes.is_root()) return kExitOk;
-    std::cout << "plan (" << plan.strategy << "), nothing measured:\n";
-    std::cout << "  jobs (process-wide settings): " << plan.space.settings.size() << "\n";
-    for (const auto& s : plan.space.settings) std::cout << "    " << s.id << "\n";
-    std::cout << "  scales:";
-    for (const auto& s : plan.space.scales)
-      std::cout << " " << s.nodes << "x" << s.ranks / std::max(1, s.nodes);
-    std::cout << "\n  sizes: " << plan.space.sizes.size() << " ("
-              << report::human_size_range(plan.space.sizes.front(), plan.space.sizes.back()) << ", x2)\n";
-    for (const auto& cs : plan.space.collectives)
-      std::cout << "  " << nccl::name(cs.collective) << ": " << cs.candidates.size()
-                << " candidates + NCCL's default\n";
-    std::cout << "  measurements: " << plan.measurements << (plan.strategy == "adaptive" ? " (estimate)" : "")
-              << "\n";
-    std::cout << "  estimated time on GPUs: " << static_cast<long>(std::lround(plan.estimated_s)) << " s\n";
-    std::cout << "  journal: " << o.journal.string() << "\n";
-    if (orchestrating) {
-      std::cout << "  jobs run: " << launcher.origin;
-      for (const auto& w : launcher.words) std::cout << " " << w;
-      std::cout << "\n";
-    }
-    for (const auto& n : notes) std::cout << "note: " << n << "\n";
+  const tuner::CalibrationRequest request = tune_request(a, *vm, args);
+  const auto& processes = runners::job_processes();
+  tuner::CalibrationSetup setup = tuner::set_up_calibration(request, tune_context(processes, store, args));
+  if (request.dry_run) {
+    if (processes.is_root()) print_plan(setup);
     return kExitOk;
   }
-
-  if (worker) {
-    o.journal = journal_part;
-    o.resume = std::filesystem::exists(o.journal);  // an interrupted part resumes
+  if (setup.mode == tuner::CalibrationMode::orchestrator) {
+    std::fprintf(stderr, "%zu job(s), one per process-wide setting; jobs run: %s\n",
+                 setup.orchestration.settings.size(), tuner::describe(setup.launcher).c_str());
+    return finish(tuner::run_calibration(setup, {}, print_job_notice), setup.tune.journal);
   }
-  if (orchestrating) {
-    tuner::OrchestratorOptions oo;
-    oo.launcher = launcher;
-    oo.exe = std::filesystem::read_symlink("/proc/self/exe");
-    oo.measure_args = worker_args(args);
-    oo.settings = o.space.settings;
-    oo.journal = o.journal;
-    oo.resume = o.resume;
-    oo.budget = o.budget;
-    oo.min_gain = o.min_gain;
-    auto plan = tuner::plan_tune(o);
-    oo.header = tuner::calibration_header(o, plan);
-    if (!simulate) oo.header.scales.clear();  // what the workers measured, from their parts
-    std::string shown;
-    for (const auto& w : launcher.words) shown += " " + w;
-    std::fprintf(stderr, "%zu job(s), one per process-wide setting; jobs run: %s%s\n", oo.settings.size(),
-                 launcher.origin.c_str(), shown.c_str());
-    auto result = tuner::orchestrate(oo, [](const tuner::JobNotice& n) {
-      std::fprintf(stderr, "job %d/%d '%s': %s\n", n.job + 1, n.jobs_total, n.setting.c_str(),
-                   n.what.c_str());
-    });
-    if (simulate) result.plan.measurements = plan.measurements;  // on GPUs the scales were not known ahead
-    notes.push_back("jobs run: " + launcher.origin + shown);
-    result.derivation.notes.insert(result.derivation.notes.end(), notes.begin(), notes.end());
-    return finish(result, o.journal);
-  }
-
   const bool tty = processes.is_root() && ::isatty(STDERR_FILENO);
-  tuner::ProgressFn progress = [&](const tuner::TuneProgress& p) {
-    if (!processes.is_root()) return;
-    if (tty) {
-      std::fprintf(stderr, "\r\033[Kjob %d/%d %s: %llu/%llu measurements, %llu sizes, %.0f s elapsed",
-                   p.jobs_done + 1 > p.jobs_total ? p.jobs_total : p.jobs_done + 1, p.jobs_total,
-                   p.job.c_str(), static_cast<unsigned long long>(p.measurements_done),
-                   static_cast<unsigned long long>(p.measurements_planned),
-                   static_cast<unsigned long long>(p.sizes_done), p.elapsed_s);
-      if (p.remaining_s >= 0) std::fprintf(stderr, ", ~%.0f s left", p.remaining_s);
-      std::fflush(stderr);
-    } else if (p.job_finished) {
-      std::fprintf(stderr, "job %d/%d done: %s, %llu measurements so far, %.1f s\n", p.jobs_done,
-                   p.jobs_total, p.job.c_str(), static_cast<unsigned long long>(p.measurements_done),
-                   p.elapsed_s);
-    }
-  };
-  tuner::RunnerFactory factory = [&](const runners::ProcessSetting& setting,
-                                     const runners::Scale& scale) -> std::unique_ptr<runners::Runner> {
-    if (probe_runner) return std::move(probe_runner);
-    tuner::RunnerOptions ro = base;
-    ro.nodes = scale.nodes;
-    ro.process_env = setting.env;
-    return tuner::make_runner(ro);
-  };
-  auto result = tuner::tune(o, factory, progress);
+  auto result =
+      tuner::run_calibration(setup, processes.is_root() ? progress_printer(tty) : tuner::ProgressFn{});
   if (tty) std::fprintf(stderr, "\r\033[K");
-  if (worker) {
-    bool failed = std::any_of(result.jobs.begin(), result.jobs.end(), [](const auto& j) { return j.failed; });
-    if (processes.is_root()) {
-      std::cout << "job '" << o.space.settings.front().id << "': " << result.measured << " measured, "
-                << result.replayed << " from the part, " << (failed ? "failed" : "finished") << "\n";
-      for (const auto& j : result.jobs)
-        if (j.failed) std::cout << "failed at " << j.scale.nodes << " node(s): " << j.detail << "\n";
-    }
-    return failed ? kExitFailed : kExitOk;
-  }
-  result.derivation.notes.insert(result.derivation.notes.end(), notes.begin(), notes.end());
+  if (setup.mode == tuner::CalibrationMode::worker) return worker_summary(result, processes.is_root());
   if (!processes.is_root()) return kExitOk;
-  return finish(result, o.journal);
+  return finish(result, setup.tune.journal);
 }
 
 }  // namespace autotune::cli

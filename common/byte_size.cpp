@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "common/input_error.hpp"
+
 namespace autotune {
 namespace {
 constexpr std::array<char, 4> kUnits = {'K', 'M', 'G', 'T'};
@@ -32,6 +34,12 @@ std::optional<uint64_t> parse_byte_size(std::string_view text) {
   }
   if (shift > 0 && value > (UINT64_MAX >> shift)) return std::nullopt;
   return value << shift;
+}
+
+uint64_t require_byte_size(std::string_view text, const std::string& what) {
+  if (auto v = parse_byte_size(text)) return *v;
+  throw InputError("<arguments>", 0,
+                   what + ": expected a size such as 8, 64K, 1M or 8G, found '" + std::string(text) + "'");
 }
 
 std::string format_byte_size(uint64_t bytes) {

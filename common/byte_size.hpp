@@ -14,6 +14,10 @@ namespace autotune {
 // nullopt for anything else, for a value that does not fit in 64 bits, and for signs or spaces.
 std::optional<uint64_t> parse_byte_size(std::string_view text);
 
+// The same for a value the user gave: throws InputError("<arguments>", 0, "<what>: expected a size such as 8,
+// 64K, 1M or 8G, found '...'") instead of returning nullopt.
+uint64_t require_byte_size(std::string_view text, const std::string& what);
+
 // "0", "8", "1536K", "1M", "8G".
 std::string format_byte_size(uint64_t bytes);
 

@@ -46,12 +46,7 @@ std::string LockStep::broken_reason(bool broken_here) const {
   // Every process reports the same reason: the lowest broken rank's own.
   int who = broken_here ? processes_.rank() : std::numeric_limits<int>::max();
   processes_.allreduce_min(std::span<int>(&who, 1));
-  std::string text = who == processes_.rank() ? detail_ : std::string();
-  double length = static_cast<double>(text.size());
-  processes_.allreduce_max(std::span<double>(&length, 1));
-  text.resize(static_cast<size_t>(length));
-  processes_.broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), who);
-  return "rank " + std::to_string(who) + ": " + text;
+  return "rank " + std::to_string(who) + ": " + broadcast_text(processes_, detail_, who);
 }
 
 Outcome LockStep::outcome() const {

@@ -1,5 +1,6 @@
 #include "runners/process_group.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "runners/modules.hpp"
@@ -13,6 +14,15 @@ bool launched_by_mpi() {
   // srun without an MPI launcher still sets SLURM_STEP_NUM_TASKS; MPI's PMI plugin then wires it up.
   const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
   return tasks && std::atoi(tasks) > 1;
+}
+
+std::string broadcast_text(const ProcessGroup& processes, std::string text, int root) {
+  if (!processes.distributed()) return text;
+  uint64_t length = text.size();
+  processes.broadcast(std::as_writable_bytes(std::span<uint64_t>(&length, 1)), root);
+  text.resize(length);
+  processes.broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), root);
+  return text;
 }
 
 const ProcessGroup& job_processes() {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 
 namespace autotune::runners {
 
@@ -44,6 +45,9 @@ class SingleProcess final : public ProcessGroup {
   void broadcast(std::span<std::byte>, int) const override {}
   void barrier() const override {}
 };
+
+// Root's `text` on every process (the others' `text` is ignored). A collective: every process calls it.
+std::string broadcast_text(const ProcessGroup& processes, std::string text, int root = 0);
 
 // Whether this process was started by a launcher (Open MPI, MPICH/PMI, PMIx, Slurm's srun with several
 // tasks).

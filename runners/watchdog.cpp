@@ -1,7 +1,6 @@
 #include "runners/watchdog.hpp"
 
 #include <algorithm>
-#include <thread>
 
 namespace autotune::runners {
 
@@ -12,17 +11,17 @@ std::chrono::duration<double> watchdog_bound(uint64_t bytes, int operations, con
 }
 
 WaitResult wait_with_watchdog(const std::function<WaitResult()>& poll, const std::function<void()>& abort,
-                              std::chrono::duration<double> bound, std::chrono::milliseconds poll_interval) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(bound);
+                              std::chrono::duration<double> bound, std::chrono::milliseconds poll_interval,
+                              const Clock& clock) {
+  const auto deadline = clock.now() + std::chrono::duration_cast<Clock::duration>(bound);
   for (;;) {
     WaitResult r = poll();
     if (r == WaitResult::done || r == WaitResult::failed) return r;
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (clock.now() >= deadline) {
       abort();
       return WaitResult::timed_out;
     }
-    std::this_thread::sleep_for(poll_interval);
+    clock.sleep_for(poll_interval);
   }
 }
 

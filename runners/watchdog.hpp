@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "common/clock.hpp"
+
 namespace autotune::runners {
 
 struct WatchdogPolicy {
@@ -29,6 +31,7 @@ enum class WaitResult { done, failed, timed_out };
 // used by poll to mean "not finished yet".
 WaitResult wait_with_watchdog(const std::function<WaitResult()>& poll, const std::function<void()>& abort,
                               std::chrono::duration<double> bound,
-                              std::chrono::milliseconds poll_interval = std::chrono::milliseconds(1));
+                              std::chrono::milliseconds poll_interval = std::chrono::milliseconds(1),
+                              const Clock& clock = steady_clock());
 
 }  // namespace autotune::runners

@@ -46,9 +46,15 @@ int SimCluster::generation() const {
   return 0;
 }
 
+double SimNic::gbytes_per_s() const {
+  double sum = 0.0;
+  for (const auto& p : ports) sum += p.gbytes_per_s;
+  return sum;
+}
+
 double SimCluster::net_gbps() const {
   double sum = 0.0;
-  for (const auto& n : nics) sum += n.gbytes_per_s;
+  for (const auto& n : nics) sum += n.gbytes_per_s();
   return sum;
 }
 
@@ -87,8 +93,9 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes) {
     n.name = nic.name;
     n.collnet = nic.collnet;
     for (const auto& p : nic.ports)
-      if (p.state == "ACTIVE") n.gbytes_per_s += p.speed_gbps / 8.0 * 0.96;  // ~46 GB/s per NDR port
-    if (n.gbytes_per_s <= 0.0) continue;  // a NIC with no working port carries nothing
+      if (p.state == "ACTIVE" && p.speed_gbps > 0)
+        n.ports.push_back({p.port, p.speed_gbps / 8.0 * 0.96});  // ~46 GB/s per NDR port
+    if (n.ports.empty()) continue;                               // a NIC with no working port carries nothing
     c.collnet = c.collnet || n.collnet;
     c.nics.push_back(n);
   }

@@ -11,10 +11,16 @@
 
 namespace autotune::sim {
 
+struct SimPort {
+  int port = 1;               // verbs port number: what NCCL_IB_HCA's ":port" names
+  double gbytes_per_s = 0.0;  // what it carries in practice, GB/s
+};
+
 struct SimNic {
-  std::string name;           // "mlx5_0": what NCCL_IB_HCA prefixes match
-  double gbytes_per_s = 0.0;  // sum of its ACTIVE ports, GB/s
+  std::string name;            // "mlx5_0": what NCCL_IB_HCA's device names match
+  std::vector<SimPort> ports;  // the ACTIVE ones NCCL would use
   bool collnet = false;
+  double gbytes_per_s() const;  // sum of its ports
 };
 
 struct SimCluster {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/input_error.hpp"
+#include "nccl/ib_hca_spec.hpp"
 #include "simulator/sim_constants.hpp"
 #include "simulator/sim_random.hpp"
 
@@ -73,29 +74,22 @@ int parse_env_int(const std::string& name, const std::string& value, int lo, int
       "an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", found '" + value + "'");
 }
 
-// NCCL_IB_HCA: "[^][=]name[:port],..." — prefixes unless '=', excluded with '^'.
-std::vector<SimNic> select_nics(const std::vector<SimNic>& all, const std::string& spec) {
-  std::string rest = spec;
-  bool exclude = false, exact = false;
-  if (!rest.empty() && rest[0] == '^') exclude = true, rest.erase(0, 1);
-  if (!rest.empty() && rest[0] == '=') exact = true, rest.erase(0, 1);
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= rest.size()) {
-    size_t comma = rest.find(',', start);
-    std::string item = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item = item.substr(0, item.find(':'));
-    if (!item.empty()) names.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+// What NCCL keeps of the node's NICs under an NCCL_IB_HCA value: the ports the value selects, read exactly as
+// NCCL reads it (nccl/ib_hca_spec.hpp: prefixes unless '=', '^' excludes, ':port' narrows to one port).
+std::vector<SimNic> select_nics(const std::vector<SimNic>& all, const std::string& value) {
+  nccl::IbHcaSpec spec;
+  try {
+    spec = nccl::parse_ib_hca_spec(value);
+  } catch (const InputError& e) {
+    throw InputError(env_context("NCCL_IB_HCA"), 0, e.message());
   }
-  if (names.empty())
-    throw InputError(env_context("NCCL_IB_HCA"), 0, "a list of NIC names, found '" + spec + "'");
   std::vector<SimNic> out;
   for (const auto& nic : all) {
-    bool match = false;
-    for (const auto& n : names) match = match || (exact ? nic.name == n : nic.name.rfind(n, 0) == 0);
-    if (match != exclude) out.push_back(nic);
+    SimNic kept = nic;
+    kept.ports.clear();
+    for (const auto& p : nic.ports)
+      if (spec.selects(nic.name, p.port)) kept.ports.push_back(p);
+    if (!kept.ports.empty()) out.push_back(std::move(kept));
   }
   return out;
 }

@@ -15,8 +15,8 @@ using runners::busbw_gbps;
 using runners::Candidate;
 using runners::Measurement;
 using runners::MeasureRequest;
-using runners::ProcessGroup;
 using runners::Outcome;
+using runners::ProcessGroup;
 using runners::RunnerInfo;
 
 namespace {

@@ -393,7 +393,7 @@ JournalWriter::~JournalWriter() {
 void JournalWriter::write_lines(const std::string& text) {
   if (text.empty()) return;
   if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0)
-    throw std::runtime_error("cannot write journal " + path_.string() + ": " + std::strerror(errno));
+    throw JournalWriteError("cannot write journal " + path_.string() + ": " + std::strerror(errno));
 }
 
 void JournalWriter::write(const JournalHeader& header) {

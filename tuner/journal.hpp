@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -105,9 +106,16 @@ struct JournalContents {
 };
 JournalContents load_journal(const std::filesystem::path& path);
 
+// A journal that cannot be written (a full disk, a lost file system): the calibration cannot go on, since
+// nothing it measured from then on would be kept.
+struct JournalWriteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Appends lines to a journal file. Opening an existing journal first cuts a torn last line (one without its
 // newline) so that appended lines start clean. Every write call writes whole lines and hands them to the
-// operating system before returning (fflush): a killed process loses at most the batch it was measuring.
+// operating system before returning (fflush): a killed process loses at most the batch it was measuring. A
+// write that fails throws JournalWriteError; a line it cut short is cut off by the next writer.
 // The file is synced to disk (fdatasync) when the writer closes; syncing every batch cost more than the
 // simulator's measurements themselves.
 class JournalWriter {

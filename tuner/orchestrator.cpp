@@ -1,62 +1,23 @@
 #include "tuner/orchestrator.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <set>
 #include <stdexcept>
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/process_launcher.hpp"
 #include "tuner/derive.hpp"
-
-extern char** environ;
 
 namespace autotune::tuner {
 
 using runners::ProcessSetting;
 using runners::Scale;
+
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// The job being waited for, and the first stop signal received while orchestrating.
-volatile sig_atomic_t g_child = 0;
-volatile sig_atomic_t g_stop_signal = 0;
-
-extern "C" void forward_stop_signal(int sig) {
-  if (!g_stop_signal) g_stop_signal = sig;
-  if (g_child > 0) ::kill(g_child, sig);
-}
-
-// While alive, SIGINT, SIGTERM and SIGHUP reach the running job too, so that a cancelled allocation or a
-// Ctrl-C does not leave workers behind; the orchestrator then stops starting jobs and merges what it has.
-class StopSignalForwarding {
- public:
-  StopSignalForwarding() {
-    g_stop_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = forward_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
-  }
-  ~StopSignalForwarding() {
-    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  StopSignalForwarding(const StopSignalForwarding&) = delete;
-  StopSignalForwarding& operator=(const StopSignalForwarding&) = delete;
-
- private:
-  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> old_{};
-};
 
 std::string base_name(const std::string& word) {
   size_t slash = word.rfind('/');
@@ -89,88 +50,31 @@ std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t
   return tail;
 }
 
-// Starts the command with the setting's variables added to this environment and its output appended to
-// `log`; waits for it, at most `limit` seconds when given. Returns "" on exit status 0, otherwise what went
-// wrong.
-std::string run_job(const std::vector<std::string>& command, const ProcessSetting& setting,
-                    const std::filesystem::path& log, std::optional<double> limit) {
-  std::vector<char*> argv;
-  for (const auto& w : command) argv.push_back(const_cast<char*>(w.c_str()));
-  argv.push_back(nullptr);
-  // Everything the child needs is prepared before fork: the child only calls async-signal-safe functions.
-  std::map<std::string, std::string> env = environment_map();
-  for (const auto& [k, v] : setting.env) env[k] = v;
-  std::vector<std::string> env_text;
-  for (const auto& [k, v] : env) env_text.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out < 0) throw std::runtime_error("cannot open " + log.string() + ": " + std::strerror(errno));
-  std::string cannot = "cannot start '" + command.front() + "': ";
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(out);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(err));
+// Runs one job to its end and returns "" when it exited with status 0, otherwise what went wrong. With a
+// limit, a job still running at the limit is sent SIGTERM, and SIGKILL 10 s later if it ignores that.
+std::string run_job(ProcessLauncher& launcher, const Clock& clock, const ProcessSpec& spec,
+                    std::optional<double> limit) {
+  auto child = launcher.start(spec);
+  const auto started = clock.now();
+  bool termed = false, killed = false;
+  std::optional<ExitStatus> status;
+  while (!(status = child->poll())) {
+    const double waited = clock.seconds_since(started);
+    if (limit && !termed && waited > *limit) {
+      child->send_signal(SIGTERM);
+      termed = true;
+    } else if (limit && termed && !killed && waited > *limit + 10.0) {
+      child->send_signal(SIGKILL);
+      killed = true;
+    }
+    clock.sleep_for(std::chrono::milliseconds(20));
   }
-  if (pid == 0) {
-    int in = ::open("/dev/null", O_RDONLY);
-    if (in >= 0) ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    ::execvpe(argv[0], argv.data(), envp.data());
-    const char* why = std::strerror(errno);
-    [[maybe_unused]] auto a = ::write(2, cannot.data(), cannot.size());
-    [[maybe_unused]] auto b = ::write(2, why, std::strlen(why));
-    [[maybe_unused]] auto c = ::write(2, "\n", 1);
-    ::_exit(127);
-  }
-  ::close(out);
-  g_child = pid;
-  if (g_stop_signal) ::kill(pid, g_stop_signal);  // arrived between fork and here
-  int status = 0;
   std::string stopped;
-  if (limit) {
-    // Poll: the job ends on its own, or is stopped at the limit (and killed if it ignores that).
-    const auto started = Clock::now();
-    auto waited = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
-    bool termed = false, killed = false;
-    for (;;) {
-      pid_t got = ::waitpid(pid, &status, WNOHANG);
-      if (got == pid) break;
-      if (got < 0 && errno != EINTR) {
-        g_child = 0;
-        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-      }
-      if (!termed && waited() > *limit) {
-        ::kill(pid, SIGTERM);
-        termed = true;
-        stopped = "stopped after " + std::to_string(static_cast<long>(*limit)) +
-                  " s, twice its share of the budget plus the start-up allowance; ";
-      } else if (termed && !killed && waited() > *limit + 10.0) {
-        ::kill(pid, SIGKILL);
-        killed = true;
-      }
-      ::usleep(20000);
-    }
-  } else {
-    while (::waitpid(pid, &status, 0) < 0) {
-      if (errno != EINTR) {
-        g_child = 0;
-        throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-      }
-    }
-  }
-  g_child = 0;
-  if (!stopped.empty()) {
-    if (WIFSIGNALED(status)) return stopped + "killed by signal " + ::strsignal(WTERMSIG(status));
-    return stopped + "exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("killed by signal ") + ::strsignal(WTERMSIG(status));
-  return "ended abnormally";
+  if (termed)
+    stopped = "stopped after " + std::to_string(static_cast<long>(*limit)) +
+              " s, twice its share of the budget plus the start-up allowance; ";
+  if (status->ok() && !termed) return "";
+  return stopped + status->describe();
 }
 
 bool part_finished(const JournalContents& part, const std::string& setting_id) {
@@ -225,17 +129,6 @@ std::vector<std::string> split_shell_words(std::string_view text) {
   return words;
 }
 
-std::map<std::string, std::string> environment_map() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
-  return env;
-}
-
 int local_gpu_count(const std::map<std::string, std::string>& env) {
   if (auto it = env.find("SLURM_GPUS_ON_NODE"); it != env.end()) {
     int n = std::atoi(it->second.c_str());
@@ -271,6 +164,12 @@ Launcher choose_launcher(const std::string& given, bool simulate, int gpus_per_n
   }
   l.origin = simulate ? "in-process (simulator)" : "local: one worker process per job";
   return l;
+}
+
+std::string describe(const Launcher& launcher) {
+  std::string out = launcher.origin;
+  for (const auto& w : launcher.words) out += " " + w;
+  return out;
 }
 
 std::optional<int> launcher_nodes(const std::vector<std::string>& words) {
@@ -315,29 +214,42 @@ JobFiles job_files(const std::filesystem::path& journal, int job_id) {
   return {dir / ("job" + std::to_string(job_id) + ".jsonl"), dir / ("job" + std::to_string(job_id) + ".log")};
 }
 
-TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) {
-  if (o.settings.empty()) throw InputError("<arguments>", 0, "expected at least one process-wide setting");
-  const int total = static_cast<int>(o.settings.size());
-  std::filesystem::create_directories(job_files(o.journal, 0).part.parent_path());
-  if (!o.resume) {
-    std::filesystem::remove(o.journal);
-    for (int i = 0; i < total; ++i) {
-      auto files = job_files(o.journal, i);
-      std::filesystem::remove(files.part);
-      std::filesystem::remove(files.log);
-    }
-  }
-  auto tell = [&](int i, const std::string& what) {
-    if (notice) notice({i, total, o.settings[i].id, what});
-  };
+namespace {
 
-  const auto start = Clock::now();
-  std::vector<std::string> failure(o.settings.size());
-  std::vector<bool> ran(o.settings.size(), false);
-  std::vector<size_t> records_before(o.settings.size(), 0);
-  int stopped_by = 0;
-  std::optional<StopSignalForwarding> forwarding(std::in_place);
-  for (int i = 0; i < total && !g_stop_signal; ++i) {
+// What running the jobs left for the merge.
+struct JobsRun {
+  std::vector<std::string> failure;    // per job: why it failed ("" = it did not)
+  std::vector<bool> ran;               // per job: started in this run
+  std::vector<size_t> records_before;  // per job: records its part held before this run
+  int stopped_by = 0;                  // the stop signal that ended the run early, or 0
+};
+
+void clear_parts(const OrchestratorOptions& o) {
+  std::filesystem::remove(o.journal);
+  for (size_t i = 0; i < o.settings.size(); ++i) {
+    auto files = job_files(o.journal, static_cast<int>(i));
+    std::filesystem::remove(files.part);
+    std::filesystem::remove(files.log);
+  }
+}
+
+// The worker's own arguments, and its share of the budget (with the limit past which it is stopped).
+std::vector<std::string> worker_arguments(const OrchestratorOptions& o, int job, const JobFiles& files,
+                                          std::optional<double> share) {
+  std::vector<std::string> args = {"tune",           "--worker",         "--job-id", std::to_string(job),
+                                   "--journal-part", files.part.string()};
+  args.insert(args.end(), o.measure_args.begin(), o.measure_args.end());
+  if (share) args.insert(args.end(), {"--budget", std::to_string(static_cast<long>(*share)) + "s"});
+  return args;
+}
+
+JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const Clock& clock,
+                 const std::function<void(int, const std::string&)>& tell) {
+  const int total = static_cast<int>(o.settings.size());
+  JobsRun run{std::vector<std::string>(total), std::vector<bool>(total, false), std::vector<size_t>(total, 0),
+              0};
+  const auto start = clock.now();
+  for (int i = 0; i < total && !launcher.stop_signal(); ++i) {
     const auto& setting = o.settings[i];
     auto files = job_files(o.journal, i);
     if (std::filesystem::exists(files.part)) {
@@ -346,32 +258,29 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
         tell(i, "already finished (" + files.part.string() + ")");
         continue;
       }
-      records_before[i] = part.records.size();
+      run.records_before[i] = part.records.size();
     }
-    std::vector<std::string> args = {"tune",           "--worker",         "--job-id", std::to_string(i),
-                                     "--journal-part", files.part.string()};
-    args.insert(args.end(), o.measure_args.begin(), o.measure_args.end());
-    std::optional<double> limit;
+    std::optional<double> share, limit;
     if (o.budget) {
-      double left = o.budget->count() - std::chrono::duration<double>(Clock::now() - start).count();
-      double share = left / (total - i);
-      if (share < 1.0) {
-        failure[i] = "not run: the time budget was spent";
-        tell(i, "failed: " + failure[i]);
+      share = (o.budget->count() - clock.seconds_since(start)) / (total - i);
+      if (*share < 1.0) {
+        run.failure[i] = "not run: the time budget was spent";
+        tell(i, "failed: " + run.failure[i]);
         continue;
       }
-      args.insert(args.end(), {"--budget", std::to_string(static_cast<long>(share)) + "s"});
-      limit = 2.0 * share + o.job_grace.count();
+      limit = 2.0 * *share + o.job_grace.count();
     }
-    auto command = job_command(o.launcher, o.exe, args, setting);
+    ProcessSpec spec{job_command(o.launcher, o.exe, worker_arguments(o, i, files, share), setting),
+                     environment_map(), files.log};
+    for (const auto& [k, v] : setting.env) spec.env[k] = v;
     std::string shown;
-    for (const auto& w : command) shown += (shown.empty() ? "" : " ") + w;
+    for (const auto& w : spec.argv) shown += (shown.empty() ? "" : " ") + w;
     tell(i, "started: " + shown + " (output: " + files.log.string() + ")");
-    ran[i] = true;
+    run.ran[i] = true;
     std::error_code ec;
     uintmax_t log_start = std::filesystem::exists(files.log, ec) ? std::filesystem::file_size(files.log) : 0;
-    std::string why = run_job(command, setting, files.log, limit);
-    if (g_stop_signal) {
+    std::string why = run_job(launcher, clock, spec, limit);
+    if (launcher.stop_signal()) {
       // Not the job's failure: its part is interrupted and --resume continues it.
       tell(i, "interrupted (" + why + ")");
       break;
@@ -380,16 +289,55 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
       tell(i, "finished");
     } else {
       std::string tail = output_tail(files.log, log_start);
-      failure[i] = why + (tail.empty() ? " (no output)" : ", output:\n" + tail);
-      tell(i, "failed: " + failure[i]);
+      run.failure[i] = why + (tail.empty() ? " (no output)" : ", output:\n" + tail);
+      tell(i, "failed: " + run.failure[i]);
     }
   }
+  run.stopped_by = launcher.stop_signal();
+  return run;
+}
 
-  stopped_by = g_stop_signal;
-  forwarding.reset();
+// What the workers know and the orchestrator did not (scales, GPUs, NCCL version), from a part's header.
+void adopt_part_header(JournalHeader& header, const JournalHeader& part) {
+  for (const auto& s : part.scales)
+    if (std::find(header.scales.begin(), header.scales.end(), s) == header.scales.end())
+      header.scales.push_back(s);
+  if (header.nodes == 0) header.nodes = part.nodes;
+  if (header.gpus_per_node == 0) header.gpus_per_node = part.gpus_per_node;
+  if (header.gpu_model.empty()) header.gpu_model = part.gpu_model;
+  if (header.nccl_version.empty()) header.nccl_version = part.nccl_version;
+  if (header.runner.empty()) header.runner = part.runner;
+  if (header.fingerprint.empty()) header.fingerprint = part.fingerprint;
+}
 
-  // Merge: the parts as they stand (a torn last line is a write cut short and is left out).
-  TuneResult result;
+// One job's lines of its part, counted as measured in this run or replayed, and its failure if any.
+std::vector<JobResult> job_results(const ProcessSetting& setting, const JournalContents& part,
+                                   const JobsRun& run, int i, const JournalHeader& header,
+                                   std::vector<JournalRecord>& records) {
+  std::map<Scale, JobResult> by_scale;
+  size_t seen = 0;
+  for (const auto& r : part.records) {
+    if (r.setting.id != setting.id) continue;  // a part belongs to one setting
+    auto it = by_scale.try_emplace(r.scale, JobResult{setting, r.scale, 0, 0, {}, false, ""}).first;
+    (run.ran[i] && seen >= run.records_before[i] ? it->second.measured : it->second.replayed)++;
+    ++seen;
+    records.push_back(r);
+  }
+  if (!run.failure[i].empty()) {
+    if (by_scale.empty()) {
+      Scale s = header.scales.empty() ? Scale{} : header.scales.front();
+      by_scale.emplace(s, JobResult{setting, s, 0, 0, {}, false, ""});
+    }
+    for (auto& [s, job] : by_scale) job.failed = true, job.detail = run.failure[i];
+  }
+  std::vector<JobResult> out;
+  for (auto& [s, job] : by_scale) out.push_back(std::move(job));
+  return out;
+}
+
+// Merges the parts as they stand (a torn last line is a write cut short and is left out) into the
+// calibration's journal, and fills the result's jobs and counts.
+std::vector<JournalRecord> merge_parts(const OrchestratorOptions& o, const JobsRun& run, TuneResult& result) {
   JournalHeader header = o.header;
   header.settings = o.settings;
   if (o.resume && std::filesystem::exists(o.journal)) {
@@ -397,86 +345,64 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
     JournalContents before = load_journal(o.journal);
     if (before.header && !before.header->created.empty()) header.created = before.header->created;
   }
-  std::vector<JournalRecord> all_records;
+  std::vector<JournalRecord> records;
   std::vector<JournalJobEvent> events;
-  bool from_part = false;
-  for (int i = 0; i < total; ++i) {
+  for (int i = 0; i < static_cast<int>(o.settings.size()); ++i) {
     const auto& setting = o.settings[i];
     auto files = job_files(o.journal, i);
     JournalContents part;
     if (std::filesystem::exists(files.part)) part = load_journal(files.part);
-    if (part.header) {
-      if (!from_part && header.scales.empty()) header.scales = part.header->scales;
-      for (const auto& s : part.header->scales)
-        if (std::find(header.scales.begin(), header.scales.end(), s) == header.scales.end())
-          header.scales.push_back(s);
-      if (header.nodes == 0) header.nodes = part.header->nodes;
-      if (header.gpus_per_node == 0) header.gpus_per_node = part.header->gpus_per_node;
-      if (header.gpu_model.empty()) header.gpu_model = part.header->gpu_model;
-      if (header.nccl_version.empty()) header.nccl_version = part.header->nccl_version;
-      if (header.runner.empty()) header.runner = part.header->runner;
-      if (header.fingerprint.empty()) header.fingerprint = part.header->fingerprint;
-      from_part = true;
-    }
-    // Only this job's own lines: a part belongs to one setting.
-    std::map<Scale, JobResult> by_scale;
-    for (auto& r : part.records) {
-      if (r.setting.id != setting.id) continue;
-      auto [it, fresh] = by_scale.try_emplace(r.scale, JobResult{setting, r.scale, 0, 0, {}, false, ""});
-      (void)fresh;
-      all_records.push_back(r);
-    }
-    // Count what this run measured against what the part held before it.
-    size_t seen = 0;
-    for (const auto& r : part.records) {
-      if (r.setting.id != setting.id) continue;
-      auto& job = by_scale.at(r.scale);
-      if (ran[i] && seen >= records_before[i])
-        ++job.measured;
-      else
-        ++job.replayed;
-      ++seen;
-    }
-    for (const auto& e : part.job_events)
-      if (e.job == setting.id) events.push_back(e);
-    if (!failure[i].empty()) {
-      events.push_back({setting.id, "failed", failure[i], utc_timestamp_now()});
-      if (by_scale.empty()) {
-        Scale s = header.scales.empty() ? Scale{} : header.scales.front();
-        by_scale.emplace(s, JobResult{setting, s, 0, 0, {}, false, ""});
-      }
-      for (auto& [s, job] : by_scale) job.failed = true, job.detail = failure[i];
-    }
-    for (auto& [s, job] : by_scale) {
+    if (part.header) adopt_part_header(header, *part.header);
+    for (auto& job : job_results(setting, part, run, i, header, records)) {
       result.measured += job.measured;
       result.replayed += job.replayed;
       result.jobs.push_back(std::move(job));
     }
+    for (const auto& e : part.job_events)
+      if (e.job == setting.id) events.push_back(e);
+    if (!run.failure[i].empty())
+      events.push_back({setting.id, "failed", run.failure[i], utc_timestamp_now()});
   }
   std::sort(header.scales.begin(), header.scales.end());
-
   std::filesystem::remove(o.journal);
-  {
-    JournalWriter writer(o.journal);
-    writer.write(header);
-    writer.write(all_records);
-    for (const auto& e : events) writer.write(e);
-  }
-  if (stopped_by)
-    throw std::runtime_error(std::string("interrupted by ") + ::strsignal(stopped_by) +
-                             ": the journal keeps what was measured; --resume continues");
+  JournalWriter writer(o.journal);
+  writer.write(header);
+  writer.write(records);
+  for (const auto& e : events) writer.write(e);
   result.header = header;
-  result.plan.strategy = header.strategy;
-  result.plan.space.settings = o.settings;
-  result.plan.space.scales = header.scales;
+  return records;
+}
 
-  if (all_records.empty()) {
+}  // namespace
+
+TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) {
+  if (o.settings.empty()) throw InputError("<arguments>", 0, "expected at least one process-wide setting");
+  const int total = static_cast<int>(o.settings.size());
+  std::filesystem::create_directories(job_files(o.journal, 0).part.parent_path());
+  if (!o.resume) clear_parts(o);
+  auto tell = [&](int i, const std::string& what) {
+    if (notice) notice({i, total, o.settings[i].id, what});
+  };
+  JobsRun run;
+  {
+    std::unique_ptr<ProcessLauncher> own = o.processes ? nullptr : make_posix_launcher();
+    run = run_jobs(o, o.processes ? *o.processes : *own, o.clock ? *o.clock : steady_clock(), tell);
+  }
+  TuneResult result;
+  std::vector<JournalRecord> records = merge_parts(o, run, result);
+  if (run.stopped_by)
+    throw std::runtime_error(std::string("interrupted by ") + ::strsignal(run.stopped_by) +
+                             ": the journal keeps what was measured; --resume continues");
+  result.plan.strategy = result.header.strategy;
+  result.plan.space.settings = o.settings;
+  result.plan.space.scales = result.header.scales;
+  if (records.empty()) {
     std::string why;
     for (int i = 0; i < total; ++i)
-      if (!failure[i].empty()) why += "; " + o.settings[i].id + ": " + failure[i];
+      if (!run.failure[i].empty()) why += "; " + o.settings[i].id + ": " + run.failure[i];
     throw std::runtime_error("no job measured anything" + why);
   }
-  result.derivation = derive(all_records, DeriveOptions{o.min_gain});
+  result.derivation = derive(records, DeriveOptions{o.min_gain});
   result.profile = build_profile(result.derivation, result.header);
   return result;
 }

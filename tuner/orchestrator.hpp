@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.hpp"
+#include "common/process_launcher.hpp"
 #include "runners/process_setting.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/tune.hpp"
@@ -33,6 +35,9 @@ struct Launcher {
   std::string origin;              // how it was chosen, for the output
 };
 
+// "mpirun -np 16 (--launcher)": the words and how they were chosen, for people.
+std::string describe(const Launcher& launcher);
+
 // The launcher for a calibration: the one given (--launcher), else srun when inside a Slurm allocation
 // (SLURM_JOB_ID and SLURM_NNODES set) and measuring real GPUs, else none. `gpus_per_node` is the
 // --ntasks-per-node of the Slurm default. `env` is the orchestrator's environment.
@@ -44,9 +49,6 @@ int local_gpu_count(const std::map<std::string, std::string>& env);
 
 // Nodes a launcher line asks for (srun -N/--nodes, mpirun -H/--host list), when it says.
 std::optional<int> launcher_nodes(const std::vector<std::string>& words);
-
-// This process's environment as a map.
-std::map<std::string, std::string> environment_map();
 
 // The command line of one job: the launcher (under mpirun/mpiexec with `-x NAME` for every variable of the
 // setting, so that it reaches every rank; srun exports the whole environment by default), then the worker.
@@ -75,6 +77,10 @@ struct OrchestratorOptions {
   JournalHeader header;  // of the merged journal; settings are filled in, the rest of what the
                          // workers know (scales, GPUs, NCCL version) is taken from their parts when empty
   double min_gain = 0.03;
+  // Seams (tests): how jobs are started and time is kept; null = the real ones (fork/exec with stop signals
+  // forwarded to the running job, the steady clock).
+  ProcessLauncher* processes = nullptr;
+  const Clock* clock = nullptr;
 };
 
 struct JobNotice {

@@ -18,8 +18,6 @@ using runners::RunnerInfo;
 using runners::Scale;
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Identifies a request within a calibration, for replay on --resume.
 using ReplayKey = std::tuple<std::string, int, int, int, uint64_t, CandidateKey, int, int>;
 ReplayKey replay_key(const ProcessSetting& s, const Scale& sc, const MeasureRequest& r, int attempt) {
@@ -124,197 +122,274 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   return p;
 }
 
-TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const ProgressFn& progress) {
-  TuneResult result;
-  result.plan = plan_tune(o);
-  const SearchSpace& space = result.plan.space;
-  auto strategy = make_strategy(o.strategy, o.adaptive);
-  StrategyInput input = strategy_input(space, o);
+namespace {
 
-  JournalHeader header = calibration_header(o, result.plan);
+// One job (process-wide setting) at one scale while it is measured.
+struct Unit {
+  const ProcessSetting& setting;
+  Scale scale;
+  JobResult job;
+  std::unique_ptr<Runner> runner;
+  std::string runner_text, source_text;
+  std::map<std::tuple<int, uint64_t, CandidateKey, int>, int> attempts;  // per identical request
+  std::set<std::pair<int, uint64_t>> points;
+  std::optional<double> deadline;  // seconds since the calibration started
+};
 
-  // What the journal already holds, for replay.
-  std::map<ReplayKey, Measurement> replay;
-  std::vector<JournalRecord> all_records;
+// The calibration: every unit in turn, each batch replayed from the journal or measured and journaled.
+class Calibration {
+ public:
+  Calibration(const TuneOptions& o, const RunnerFactory& runners, const ProgressFn& progress)
+      : o_(o),
+        runners_(runners),
+        progress_(progress),
+        processes_(o.processes ? *o.processes : alone_),
+        clock_(o.clock ? *o.clock : steady_clock()) {}
+
+  TuneResult run();
+
+ private:
+  void open_journal();
+  void run_setting(const ProcessSetting& setting);
+  JobResult run_unit(const ProcessSetting& setting, const Scale& scale);
+  std::optional<std::vector<Measurement>> measure(Unit& u, const std::vector<MeasureRequest>& batch);
+  bool out_of_budget(const Unit& u, size_t requests) const;
+  std::vector<Measurement> run_requests(Unit& u, const std::vector<MeasureRequest>& requests);
+  void journal(const std::vector<JournalRecord>& records);
+  void journal(const JournalJobEvent& event);
+  void report(const Unit& u, bool finished) const;
+  double elapsed() const { return clock_.seconds_since(start_); }
+
+  const TuneOptions& o_;
+  const RunnerFactory& runners_;
+  const ProgressFn& progress_;
+  const runners::SingleProcess alone_;
+  const runners::ProcessGroup& processes_;
+  const Clock& clock_;
+  Clock::time_point start_;
+  std::unique_ptr<Strategy> strategy_;
+  StrategyInput input_;
+  TuneResult result_;
+  std::map<ReplayKey, Measurement> replay_;
+  std::vector<JournalRecord> records_;
+  std::optional<JournalWriter> writer_;  // root's
+  double measuring_s_ = 0.0;             // time spent in runners, for the budget's estimate
+  uint64_t measured_total_ = 0;
+  int units_total_ = 0, units_done_ = 0;
+  uint64_t planned_per_unit_ = 0;
+  bool setting_failed_ = false;
+  std::string setting_detail_;
+};
+
+// What the journal already holds (--resume) becomes the replay; a fresh calibration starts a new journal.
+void Calibration::open_journal() {
   bool had_header = false;
-  if (o.resume && std::filesystem::exists(o.journal)) {
-    JournalContents old = load_journal(o.journal);
+  if (o_.resume && std::filesystem::exists(o_.journal)) {
+    JournalContents old = load_journal(o_.journal);
     if (old.header) {
-      check_resumable(*old.header, header, o.journal.string());
-      header = *old.header;
+      check_resumable(*old.header, result_.header, o_.journal.string());
+      result_.header = *old.header;
       had_header = true;
     }
-    all_records = old.records;
+    records_ = old.records;
     for (auto& rec : old.records)
-      replay.emplace(replay_key(rec.setting, rec.scale, rec.measurement.request, rec.attempt),
-                     std::move(rec.measurement));
-  } else if (o.write_journal) {
-    std::filesystem::remove(o.journal);
+      replay_.emplace(replay_key(rec.setting, rec.scale, rec.measurement.request, rec.attempt),
+                      std::move(rec.measurement));
+  } else if (processes_.is_root()) {
+    std::filesystem::remove(o_.journal);
   }
-  result.header = header;
-  // Writes go through here so that processes other than the journal's writer only read.
-  std::optional<JournalWriter> journal_writer;
-  if (o.write_journal) journal_writer.emplace(o.journal);
-  auto write_event = [&](const JournalJobEvent& e) {
-    if (journal_writer) journal_writer->write(e);
-  };
-  if (journal_writer && !had_header) journal_writer->write(header);
+  if (!processes_.is_root()) return;
+  writer_.emplace(o_.journal);
+  if (!had_header) writer_->write(result_.header);
+}
 
-  const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  double measuring_s = 0.0;  // time spent in runners, for the budget's estimate
-  uint64_t measured_total = 0;
-  const int units_total = static_cast<int>(space.settings.size() * space.scales.size());
-  const uint64_t planned_per_unit = strategy->planned_measurements(input);
-  int units_done = 0;
-
-  for (const auto& setting : space.settings) {
-    write_event(JournalJobEvent{setting.id, "started", "", utc_timestamp_now()});
-    bool setting_failed = false;
-    std::string setting_detail;
-    for (const auto& scale : space.scales) {
-      JobResult job{setting, scale, 0, 0, {}, false, ""};
-      if (setting_failed) {
-        job.failed = true;
-        job.detail = setting_detail;
-        result.jobs.push_back(job);
-        ++units_done;
-        continue;
-      }
-      std::unique_ptr<Runner> runner;
-      std::string runner_text, source_text = header.source;
-      std::map<std::tuple<int, uint64_t, CandidateKey, int>, int> attempts;
-      std::set<std::pair<int, uint64_t>> points;
-      // The budget left is shared evenly by the jobs still to run.
-      std::optional<double> deadline;
-      if (o.budget) {
-        double left = o.budget->count() - elapsed();
-        deadline = elapsed() + std::max(0.0, left) / std::max(1, units_total - units_done);
-      }
-      auto report = [&](bool finished) {
-        if (!progress) return;
-        TuneProgress p;
-        p.jobs_done = units_done + (finished ? 1 : 0);
-        p.jobs_total = units_total;
-        p.job = setting.id + " at " + scale_text(scale);
-        p.measurements_done = result.measured + result.replayed + job.measured + job.replayed;
-        p.measurements_planned = std::max<uint64_t>(planned_per_unit * units_total, p.measurements_done);
-        p.sizes_done = points.size();
-        p.elapsed_s = elapsed();
-        if (measured_total > 0 && p.measurements_planned > p.measurements_done)
-          p.remaining_s = measuring_s / static_cast<double>(measured_total) *
-                          static_cast<double>(p.measurements_planned - p.measurements_done);
-        if (o.budget)
-          p.remaining_s =
-              std::min(p.remaining_s < 0 ? 1e300 : p.remaining_s, o.budget->count() - p.elapsed_s);
-        p.job_finished = finished;
-        progress(p);
-      };
-
-      MeasureFn measure =
-          [&](const std::vector<MeasureRequest>& batch) -> std::optional<std::vector<Measurement>> {
-        std::vector<Measurement> out(batch.size());
-        std::vector<size_t> to_run;
-        std::vector<int> attempt_of(batch.size());
-        for (size_t i = 0; i < batch.size(); ++i) {
-          const auto& r = batch[i];
-          int& n = attempts[{static_cast<int>(r.collective), r.bytes, key_of(r.candidate), r.repetitions}];
-          attempt_of[i] = n++;
-          auto it = replay.find(replay_key(setting, scale, r, attempt_of[i]));
-          if (it != replay.end()) {
-            out[i] = it->second;
-          } else {
-            to_run.push_back(i);
-          }
-        }
-        if (!to_run.empty() && deadline) {
-          bool stop = false;
-          if (measured_total > 0) {
-            double estimate =
-                measuring_s / static_cast<double>(measured_total) * static_cast<double>(to_run.size());
-            stop = elapsed() + estimate > *deadline;
-          }
-          if (o.agree) stop = o.agree(stop);
-          if (stop) {
-            for (size_t i = 0; i < batch.size(); ++i) {  // give the attempts back: nothing was measured
-              const auto& r = batch[i];
-              --attempts[{static_cast<int>(r.collective), r.bytes, key_of(r.candidate), r.repetitions}];
-            }
-            return std::nullopt;
-          }
-        }
-        if (!to_run.empty()) {
-          try {
-            if (!runner) {
-              runner = runners(setting, scale);
-              RunnerInfo info = runner->info();
-              runner_text = info.description;
-              if (!info.source.empty()) source_text = info.source;
-            }
-            std::vector<MeasureRequest> requests;
-            for (size_t i : to_run) requests.push_back(batch[i]);
-            auto t0 = Clock::now();
-            std::vector<Measurement> got = runner->run(requests);
-            measuring_s += std::chrono::duration<double>(Clock::now() - t0).count();
-            if (got.size() != requests.size())
-              throw std::runtime_error("runner returned " + std::to_string(got.size()) +
-                                       " measurements for " + std::to_string(requests.size()) + " requests");
-            std::vector<JournalRecord> records;
-            std::string now = utc_timestamp_now();
-            for (size_t k = 0; k < to_run.size(); ++k) {
-              size_t i = to_run[k];
-              got[k].request = batch[i];  // the journal keys on what was asked
-              out[i] = got[k];
-              records.push_back({setting, scale, attempt_of[i], got[k], source_text, runner_text, now});
-            }
-            if (journal_writer) journal_writer->write(records);
-            all_records.insert(all_records.end(), records.begin(), records.end());
-            measured_total += to_run.size();
-            job.measured += to_run.size();
-          } catch (const InputError&) {
-            throw;
-          } catch (const std::exception& e) {
-            throw JobAborted(e.what());
-          }
-        }
-        job.replayed += batch.size() - to_run.size();
-        for (const auto& r : batch) points.insert({static_cast<int>(r.collective), r.bytes});
-        report(false);
-        return out;
-      };
-
-      try {
-        StrategyReport sr = strategy->run(input, measure);
-        job.skipped = sr.skipped;
-      } catch (const JobAborted& e) {
-        job.failed = true;
-        job.detail = e.what();
-        // A runner that cannot start fails every scale of this setting the same way.
-        if (!runner) setting_failed = true, setting_detail = e.what();
-      }
-      report(true);
-      ++units_done;
-      result.measured += job.measured;
-      result.replayed += job.replayed;
-      result.jobs.push_back(std::move(job));
+// Root writes; then every process learns whether it could, so that a failed write (a full disk) stops the
+// calibration on every process alike instead of on root alone, which would leave the others measuring into
+// collectives root never joins.
+void Calibration::journal(const std::vector<JournalRecord>& records) {
+  std::string failure;
+  if (writer_) {
+    try {
+      writer_->write(records);
+    } catch (const JournalWriteError& e) {
+      failure = e.what();
     }
-    bool any_failed = std::any_of(result.jobs.begin(), result.jobs.end(),
-                                  [&](const JobResult& j) { return j.setting.id == setting.id && j.failed; });
-    std::string detail;
-    for (const auto& j : result.jobs)
-      if (j.setting.id == setting.id && j.failed) detail += scale_text(j.scale) + ": " + j.detail + "\n";
-    write_event(JournalJobEvent{setting.id, any_failed ? "failed" : "finished", detail, utc_timestamp_now()});
   }
+  failure = runners::broadcast_text(processes_, failure);
+  if (failure.empty()) return;
+  throw JournalWriteError(
+      failure + ": the calibration stopped on every process; everything journaled before is kept in " +
+      o_.journal.string() + " (free the space and continue with --resume)");
+}
 
-  if (all_records.empty()) {
+void Calibration::journal(const JournalJobEvent& event) {
+  if (writer_) writer_->write(event);
+}
+
+void Calibration::report(const Unit& u, bool finished) const {
+  if (!progress_) return;
+  TuneProgress p;
+  p.jobs_done = units_done_ + (finished ? 1 : 0);
+  p.jobs_total = units_total_;
+  p.job = u.setting.id + " at " + scale_text(u.scale);
+  p.measurements_done = result_.measured + result_.replayed + u.job.measured + u.job.replayed;
+  p.measurements_planned = std::max<uint64_t>(planned_per_unit_ * units_total_, p.measurements_done);
+  p.sizes_done = u.points.size();
+  p.elapsed_s = elapsed();
+  if (measured_total_ > 0 && p.measurements_planned > p.measurements_done)
+    p.remaining_s = measuring_s_ / static_cast<double>(measured_total_) *
+                    static_cast<double>(p.measurements_planned - p.measurements_done);
+  if (o_.budget)
+    p.remaining_s = std::min(p.remaining_s < 0 ? 1e300 : p.remaining_s, o_.budget->count() - p.elapsed_s);
+  p.job_finished = finished;
+  progress_(p);
+}
+
+// Root's estimate decides for every process, so that all call the runner the same number of times.
+bool Calibration::out_of_budget(const Unit& u, size_t requests) const {
+  bool stop = false;
+  if (u.deadline && measured_total_ > 0) {
+    double estimate = measuring_s_ / static_cast<double>(measured_total_) * static_cast<double>(requests);
+    stop = elapsed() + estimate > *u.deadline;
+  }
+  std::byte b{stop ? uint8_t{1} : uint8_t{0}};
+  processes_.broadcast(std::span<std::byte>(&b, 1));
+  return b != std::byte{0};
+}
+
+std::vector<Measurement> Calibration::run_requests(Unit& u, const std::vector<MeasureRequest>& requests) {
+  try {
+    if (!u.runner) {
+      u.runner = runners_(u.setting, u.scale);
+      RunnerInfo info = u.runner->info();
+      u.runner_text = info.description;
+      if (!info.source.empty()) u.source_text = info.source;
+    }
+    auto t0 = clock_.now();
+    std::vector<Measurement> got = u.runner->run(requests);
+    measuring_s_ += clock_.seconds_since(t0);
+    if (got.size() != requests.size())
+      throw std::runtime_error("runner returned " + std::to_string(got.size()) + " measurements for " +
+                               std::to_string(requests.size()) + " requests");
+    return got;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw JobAborted(e.what());
+  }
+}
+
+std::optional<std::vector<Measurement>> Calibration::measure(Unit& u,
+                                                             const std::vector<MeasureRequest>& batch) {
+  std::vector<Measurement> out(batch.size());
+  std::vector<size_t> to_run;
+  std::vector<int> attempt_of(batch.size());
+  auto attempts = [&](const MeasureRequest& r) -> int& {
+    return u.attempts[{static_cast<int>(r.collective), r.bytes, key_of(r.candidate), r.repetitions}];
+  };
+  for (size_t i = 0; i < batch.size(); ++i) {
+    attempt_of[i] = attempts(batch[i])++;
+    auto it = replay_.find(replay_key(u.setting, u.scale, batch[i], attempt_of[i]));
+    if (it != replay_.end())
+      out[i] = it->second;
+    else
+      to_run.push_back(i);
+  }
+  if (!to_run.empty() && u.deadline && out_of_budget(u, to_run.size())) {
+    for (const auto& r : batch) --attempts(r);  // nothing was measured: give the attempts back
+    return std::nullopt;
+  }
+  if (!to_run.empty()) {
+    std::vector<MeasureRequest> requests;
+    for (size_t i : to_run) requests.push_back(batch[i]);
+    std::vector<Measurement> got = run_requests(u, requests);
+    std::vector<JournalRecord> records;
+    const std::string now = utc_timestamp_now();
+    for (size_t k = 0; k < to_run.size(); ++k) {
+      const size_t i = to_run[k];
+      got[k].request = batch[i];  // the journal keys on what was asked
+      out[i] = got[k];
+      records.push_back({u.setting, u.scale, attempt_of[i], got[k], u.source_text, u.runner_text, now});
+    }
+    journal(records);
+    records_.insert(records_.end(), records.begin(), records.end());
+    measured_total_ += to_run.size();
+    u.job.measured += to_run.size();
+  }
+  u.job.replayed += batch.size() - to_run.size();
+  for (const auto& r : batch) u.points.insert({static_cast<int>(r.collective), r.bytes});
+  report(u, false);
+  return out;
+}
+
+JobResult Calibration::run_unit(const ProcessSetting& setting, const Scale& scale) {
+  Unit u{setting, scale, JobResult{setting, scale, 0, 0, {}, false, ""},
+         nullptr, "",    result_.header.source,
+         {},      {},    {}};
+  if (setting_failed_) {
+    u.job.failed = true;
+    u.job.detail = setting_detail_;
+    return u.job;
+  }
+  // The budget left is shared evenly by the units still to run.
+  if (o_.budget)
+    u.deadline =
+        elapsed() + std::max(0.0, o_.budget->count() - elapsed()) / std::max(1, units_total_ - units_done_);
+  try {
+    StrategyReport sr =
+        strategy_->run(input_, [&](const std::vector<MeasureRequest>& b) { return measure(u, b); });
+    u.job.skipped = sr.skipped;
+  } catch (const JobAborted& e) {
+    u.job.failed = true;
+    u.job.detail = e.what();
+    // A runner that cannot start fails every scale of this setting the same way.
+    if (!u.runner) setting_failed_ = true, setting_detail_ = e.what();
+  }
+  report(u, true);
+  return std::move(u.job);
+}
+
+void Calibration::run_setting(const ProcessSetting& setting) {
+  journal(JournalJobEvent{setting.id, "started", "", utc_timestamp_now()});
+  setting_failed_ = false;
+  std::string detail;
+  for (const auto& scale : result_.plan.space.scales) {
+    JobResult job = run_unit(setting, scale);
+    ++units_done_;
+    result_.measured += job.measured;
+    result_.replayed += job.replayed;
+    if (job.failed) detail += scale_text(job.scale) + ": " + job.detail + "\n";
+    result_.jobs.push_back(std::move(job));
+  }
+  journal(JournalJobEvent{setting.id, detail.empty() ? "finished" : "failed", detail, utc_timestamp_now()});
+}
+
+TuneResult Calibration::run() {
+  result_.plan = plan_tune(o_);
+  const SearchSpace& space = result_.plan.space;
+  strategy_ = make_strategy(o_.strategy, o_.adaptive);
+  input_ = strategy_input(space, o_);
+  result_.header = calibration_header(o_, result_.plan);
+  open_journal();
+  start_ = clock_.now();
+  units_total_ = static_cast<int>(space.settings.size() * space.scales.size());
+  planned_per_unit_ = strategy_->planned_measurements(input_);
+  for (const auto& setting : space.settings) run_setting(setting);
+  if (records_.empty()) {
     std::string why;
-    for (const auto& j : result.jobs)
+    for (const auto& j : result_.jobs)
       if (j.failed) why += "; " + j.setting.id + " (" + scale_text(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
-  result.derivation = derive(all_records, DeriveOptions{o.min_gain});
-  result.profile = build_profile(result.derivation, result.header);
-  return result;
+  result_.derivation = derive(records_, DeriveOptions{o_.min_gain});
+  result_.profile = build_profile(result_.derivation, result_.header);
+  return std::move(result_);
+}
+
+}  // namespace
+
+TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const ProgressFn& progress) {
+  return Calibration(o, runners, progress).run();
 }
 
 TuneResult tune_from_journal(const std::filesystem::path& journal, const DeriveOptions& options) {

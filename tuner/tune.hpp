@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "profiles/profile.hpp"
+#include "runners/process_group.hpp"
 #include "tuner/derive.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/search_space.hpp"
@@ -40,11 +42,11 @@ struct TuneOptions {
   bool resume = false;            // continue the journal instead of starting a new one
   // Provenance written into the journal header (the parameters are filled in by tune()).
   JournalHeader header;
-  // Under MPI every process runs tune() and sees the same measurements; only one writes the journal.
-  bool write_journal = true;
-  // Under MPI, makes every process take root's budget decision (true = stop), so that all call the runner
-  // the same number of times. Identity when unset.
-  std::function<bool(bool)> agree;
+  // The job's processes: under MPI every process runs tune() and sees the same measurements; root alone
+  // writes the journal, and every decision that changes what is measured (the budget, a journal write that
+  // failed) is root's, taken by all. Null = this process alone.
+  const runners::ProcessGroup* processes = nullptr;
+  const Clock* clock = nullptr;  // null = the steady clock
 };
 
 struct TuneProgress {
@@ -96,6 +98,7 @@ JournalHeader calibration_header(const TuneOptions& options, const TunePlan& pla
 
 // Runs the calibration. Throws InputError for bad options or a journal that does not match on --resume;
 // a job whose runner cannot start or dies is recorded as failed and the others go on; throws
+// JournalWriteError on every process when the journal cannot be written (what it already holds is kept), and
 // std::runtime_error when no job produced anything to derive from.
 TuneResult tune(const TuneOptions& options, const RunnerFactory& runners, const ProgressFn& progress = {});
 

@@ -5,6 +5,7 @@
 
 #include "runners/measure_plan.hpp"
 #include "runners/watchdog.hpp"
+#include "support/manual_clock.hpp"
 
 using namespace autotune::runners;
 using namespace std::chrono_literals;
@@ -70,6 +71,21 @@ TEST_CASE("A hanging operation is aborted and reported as timed out", "[watchdog
   CHECK(aborts == 1);
   CHECK(took >= 50ms);
   CHECK(took < 2s);
+}
+
+TEST_CASE("The watchdog waits out a whole bound on the clock it is given", "[watchdog]") {
+  // An hour-long bound, in no real time: every poll sleeps 1 s of the manual clock.
+  autotune::test::ManualClock clock;
+  int polls = 0, aborts = 0;
+  auto never = [&] {
+    ++polls;
+    return WaitResult::timed_out;
+  };
+  const auto start = clock.now();
+  CHECK(wait_with_watchdog(never, [&] { ++aborts; }, 3600s, 1000ms, clock) == WaitResult::timed_out);
+  CHECK(aborts == 1);
+  CHECK(clock.seconds_since(start) == Approx(3600.0));
+  CHECK(polls == 3601);  // at 0 s, 1 s, ..., 3600 s: the last poll sees the deadline
 }
 
 TEST_CASE("A finishing operation is not aborted; a failing one is reported as failed", "[watchdog]") {

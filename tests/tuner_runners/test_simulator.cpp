@@ -187,6 +187,38 @@ TEST_CASE("Process settings: fewer NICs in NCCL_IB_HCA cost inter-node bandwidth
   CHECK_THROWS_AS(h100_model(2, {{"NCCL_IB_HCA", "^"}}), InputError);
 }
 
+TEST_CASE("NCCL_IB_HCA selects NICs and ports in the simulator exactly as NCCL reads it", "[sim]") {
+  // Two dual-port NICs: mlx5_0 and mlx5_10 (a prefix trap for "mlx5_1"), and mlx5_1.
+  topology::Topology node = test::h100_node();
+  node.nics.resize(3);
+  const char* names[] = {"mlx5_0", "mlx5_1", "mlx5_10"};
+  for (int i = 0; i < 3; ++i) {
+    node.nics[i].name = names[i];
+    node.nics[i].ports = {{1, "ACTIVE", "InfiniBand", 400.0, ""}, {2, "ACTIVE", "InfiniBand", 400.0, ""}};
+  }
+  auto kept = [&](const std::string& value) {
+    std::vector<std::string> out;
+    const SimModel model(describe_cluster(node, 2), {{"NCCL_IB_HCA", value}});
+    for (const auto& n : model.cluster().nics)
+      for (const auto& p : n.ports) out.push_back(n.name + ":" + std::to_string(p.port));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(kept("mlx5_1") == V{"mlx5_1:1", "mlx5_1:2", "mlx5_10:1", "mlx5_10:2"});  // a prefix
+  CHECK(kept("=mlx5_1") == V{"mlx5_1:1", "mlx5_1:2"});                           // exact
+  CHECK(kept("=mlx5_1:2") == V{"mlx5_1:2"});                                     // one port
+  CHECK(kept("mlx5_0:1,mlx5_1:2") == V{"mlx5_0:1", "mlx5_1:2", "mlx5_10:2"});
+  CHECK(kept("^=mlx5_0:1") == V{"mlx5_0:2", "mlx5_1:1", "mlx5_1:2", "mlx5_10:1", "mlx5_10:2"});
+  CHECK(kept("^mlx5_1") == V{"mlx5_0:1", "mlx5_0:2"});
+  // Ports carry bandwidth: one port of one NIC is a quarter of two dual-port NICs.
+  SimModel one(describe_cluster(node, 2), {{"NCCL_IB_HCA", "=mlx5_0:1"}});
+  SimModel two(describe_cluster(node, 2), {{"NCCL_IB_HCA", "=mlx5_0,mlx5_1"}});
+  CHECK(one.cluster().net_gbps() == Approx(two.cluster().net_gbps() / 4));
+  // The value's syntax is NCCL's: refused the way the profile validator refuses it.
+  CHECK_THROWS_WITH(SimModel(describe_cluster(node, 2), {{"NCCL_IB_HCA", "mlx5_0:x"}}),
+                    Catch::Contains("NCCL_IB_HCA"));
+}
+
 TEST_CASE("The simulator runner: labelled, seeded, repeatable, failures as values", "[sim]") {
   RunnerOptions o;
   o.simulate = true;

@@ -17,6 +17,8 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
+#include "support/fake_process_launcher.hpp"
+#include "support/manual_clock.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/orchestrator.hpp"
 
@@ -366,5 +368,80 @@ TEST_CASE("with a budget a job that hangs is stopped and recorded as failed") {
   size_t failed = 0;
   for (const auto& e : journal.job_events) failed += e.status == "failed";
   CHECK(failed == 2);
+  fs::remove_all(dir);
+}
+
+// The same orchestrator on the process-launcher and clock seams: what it starts, and how it stops jobs, in no
+// real time.
+namespace {
+
+tuner::OrchestratorOptions two_jobs(const fs::path& dir, autotune::ProcessLauncher& launcher,
+                                    const autotune::Clock& clock) {
+  tuner::OrchestratorOptions o;
+  o.launcher = {{"mpirun", "-np", "2"}, "--launcher"};
+  o.exe = "/opt/bin/nccl-autotune";
+  o.measure_args = {"--simulate", "--nodes", "2"};
+  o.settings = {{"default", {}}, {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
+  o.journal = dir / "c.journal.jsonl";
+  o.header.strategy = "exhaustive";
+  o.header.source = "simulated";
+  o.processes = &launcher;
+  o.clock = &clock;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("orchestrator seam: each job's exact command, environment and output file") {
+  fs::path dir = temp_dir("seam-commands");
+  autotune::test::ManualClock clock;
+  autotune::test::FakeProcessLauncher launcher(clock, {{0.5, {0, {}}, false, "", {}, 0}, {0.5, {3, {}}, false, "boom\n", {}, 0}});
+  auto o = two_jobs(dir, launcher, clock);
+  CHECK_THROWS_WITH(tuner::orchestrate(o), Catch::Contains("no job measured anything") &&
+                                               Catch::Contains("cross_nic=1: exit status 3, output:\nboom"));
+  REQUIRE(launcher.started().size() == 2);
+  const auto& job1 = launcher.started()[1].spec;
+  CHECK(job1.argv == Words{"mpirun", "-x", "NCCL_CROSS_NIC", "-np", "2", "/opt/bin/nccl-autotune", "tune",
+                           "--worker", "--job-id", "1", "--journal-part",
+                           tuner::job_files(o.journal, 1).part.string(), "--simulate", "--nodes", "2"});
+  CHECK(job1.env.at("NCCL_CROSS_NIC") == "1");
+  CHECK(launcher.started()[0].spec.env.count("NCCL_CROSS_NIC") == 0);
+  CHECK(job1.output == tuner::job_files(o.journal, 1).log);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("orchestrator seam: a job past its limit gets SIGTERM, then SIGKILL 10 s later if it ignores it") {
+  fs::path dir = temp_dir("seam-limit");
+  autotune::test::ManualClock clock;
+  // Runs for an hour and ignores SIGTERM.
+  autotune::test::FakeProcessLauncher launcher(clock, {{3600, {0, {}}, true, "", {}, 0}});
+  auto o = two_jobs(dir, launcher, clock);
+  o.budget = std::chrono::duration<double>(200.0);  // job 0's share: 100 s; its limit 2 x 100 + 120
+  const auto start = clock.now();
+  CHECK_THROWS_WITH(tuner::orchestrate(o), Catch::Contains("stopped after 320 s") &&
+                                               Catch::Contains("killed by signal Killed") &&
+                                               Catch::Contains("not run: the time budget was spent"));
+  REQUIRE(launcher.started().size() == 1);  // nothing was left for job 1
+  const auto& signals = launcher.started()[0].signals;
+  REQUIRE(signals.size() == 2);
+  CHECK(signals[0].first == SIGTERM);
+  CHECK(signals[0].second == Approx(320.0).margin(0.05));
+  CHECK(signals[1].first == SIGKILL);
+  CHECK(signals[1].second == Approx(330.0).margin(0.05));
+  CHECK(clock.seconds_since(start) < 331.0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("orchestrator seam: a stop signal during a job starts no further job and keeps the parts") {
+  fs::path dir = temp_dir("seam-stop");
+  autotune::test::ManualClock clock;
+  autotune::test::FakeProcessLauncher launcher(clock, {{5, {std::nullopt, SIGTERM}, false, "", {}, SIGTERM}});
+  auto o = two_jobs(dir, launcher, clock);
+  CHECK_THROWS_WITH(tuner::orchestrate(o),
+                    Catch::Contains("interrupted by Terminated") && Catch::Contains("--resume continues"));
+  CHECK(launcher.started().size() == 1);
+  // The merged journal exists and records no failure for the interrupted job: --resume reruns it.
+  auto journal = tuner::load_journal(o.journal);
+  for (const auto& e : journal.job_events) CHECK(e.status != "failed");
   fs::remove_all(dir);
 }

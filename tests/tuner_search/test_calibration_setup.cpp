@@ -1,0 +1,169 @@
+// The calibration set-up `tune` runs on: what it decides from a request and the world around it (whether it
+// measures, orchestrates or is a worker; scales; process-wide settings; names; the journal's place), with
+// the runner that would touch GPUs replaced.
+#include <catch2/catch.hpp>
+
+#include "common/input_error.hpp"
+#include "fake_runner.hpp"
+#include "profiles/store.hpp"
+#include "tuner/calibration_setup.hpp"
+
+using namespace autotune;
+using namespace autotune::tuner;
+
+namespace {
+
+CalibrationContext world(const runners::ProcessGroup* processes = nullptr) {
+  CalibrationContext c;
+  c.processes = processes;
+  c.hostname = "node17";
+  c.store = "/store";
+  c.exe = "/opt/bin/nccl-autotune";
+  c.worker_args = {"--collectives", "allreduce"};
+  c.nccl_version_code = 22809;
+  c.tool_version = "9.9.9";
+  c.make_runner = [](const RunnerOptions&) -> std::unique_ptr<runners::Runner> {
+    throw std::logic_error("the set-up must not start a runner here");
+  };
+  return c;
+}
+
+CalibrationRequest simulated(int nodes) {
+  CalibrationRequest r;
+  r.simulate = true;
+  r.nodes = nodes;
+  r.command = "nccl-autotune tune --simulate";
+  return r;
+}
+
+std::vector<std::string> ids(const std::vector<runners::ProcessSetting>& s) {
+  std::vector<std::string> out;
+  for (const auto& x : s) out.push_back(x.id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("set-up: a simulated cluster measures in process, sweeps the probe's settings, names itself") {
+  auto s = set_up_calibration(simulated(2), world());
+  CHECK(s.mode == CalibrationMode::in_process);
+  REQUIRE(s.tune.space.scales.size() == 1);
+  CHECK(s.tune.space.scales[0] == runners::Scale{2, 16});
+  // The bundled h100-8x node: 8 rail NICs; NCCL's default (all of them) is the default job.
+  const auto settings = ids(s.tune.space.settings);
+  CHECK(settings.front() == "default");
+  CHECK(std::count(settings.begin(), settings.end(), "cross_nic=0") == 1);
+  CHECK(std::count(settings.begin(), settings.end(), "cross_nic=1") == 1);
+  CHECK(s.tune.header.cluster == "h100-8x-2n-sim");
+  CHECK(s.tune.header.source == "simulated");
+  CHECK(s.tune.header.nccl_version == "2.28.9");
+  CHECK(s.tune.header.tool_version == "9.9.9");
+  CHECK(s.tune.header.gpus_per_node == 8);
+  CHECK_FALSE(s.tune.header.fingerprint.empty());
+  CHECK(s.tune.journal == profiles::Store("/store").journal_path_for("h100-8x-2n-sim", "2.28.9"));
+  CHECK(s.runner.simulate);
+  CHECK(s.runner.max_bytes == 8ull << 30);
+}
+
+TEST_CASE("set-up: scales are node counts of the simulated cluster, 'all' included") {
+  auto r = simulated(4);
+  r.scales = {1, std::nullopt, 2};
+  auto s = set_up_calibration(r, world());
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 8}, {4, 32}, {2, 16}});
+  r.scales = {5};
+  CHECK_THROWS_WITH(set_up_calibration(r, world()),
+                    Catch::Contains("--scales: expected node counts from 1 to 4, found 5"));
+}
+
+TEST_CASE("set-up: requests that cannot work are input errors before anything runs") {
+  auto both = simulated(1);
+  both.example = "h100-8x";
+  both.topology_file = "x.xml";
+  CHECK_THROWS_AS(set_up_calibration(both, world()), InputError);
+  CalibrationRequest gpu_nodes;
+  gpu_nodes.nodes = 2;
+  CHECK_THROWS_WITH(set_up_calibration(gpu_nodes, world()), Catch::Contains("add --simulate"));
+  auto zero = simulated(0);
+  CHECK_THROWS_WITH(set_up_calibration(zero, world()), Catch::Contains("--nodes: expected at least 1"));
+  CalibrationContext mpi = world();
+  mpi.under_mpi = true;
+  auto launcher = simulated(1);
+  launcher.launcher = "srun -N 2";
+  CHECK_THROWS_WITH(set_up_calibration(launcher, mpi), Catch::Contains("itself started under mpirun/srun"));
+  auto worker = simulated(1);
+  worker.worker_job = 0;
+  CHECK_THROWS_WITH(set_up_calibration(worker, world()), Catch::Contains("--journal-part"));
+  worker.journal_part = "/tmp/p.jsonl";
+  worker.worker_job = 7;
+  CHECK_THROWS_WITH(set_up_calibration(worker, world()),
+                    Catch::Contains("--job-id: expected 0 to 0, found 7"));
+}
+
+TEST_CASE("set-up: one node sweeps no NIC settings and says so when some were given") {
+  auto r = simulated(1);
+  r.ib_hca = std::vector<std::string>{"mlx5_0"};
+  auto s = set_up_calibration(r, world());
+  CHECK(ids(s.tune.space.settings) == std::vector<std::string>{"default"});
+  REQUIRE(s.notes.size() == 1);
+  CHECK_THAT(s.notes[0], Catch::Contains("one node"));
+}
+
+TEST_CASE("set-up: a worker measures its own job's setting into its part") {
+  auto r = simulated(2);
+  r.cross_nic = std::vector<std::string>{"1"};
+  r.ib_hca = std::vector<std::string>{};
+  r.worker_job = 1;
+  r.journal_part = "/nonexistent/parts/job1.jsonl";
+  auto s = set_up_calibration(r, world());
+  CHECK(s.mode == CalibrationMode::worker);
+  CHECK(ids(s.tune.space.settings) == std::vector<std::string>{"cross_nic=1"});
+  CHECK(s.runner.process_env == std::map<std::string, std::string>{{"NCCL_CROSS_NIC", "1"}});
+  CHECK(s.tune.journal == "/nonexistent/parts/job1.jsonl");
+  CHECK_FALSE(s.tune.resume);
+}
+
+TEST_CASE(
+    "set-up: on GPUs outside an allocation the orchestrator names the cluster; inside Slurm jobs go through "
+    "srun") {
+  CalibrationRequest gpus;
+  gpus.ib_hca = std::vector<std::string>{"=mlx5_0"};
+  auto local = set_up_calibration(gpus, world());
+  CHECK(local.mode == CalibrationMode::orchestrator);
+  CHECK(local.launcher.words.empty());
+  CHECK(local.tune.header.cluster == "node17-1n");
+  CHECK(ids(local.orchestration.settings) == std::vector<std::string>{"default", "ib_hca==mlx5_0"});
+  CHECK(local.orchestration.exe == "/opt/bin/nccl-autotune");
+  CHECK(local.orchestration.measure_args == std::vector<std::string>{"--collectives", "allreduce"});
+  CHECK(local.orchestration.header.scales.empty());  // the workers' parts say what was measured
+
+  CalibrationContext slurm = world();
+  slurm.env = {{"SLURM_JOB_ID", "42"}, {"SLURM_NNODES", "2"}, {"SLURM_GPUS_ON_NODE", "8"}};
+  auto in_slurm = set_up_calibration(CalibrationRequest{}, slurm);
+  CHECK(in_slurm.launcher.words == std::vector<std::string>{"srun", "--ntasks-per-node", "8", "-N", "2"});
+  CHECK(in_slurm.tune.header.cluster == "node17-2n");
+}
+
+TEST_CASE(
+    "set-up: started under mpirun on GPUs, the runner says what the cluster is and serves the first job") {
+  runners::SingleProcess alone;
+  CalibrationContext mpi = world(&alone);
+  mpi.under_mpi = true;
+  int made = 0;
+  mpi.make_runner = [&](const RunnerOptions& o) -> std::unique_ptr<runners::Runner> {
+    ++made;
+    CHECK_FALSE(o.simulate);
+    return std::make_unique<testing::FakeRunner>(testing::FakeCluster{});
+  };
+  CalibrationRequest gpus;
+  gpus.cross_nic = std::vector<std::string>{"0", "1"};
+  auto s = set_up_calibration(gpus, mpi);
+  CHECK(made == 1);
+  CHECK(s.mode == CalibrationMode::in_process);
+  CHECK(ids(s.tune.space.settings) == std::vector<std::string>{"default"});  // NCCL fixed them at start
+  CHECK_THAT(s.notes[0], Catch::Contains("not swept (started under mpirun/srun)"));
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 8}});
+  CHECK(s.tune.header.gpu_model == "FakeGPU");
+  CHECK(s.tune.header.cluster == "node17-1n");
+  CHECK(s.first_runner);
+  CHECK(s.tune.processes == &alone);
+}

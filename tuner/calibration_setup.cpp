@@ -1,0 +1,243 @@
+#include "tuner/calibration_setup.hpp"
+
+#include <set>
+
+#include "common/input_error.hpp"
+#include "nccl/version.hpp"
+#include "profiles/store.hpp"
+#include "topology/analysis.hpp"
+#include "topology/examples.hpp"
+#include "topology/fingerprint.hpp"
+#include "topology/reader.hpp"
+
+namespace autotune::tuner {
+namespace {
+
+using runners::ProcessSetting;
+
+// The simulated node, and the stem its cluster is named after; nothing on GPUs (what mpirun started is the
+// cluster).
+std::optional<topology::Topology> load_node(const CalibrationRequest& r, std::string* stem) {
+  if (!r.simulate) {
+    if (!r.example.empty() || !r.topology_file.empty() || r.nodes != 1)
+      throw InputError("<arguments>", 0,
+                       "--example, --topology and --nodes describe the simulator: add --simulate");
+    return std::nullopt;
+  }
+  if (!r.example.empty() && !r.topology_file.empty())
+    throw InputError("<arguments>", 0, "either --example or --topology, found both");
+  if (r.nodes < 1)
+    throw InputError("<arguments>", 0, "--nodes: expected at least 1, found " + std::to_string(r.nodes));
+  if (!r.topology_file.empty()) {
+    *stem = std::filesystem::path(r.topology_file).stem().string();
+    return topology::read_topology_file(r.topology_file);
+  }
+  *stem = r.example.empty() ? "h100-8x" : r.example;
+  return topology::load_example(*stem);
+}
+
+// Orchestrate: one job per process-wide setting, each a fresh set of processes. The simulator models the
+// settings in process, so it orchestrates only when asked to (--launcher), to test the plumbing.
+CalibrationMode choose_mode(const CalibrationRequest& r, const CalibrationContext& c) {
+  if (r.worker_job) {
+    if (*r.worker_job < 0 || r.journal_part.empty())
+      throw InputError("<arguments>", 0,
+                       "--worker: expected --job-id N and --journal-part PATH, found not both");
+    return CalibrationMode::worker;
+  }
+  if (c.under_mpi && !r.launcher.empty())
+    throw InputError("<arguments>", 0, "--launcher: this process was itself started under mpirun/srun");
+  if (!c.under_mpi && (!r.launcher.empty() || !r.simulate)) return CalibrationMode::orchestrator;
+  return CalibrationMode::in_process;
+}
+
+TuneOptions tune_options(const CalibrationRequest& r) {
+  TuneOptions o;
+  o.strategy = r.strategy;
+  o.repetitions = r.repetitions;
+  o.min_gain = r.min_gain;
+  o.resume = r.resume;
+  o.budget = r.budget;
+  o.space.collectives = r.collectives;
+  o.space.min_bytes = r.min_bytes;
+  o.space.max_bytes = r.max_bytes;
+  o.space.channels = r.channels;
+  return o;
+}
+
+// The simulator builds each scale it is asked for; on GPUs the scale is the communicator mpirun started.
+std::vector<runners::Scale> simulated_scales(const CalibrationRequest& r, int gpus_per_node) {
+  std::vector<runners::Scale> out;
+  std::vector<std::optional<int>> asked =
+      r.scales.empty() ? std::vector<std::optional<int>>{std::nullopt} : r.scales;
+  for (const auto& item : asked) {
+    const int n = item.value_or(r.nodes);
+    if (n < 1 || n > r.nodes)
+      throw InputError("<arguments>", 0,
+                       "--scales: expected node counts from 1 to " + std::to_string(r.nodes) + ", found " +
+                           std::to_string(n));
+    out.push_back({n, n * gpus_per_node});
+  }
+  return out;
+}
+
+void add_settings(std::vector<ProcessSetting>& out, const std::vector<std::string>& hcas,
+                  const std::vector<std::string>& cross) {
+  for (const auto& h : hcas) out.push_back({"ib_hca=" + h, {{"NCCL_IB_HCA", h}}});
+  for (const auto& v : cross) out.push_back({"cross_nic=" + v, {{"NCCL_CROSS_NIC", v}}});
+}
+
+// Process-wide settings: NCCL's defaults first, then the ones given or, on a simulated cluster with a
+// network, the probe's suggestions. Also the algorithms the node can run.
+void plan_settings(const CalibrationRequest& r, const std::optional<topology::Topology>& node,
+                   SearchSpaceOptions& space, std::vector<std::string>& notes) {
+  space.settings = {{"default", {}}};
+  const std::vector<std::string> no_values;
+  if (!r.simulate)
+    add_settings(space.settings, r.ib_hca.value_or(no_values), r.cross_nic.value_or(no_values));
+  if (!node) return;
+  const auto analysis = topology::analyze(*node);
+  std::set<nccl::Algorithm> algorithms;
+  for (const auto& a : analysis.algorithms)
+    if (auto parsed = nccl::parse_algorithm(a)) algorithms.insert(*parsed);
+  if (!algorithms.empty()) space.algorithms = algorithms;
+  if (r.nodes <= 1) {
+    if (r.ib_hca || r.cross_nic)
+      notes.push_back("one node: NCCL_IB_HCA and NCCL_CROSS_NIC do not matter there and were not swept");
+    return;
+  }
+  std::vector<std::string> hcas = r.ib_hca.value_or(analysis.ib_hca_candidates);
+  // The most inclusive set is what NCCL uses by default: that is the default job.
+  if (!r.ib_hca && !hcas.empty()) hcas.erase(hcas.begin());
+  const std::vector<std::string> cross =
+      r.cross_nic.value_or(analysis.sweep_cross_nic ? std::vector<std::string>{"0", "1"} : no_values);
+  add_settings(space.settings, hcas, cross);
+}
+
+void select_settings(const CalibrationRequest& r, const CalibrationContext& c, CalibrationSetup& s) {
+  auto& settings = s.tune.space.settings;
+  if (!r.simulate && c.under_mpi && !r.worker_job) {
+    // NCCL reads process-wide settings once per process: this process measures the ones it was started with.
+    s.notes.push_back("process-wide settings were not swept (started under mpirun/srun)");
+    settings = {{"default", {}}};
+  }
+  if (r.worker_job) {
+    if (*r.worker_job >= static_cast<int>(settings.size()))
+      throw InputError("<arguments>", 0,
+                       "--job-id: expected 0 to " + std::to_string(settings.size() - 1) + ", found " +
+                           std::to_string(*r.worker_job));
+    settings = {settings[*r.worker_job]};
+    s.runner.process_env = settings.front().env;
+  }
+}
+
+void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
+                     const std::optional<topology::Topology>& node, const std::string& stem,
+                     JournalHeader& h) {
+  h.tool_version = c.tool_version;
+  h.source = r.simulate ? "simulated" : "measured";
+  h.command = r.command;
+  const auto built = nccl::Version::from_code(c.nccl_version_code);
+  h.nccl_version = built ? built->text() : "";
+  if (node) {
+    h.fingerprint = topology::fingerprint(*node, built ? built->major_minor() : 0);
+    h.gpu_model = node->gpus.empty() ? "" : node->gpus[0].name;
+    h.gpus_per_node = static_cast<int>(node->gpus.size());
+  }
+  h.nodes = r.simulate ? r.nodes : 1;
+  h.seed = r.simulate ? r.seed : 0;
+  h.cluster = !r.name.empty() ? r.name : (r.simulate ? stem + "-" + std::to_string(r.nodes) + "n-sim" : "");
+}
+
+// On GPUs the cluster is what the launcher or mpirun gives: the orchestrator names it from the launcher's
+// node count (the GPUs belong to the workers); in process the runner says what it runs on.
+void name_gpu_cluster(const CalibrationContext& c, CalibrationSetup& s) {
+  JournalHeader& h = s.tune.header;
+  if (s.mode == CalibrationMode::orchestrator) {
+    s.tune.space.scales = {{1, 1}};  // for the plan; the workers' parts say what was measured
+    h.nodes = 0;
+    if (h.cluster.empty()) {
+      auto n = s.launcher.words.empty() ? std::optional<int>(1) : launcher_nodes(s.launcher.words);
+      h.cluster = c.hostname + "-" + (n ? std::to_string(*n) + "n" : std::string("multi"));
+    }
+    return;
+  }
+  s.first_runner = c.make_runner(s.runner);
+  const auto info = s.first_runner->info();
+  s.tune.space.scales = {{info.nodes, info.ranks}};
+  h.nodes = info.nodes;
+  h.gpus_per_node = info.gpus_per_node;
+  h.gpu_model = info.gpu_model;
+  if (!info.nccl_version.empty()) h.nccl_version = info.nccl_version;
+  if (h.cluster.empty()) h.cluster = c.hostname + "-" + std::to_string(info.nodes) + "n";
+}
+
+OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationContext& c, bool simulate) {
+  OrchestratorOptions oo;
+  oo.launcher = s.launcher;
+  oo.exe = c.exe;
+  oo.measure_args = c.worker_args;
+  oo.settings = s.tune.space.settings;
+  oo.journal = s.tune.journal;
+  oo.resume = s.tune.resume;
+  oo.budget = s.tune.budget;
+  oo.min_gain = s.tune.min_gain;
+  oo.header = calibration_header(s.tune, plan_tune(s.tune));
+  if (!simulate) oo.header.scales.clear();  // what the workers measured, from their parts
+  return oo;
+}
+
+}  // namespace
+
+CalibrationSetup set_up_calibration(const CalibrationRequest& r, const CalibrationContext& c) {
+  CalibrationSetup s;
+  std::string stem;
+  const std::optional<topology::Topology> node = load_node(r, &stem);
+  s.mode = choose_mode(r, c);
+  s.tune = tune_options(r);
+  s.tune.processes = c.processes;
+  if (node) s.tune.space.scales = simulated_scales(r, static_cast<int>(node->gpus.size()));
+  plan_settings(r, node, s.tune.space, s.notes);
+  s.runner.simulate = r.simulate;
+  s.runner.topology = node;
+  s.runner.seed = r.seed;
+  s.runner.noise = r.noise;
+  s.runner.max_bytes = r.max_bytes;
+  select_settings(r, c, s);
+  if (s.mode == CalibrationMode::orchestrator)
+    s.launcher = choose_launcher(r.launcher, r.simulate, local_gpu_count(c.env), c.env);
+  fill_provenance(r, c, node, stem, s.tune.header);
+  if (!r.simulate && !r.dry_run) name_gpu_cluster(c, s);
+  s.tune.journal =
+      profiles::Store(c.store).journal_path_for(s.tune.header.cluster, s.tune.header.nccl_version);
+  if (s.mode == CalibrationMode::worker) {
+    s.tune.journal = r.journal_part;
+    s.tune.resume = std::filesystem::exists(s.tune.journal);  // an interrupted part resumes
+  }
+  if (s.mode == CalibrationMode::orchestrator) s.orchestration = orchestration(s, c, r.simulate);
+  return s;
+}
+
+TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, const JobNoticeFn& notice) {
+  if (s.mode == CalibrationMode::orchestrator) {
+    TuneResult result = orchestrate(s.orchestration, notice);
+    // On GPUs the scales were not known ahead: the plan's count is the simulator's only.
+    if (s.runner.simulate) result.plan.measurements = plan_tune(s.tune).measurements;
+    result.derivation.notes.insert(result.derivation.notes.end(), s.notes.begin(), s.notes.end());
+    result.derivation.notes.push_back("jobs run: " + describe(s.launcher));
+    return result;
+  }
+  RunnerFactory factory = [&s](const ProcessSetting& setting,
+                               const runners::Scale& scale) -> std::unique_ptr<runners::Runner> {
+    if (s.first_runner) return std::move(s.first_runner);
+    RunnerOptions ro = s.runner;
+    ro.nodes = scale.nodes;
+    ro.process_env = setting.env;
+    return make_runner(ro);
+  };
+  TuneResult result = tune(s.tune, factory, progress);
+  result.derivation.notes.insert(result.derivation.notes.end(), s.notes.begin(), s.notes.end());
+  return result;
+}
+
+}  // namespace autotune::tuner
