@@ -20,7 +20,7 @@ int cmd_bench(const Args& args) {
   spec.usage =
       "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] "
       "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X]] [--iters N] "
-      "[--reps N] "
+      "[--reps N] [--watchdog-scale X] "
       "[--format table|json]";
   spec.description =
       "Measures collectives over a size range and prints nccl-tests' table (or JSON). On GPUs it runs real "
@@ -33,7 +33,7 @@ int cmd_bench(const Args& args) {
               example, format = "table";
   uint64_t factor = 2, seed = 1;
   int channels = 0, nodes = 1, iters = 0, reps = 5;
-  double noise = 0.03;
+  double noise = 0.03, watchdog_scale = 1.0;
   spec.options.add_options()("collectives,c", po::value(&collectives)->default_value(collectives),
                              "comma list of collectives")(
       "minbytes,b", po::value(&min_size)->default_value(min_size), "smallest size (8, 64K, 1M, 8G)")(
@@ -51,6 +51,8 @@ int cmd_bench(const Args& args) {
       "noise", po::value(&noise)->default_value(0.03), "simulator: relative noise per repetition")(
       "iters", po::value(&iters)->default_value(0), "operations per timed repetition (0 = scaled with size)")(
       "reps", po::value(&reps)->default_value(5), "timed repetitions per size")(
+      "watchdog-scale", po::value(&watchdog_scale)->default_value(1.0),
+      "multiplies how long an operation may take before it is declared hung (slow fabrics, tests)")(
       "format", po::value(&format)->default_value(format), "table or json");
   auto vm = parse_command_line(spec, args);
   if (!vm) return kExitOk;
@@ -82,6 +84,7 @@ int cmd_bench(const Args& args) {
   options.seed = seed;
   options.noise = noise;
   options.iterations = iters;
+  options.watchdog_scale = require_watchdog_scale(watchdog_scale);
   options.max_bytes = sizes.back();
   if (options.simulate) {
     if (!topology_file.empty() && !example.empty())

@@ -275,7 +275,7 @@ struct TuneArgs {
                            channels, ib_hca, cross_nic, name, launcher, journal_part, report;
   int job_id = -1, nodes = 1, reps = 5;
   uint64_t seed = 1;
-  double noise = 0.03;
+  double noise = 0.03, watchdog_scale = 1.0;
 };
 
 void describe_tune(CommandSpec& spec, TuneArgs& a) {
@@ -309,6 +309,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "cross-nic", po::value(&a.cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(
       "strategy", po::value(&a.strategy)->default_value(a.strategy), "adaptive or exhaustive")(
       "reps", po::value(&a.reps)->default_value(a.reps), "timed repetitions per measurement")(
+      "watchdog-scale", po::value(&a.watchdog_scale)->default_value(1.0),
+      "multiplies how long an operation may take before it is declared hung (slow fabrics, tests)")(
       "budget", po::value(&a.budget), "time for the measurements: 20m, 90s, 1h")(
       "min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
       "a rule must beat NCCL's default by this")("resume",
@@ -346,6 +348,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic);
   r.strategy = a.strategy;
   r.repetitions = a.reps;
+  r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain);
   if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
   r.resume = vm.count("resume") > 0;

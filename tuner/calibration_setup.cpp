@@ -164,6 +164,7 @@ void name_gpu_cluster(const CalibrationContext& c, CalibrationSetup& s) {
   }
   s.first_runner = c.make_runner(s.runner);
   const auto info = s.first_runner->info();
+  if (!info.source.empty()) h.source = info.source;  // "standin" on the stand-in NCCL, never "measured"
   s.tune.space.scales = {{info.nodes, info.ranks}};
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
@@ -203,6 +204,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& r, const Calibrati
   s.runner.seed = r.seed;
   s.runner.noise = r.noise;
   s.runner.max_bytes = r.max_bytes;
+  s.runner.watchdog_scale = r.watchdog_scale;
   select_settings(r, c, s);
   if (s.mode == CalibrationMode::orchestrator)
     s.launcher = choose_launcher(r.launcher, r.simulate, local_gpu_count(c.env), c.env);

@@ -44,6 +44,7 @@ struct CalibrationRequest {
   // How.
   std::string strategy = "adaptive";
   int repetitions = 5;
+  double watchdog_scale = 1.0;  // multiplies the runner's hang bound
   double min_gain = 0.03;
   std::optional<std::chrono::duration<double>> budget;
   bool resume = false;

@@ -26,7 +26,7 @@ TEST_CASE("nccl-tests' size syntax and sweep", "[bench]") {
   CHECK_THROWS_AS(size_sweep(8, 16, 1), InputError);
 }
 
-TEST_CASE("The table follows nccl-tests' layout and says simulated loudly", "[bench]") {
+TEST_CASE("The table follows nccl-tests' layout and says simulated or stand-in loudly", "[bench]") {
   RunnerInfo info;
   info.source = "simulated";
   info.description = "SIMULATED: test";
@@ -50,8 +50,14 @@ TEST_CASE("The table follows nccl-tests' layout and says simulated loudly", "[be
                "ring/ll/ch2") != std::string::npos);
   CHECK(t.find("unsupported: NVLS needs NVSwitches") != std::string::npos);
   CHECK(t.find("Avg bus bandwidth    : 0.179") != std::string::npos);
+  info.source = "standin";
+  std::string standin = format_table(info, rows);
+  CHECK(standin.rfind("# stand-in: the stand-in NCCL of tests/standin ran these", 0) == 0);
+  CHECK(standin.find("(forced: default)  [stand-in]") != std::string::npos);
+  CHECK(standin.find("Avg bus bandwidth    : 0.179  (stand-in)") != std::string::npos);
   info.source = "measured";
   CHECK(format_table(info, rows).find("simulated") == std::string::npos);
+  CHECK(format_table(info, rows).find("stand-in") == std::string::npos);
   std::string j = format_json(info, rows);
   CHECK(j.find("\"outcome\": \"unsupported\"") != std::string::npos);
   CHECK(j.find("\"algorithm\": \"ring\"") != std::string::npos);

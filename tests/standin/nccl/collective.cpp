@@ -114,6 +114,29 @@ char* produce(const CollectiveCall& call, const CommState& c, SharedSegment& seg
   return nullptr;
 }
 
+// Above this much per round, AllReduce reduces in two phases as a ring does: each rank reduces its slice of
+// the round from every rank's staging into its result buffer, then all copy every slice (a second barrier):
+// each rank reads twice the round instead of once per rank.
+constexpr size_t kTwoPhaseBytes = 64 << 10;
+
+// Returns false when the wait between the phases was stopped.
+bool two_phase_allreduce(const CollectiveCall& call, CommState& c, SharedSegment& seg, int parity, size_t off,
+                         size_t len, size_t e) {
+  const size_t n = static_cast<size_t>(c.ranks), per = (len + n - 1) / n;
+  auto begin = [&](size_t q) { return std::min(len, q * per); };
+  auto length = [&](size_t q) { return std::min(len, begin(q) + per) - begin(q); };
+  const size_t me = static_cast<size_t>(c.rank);
+  std::vector<const char*> sources;
+  for (int q = 0; q < c.ranks; ++q) sources.push_back(seg.stage(q, parity) + begin(me) * e);
+  reduce(call.type, call.op, sources.data(), c.ranks, seg.result(c.rank, parity), length(me));
+  if (barrier_wait(seg.header().data_barrier, c.ranks, [&] { return c.should_stop(); }) == WaitEnd::stopped)
+    return false;
+  char* recv = static_cast<char*>(call.recv);
+  for (size_t q = 0; q < n; ++q)
+    std::memcpy(recv + (off + begin(q)) * e, seg.result(static_cast<int>(q), parity), length(q) * e);
+  return true;
+}
+
 std::atomic<uint64_t>& operations_on_fault_rank() {
   static std::atomic<uint64_t> n{0};
   return n;
@@ -236,7 +259,16 @@ double CollectiveWork::execute(double start_us) {
         return start_us;
       }
     }
-    char* out = produce(call_, c, seg, parity, off, len, e);
+    char* out = nullptr;
+    if (call_.collective == kAllReduce && c.ranks > 1 && len * e >= kTwoPhaseBytes) {
+      if (!two_phase_allreduce(call_, c, seg, parity, off, len, e)) {
+        c.hang_until_abort();
+        return start_us;
+      }
+      out = static_cast<char*>(call_.recv) + off * e;
+    } else {
+      out = produce(call_, c, seg, parity, off, len, e);
+    }
     if (i == 0 && out && len > 0 && (choice_.corrupts || listed(faults.wrong, choice_))) out[0] ^= 0x5a;
   }
   return end;

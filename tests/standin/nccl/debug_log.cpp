@@ -28,7 +28,22 @@ struct Config {
   int level = 0;
   unsigned long mask = kInit | kBootstrap | kEnv;
   std::string host;
+  FILE* out = stdout;
 };
+
+// NCCL_DEBUG_FILE: a file name in which %h is the host name and %p the process id; stdout when unset or when
+// the file cannot be opened (as NCCL does).
+FILE* open_log(const char* pattern, const std::string& host) {
+  if (pattern == nullptr || *pattern == '\0') return stdout;
+  std::string name;
+  for (const char* c = pattern; *c; ++c) {
+    if (c[0] == '%' && c[1] == 'h') name += host, ++c;
+    else if (c[0] == '%' && c[1] == 'p') name += std::to_string(getpid()), ++c;
+    else name += *c;
+  }
+  FILE* f = std::fopen(name.c_str(), "w");
+  return f ? f : stdout;
+}
 
 int parse_level(const char* v) {
   if (v == nullptr) return 0;
@@ -66,6 +81,7 @@ const Config& config() {
     gethostname(host, sizeof host - 1);
     c.host = host;
     c.host = c.host.substr(0, c.host.find('.'));
+    c.out = open_log(std::getenv("NCCL_DEBUG_FILE"), c.host);
     return c;
   }();
   return c;
@@ -108,16 +124,16 @@ void vlog(int level, unsigned long flags, const char* file, int line, const char
   const Config& c = config();
   const long tid = syscall(SYS_gettid);
   if (level == kLogVersion) {
-    std::printf("%s\n", text.data());
+    std::fprintf(c.out, "%s\n", text.data());
   } else if (level == kLogWarn) {
     const char* base = file ? std::strrchr(file, '/') : nullptr;
-    std::printf("%s:%d:%ld [%d] %s:%d NCCL WARN %s\n", c.host.c_str(), getpid(), tid, log_device,
-                base ? base + 1 : (file ? file : "?"), line, text.data());
+    std::fprintf(c.out, "%s:%d:%ld [%d] %s:%d NCCL WARN %s\n", c.host.c_str(), getpid(), tid, log_device,
+                 base ? base + 1 : (file ? file : "?"), line, text.data());
   } else {
-    std::printf("%s:%d:%ld [%d] NCCL %s %s\n", c.host.c_str(), getpid(), tid, log_device,
-                level == kLogTrace ? "TRACE" : "INFO", text.data());
+    std::fprintf(c.out, "%s:%d:%ld [%d] NCCL %s %s\n", c.host.c_str(), getpid(), tid, log_device,
+                 level == kLogTrace ? "TRACE" : "INFO", text.data());
   }
-  std::fflush(stdout);
+  std::fflush(c.out);
 }
 
 void log(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {

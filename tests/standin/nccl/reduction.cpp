@@ -85,34 +85,63 @@ T wrap_mul(T a, T b) {
   }
 }
 
-template <typename T>
-T combine(ncclRedOp_t op, T a, T b) {
-  switch (op) {
-    case ncclProd:
-      return wrap_mul(a, b);
-    case ncclMax:
-      return std::max(a, b);
-    case ncclMin:
-      return std::min(a, b);
-    default:  // sum and avg
-      return wrap_add(a, b);
+struct Sum {
+  template <typename A>
+  A operator()(A a, A b) const { return wrap_add(a, b); }
+};
+struct Prod {
+  template <typename A>
+  A operator()(A a, A b) const { return wrap_mul(a, b); }
+};
+struct Max {
+  template <typename A>
+  A operator()(A a, A b) const { return std::max(a, b); }
+};
+struct Min {
+  template <typename A>
+  A operator()(A a, A b) const { return std::min(a, b); }
+};
+
+// T: how elements are stored; A: what they are computed in. Source by source over a block, so the inner loop
+// runs over contiguous memory with the op known at compile time (it vectorises where T is A). `out` is
+// written after every source of a block was read: it may be one of the sources.
+template <typename T, typename A, A (*load)(T), T (*store)(A), typename Op>
+void reduce_with(Op op, bool average, const char* const* src, int n, char* out, size_t count) {
+  constexpr size_t kBlock = 1024;
+  A acc[kBlock];
+  for (size_t base = 0; base < count; base += kBlock) {
+    const size_t m = std::min(kBlock, count - base);
+    for (size_t i = 0; i < m; ++i) {
+      T v;
+      std::memcpy(&v, src[0] + (base + i) * sizeof(T), sizeof v);
+      acc[i] = load(v);
+    }
+    for (int k = 1; k < n; ++k) {
+      const char* p = src[k] + base * sizeof(T);
+      for (size_t i = 0; i < m; ++i) {
+        T v;
+        std::memcpy(&v, p + i * sizeof(T), sizeof v);
+        acc[i] = op(acc[i], load(v));
+      }
+    }
+    for (size_t i = 0; i < m; ++i) {
+      const T v = store(average ? static_cast<A>(acc[i] / static_cast<A>(n)) : acc[i]);
+      std::memcpy(out + (base + i) * sizeof(T), &v, sizeof v);
+    }
   }
 }
 
-// T: how elements are stored; A: what they are computed in.
 template <typename T, typename A, A (*load)(T), T (*store)(A)>
 void reduce_as(ncclRedOp_t op, const char* const* src, int n, char* out, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    T v;
-    std::memcpy(&v, src[0] + i * sizeof(T), sizeof v);
-    A acc = load(v);
-    for (int k = 1; k < n; ++k) {
-      std::memcpy(&v, src[k] + i * sizeof(T), sizeof v);
-      acc = combine(op, acc, load(v));
-    }
-    if (op == ncclAvg) acc = static_cast<A>(acc / static_cast<A>(n));
-    const T r = store(acc);
-    std::memcpy(out + i * sizeof(T), &r, sizeof r);
+  switch (op) {
+    case ncclProd:
+      return reduce_with<T, A, load, store>(Prod{}, false, src, n, out, count);
+    case ncclMax:
+      return reduce_with<T, A, load, store>(Max{}, false, src, n, out, count);
+    case ncclMin:
+      return reduce_with<T, A, load, store>(Min{}, false, src, n, out, count);
+    default:  // sum, and avg (sum, then divided)
+      return reduce_with<T, A, load, store>(Sum{}, op == ncclAvg, src, n, out, count);
   }
 }
 

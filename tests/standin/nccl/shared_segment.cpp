@@ -31,10 +31,13 @@ size_t stages_offset(int ranks) {
 }
 
 // Small enough that many communicators fit, large enough that big collectives take few rounds.
+// (Pages are only backed once touched: small collectives use a sliver of it.)
 size_t stage_bytes_for(int ranks) {
-  size_t bytes = (8u << 20) / static_cast<size_t>(std::max(1, ranks));
-  return std::clamp<size_t>(bytes, 64u << 10, 1u << 20) / 256 * 256;
+  size_t bytes = (32u << 20) / static_cast<size_t>(std::max(1, ranks));
+  return std::clamp<size_t>(bytes, 256u << 10, 4u << 20) / 256 * 256;
 }
+
+constexpr size_t kBuffersPerRank = 4;  // staging and results, each by round parity
 
 std::string system_error(const std::string& what) {
   return what + ": " + std::strerror(errno);
@@ -59,7 +62,7 @@ void lay_out(SegmentHeader* h, int ranks, size_t stage, size_t total) {
 std::shared_ptr<SharedSegment> SharedSegment::open(const std::string& name, int ranks,
                                                    std::chrono::steady_clock::time_point deadline) {
   const size_t stage = stage_bytes_for(ranks);
-  const size_t total = stages_offset(ranks) + stage * 2 * static_cast<size_t>(ranks);
+  const size_t total = stages_offset(ranks) + stage * kBuffersPerRank * static_cast<size_t>(ranks);
   bool creator = true;
   int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0 && errno == EEXIST) {
@@ -115,8 +118,10 @@ RankSlot& SharedSegment::slot(int rank) {
 
 char* SharedSegment::stage(int rank, int parity) {
   return static_cast<char*>(base_) + stages_offset(header_->ranks) +
-         (static_cast<size_t>(rank) * 2 + static_cast<size_t>(parity)) * header_->stage_bytes;
+         (static_cast<size_t>(rank) * kBuffersPerRank + static_cast<size_t>(parity)) * header_->stage_bytes;
 }
+
+char* SharedSegment::result(int rank, int parity) { return stage(rank, parity) + 2 * header_->stage_bytes; }
 
 void SharedSegment::unlink() {
   if (linked_) shm_unlink(name_.c_str());

@@ -69,8 +69,10 @@ class SharedSegment {
 
   SegmentHeader& header() { return *header_; }
   RankSlot& slot(int rank);
-  // Rank `rank`'s staging buffer for round parity `parity` (stage_bytes() long).
+  // Rank `rank`'s staging buffer for round parity `parity` (stage_bytes() long), and the buffer where it
+  // leaves its share of a reduction for the others (as long).
   char* stage(int rank, int parity);
+  char* result(int rank, int parity);
   size_t stage_bytes() const { return header_->stage_bytes; }
   int ranks() const { return header_->ranks; }
   // Removes the name (the mapping stays): called once every rank has it open.
