@@ -57,7 +57,7 @@ case $kind in
     [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "exit status $rc: expected a failure, not success or a timeout"
     [ "$took" -le 30 ] || fail "took $took s to fail"
     want=$([ "$kind" = init ] && echo 2 || echo 1)
-    n=$(grep -c "error: .*cannot create the NCCL communicator: .*rank [13]: injected fault: communicator creation fails" "$work/out")
+    n=$(grep -c "error: .*cannot create the NCCL communicator: .*injected fault: communicator creation fails on rank [13]" "$work/out")
     [ "$n" -eq "$want" ] || fail "$n of $want process(es) ended with the failing rank's reason"
     echo "OK: creation failed on a rank; $want process(es) ended with its reason in $took s" ;;
   hang)

@@ -165,10 +165,10 @@ ncclResult_t join(CommState& c, Clock::time_point deadline, std::string* why) {
   return wait_for_ranks(c, deadline, why);
 }
 
-// This rank's own set-up once every rank is known; an empty string means it succeeded.
+// This rank's own set-up once every rank is known; an empty string means it succeeded. As in NCCL, the
+// others do not wait for it: a rank that fails here leaves them a communicator whose peer never comes (their
+// collectives wait until aborted, or until this rank's process is gone).
 std::string set_up(CommState& c) {
-  lay_out_nodes(c);
-  if (std::string dup = duplicate_gpu(c); !dup.empty()) return dup;
   if (std::string fault = injected_init_failure(c.rank); !fault.empty()) return fault;
   try {
     CommShape shape{c.rank, c.ranks, c.nodes, c.min_local_ranks, c.max_local_ranks, c.nonce};
@@ -265,21 +265,16 @@ ncclResult_t init_comm(const ncclUniqueId& id, int ranks, int rank, int device,
     STANDIN_WARN("ncclCommInitRank rank %d of %d: %s", rank, ranks, why.c_str());
     return r;
   }
+  if (rank == 0) c->segment->unlink();  // every rank has it open now
+  lay_out_nodes(*c);
+  if (std::string dup = duplicate_gpu(*c); !dup.empty()) {  // every rank sees it
+    STANDIN_WARN("ncclCommInitRank rank %d of %d: %s", rank, ranks, dup.c_str());
+    return ncclInvalidUsage;
+  }
   if (std::string failed = set_up(*c); !failed.empty()) {
-    c->segment->fail(rank, failed);
     STANDIN_WARN("ncclCommInitRank rank %d of %d: %s", rank, ranks, failed.c_str());
     return ncclSystemError;
   }
-  // Every rank's set-up succeeded, or all of them fail with the first failure's reason.
-  auto stop = [&] { return c->segment->header().failed_rank.load() >= 0 || Clock::now() > deadline; };
-  if (barrier_wait(c->segment->header().host_barrier, ranks, stop) == WaitEnd::stopped ||
-      c->segment->header().failed_rank.load() >= 0) {
-    why = c->segment->failure();
-    if (why.empty()) why = "timed out waiting for the other ranks to finish creating the communicator";
-    STANDIN_WARN("ncclCommInitRank rank %d of %d: %s", rank, ranks, why.c_str());
-    return ncclRemoteError;
-  }
-  if (rank == 0) c->segment->unlink();  // every rank has it open now
   announce(*c);
   *out = std::move(c);
   return ncclSuccess;

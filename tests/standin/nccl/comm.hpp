@@ -4,8 +4,9 @@
 // NCCL_HOSTID, else the host name and boot id), its tuning (tuning.hpp), and its state: aborted, the first
 // asynchronous error, and whether a collective is running on it.
 // Creation follows ncclCommInitRank: join the segment named by the unique id, wait (up to
-// NCCL_STANDIN_INIT_TIMEOUT) until every rank has joined, set up, then agree that every rank succeeded, so
-// that one rank's failure fails every rank's creation promptly, with that rank's reason.
+// NCCL_STANDIN_INIT_TIMEOUT) until every rank has joined (a rank that fails before that fails every rank's
+// wait promptly, with its reason), then set up alone, as NCCL does: a rank that fails after meeting the
+// others (its tuner's init, an injected fault) fails alone, and the others' creation succeeds.
 // Host-side calls on one communicator must come from one thread at a time (as NCCL requires); its
 // collectives run on stream workers, one at a time (enforced: two at once is an error).
 
