@@ -1,14 +1,14 @@
 #pragma once
 // The names under a profile's [constants]: NCCL's v5 tuner constants (ncclTunerConstants_v5_t) as tables
 // with named indices, e.g. base_latency.ring.simple, hw_latency.net.tree.ll, ll_max_bw.hopper.2. Used to
-// read, validate and write ConstantOverride (profile.hpp).
+// read, validate and write a profile's [constants] overrides.
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "profiles/profile.hpp"
+#include "nccl/vocabulary.hpp"
 
 namespace autotune::nccl {
 

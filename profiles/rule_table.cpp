@@ -66,15 +66,6 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int rank
   return table;
 }
 
-RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int ranks,
-                             UncalibratedPolicy policy) {
-  if (policy == UncalibratedPolicy::nearest_scale) {
-    if (auto nearest = nearest_named_scale(rules, Scale{nodes, ranks}))
-      return compile(rules, nearest->nodes, nearest->ranks);
-  }
-  return compile(rules, nodes, ranks);
-}
-
 std::vector<NamedScale> named_scales(const std::vector<Rule>& rules) {
   std::vector<NamedScale> out;
   for (const Rule& r : rules) {

@@ -32,9 +32,6 @@ class RuleTable {
   // no overlaps at one scale; should overlapping rules arrive anyway, the one with the lower min_bytes (then
   // the earlier one in `rules`) keeps the shared bytes, so lookups stay deterministic.
   static RuleTable compile(const std::vector<Rule>& rules, int nodes, int ranks);
-  // compile() under a policy: with nearest_scale, a scale that no rule names explicitly borrows the rules of
-  // the nearest named scale (see nearest_named_scale); rules without nodes/ranks bounds apply either way.
-  static RuleTable compile(const std::vector<Rule>& rules, int nodes, int ranks, UncalibratedPolicy policy);
 
   // O(log n), no allocation, noexcept; nullptr when no rule covers (collective id, bytes). collective_id is
   // NCCL's ncclFunc_t; out-of-range ids return nullptr. The pointer stays valid as long as the table.

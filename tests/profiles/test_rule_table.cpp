@@ -145,12 +145,14 @@ TEST_CASE("rule table: named scales and the nearest one", "[rule_table]") {
   CHECK_FALSE(
       nearest_named_scale({rule(Collective::allreduce, 0, 1, Algorithm::ring, Protocol::ll)}, {2, 16}));
 
-  RuleTable nearest = RuleTable::compile(rules, 3, 24, UncalibratedPolicy::nearest_scale);
+  // The plugin's nearest policy: the rules of the nearest named scale (tuner_core.cpp).
+  const auto borrowed = nearest_named_scale(rules, {3, 24});
+  RuleTable nearest = RuleTable::compile(rules, borrowed->nodes, borrowed->ranks);
   CHECK(nearest.size() == 2);
   REQUIRE(nearest.find(kAllReduce, 5));
   CHECK(nearest.find(kAllReduce, 5)->algorithm == static_cast<int8_t>(Algorithm::ring));
   CHECK(nearest.find(kAllGather, 5));
-  RuleTable nccl = RuleTable::compile(rules, 3, 24, UncalibratedPolicy::nccl_decides);
+  RuleTable nccl = RuleTable::compile(rules, 3, 24);  // policy nccl: only the any-scale rules
   CHECK(nccl.size() == 1);
   CHECK(nccl.find(kAllReduce, 5) == nullptr);
 }

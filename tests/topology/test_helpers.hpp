@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include "support/skip.hpp"
 
 namespace autotune::topology::test {
 
@@ -18,9 +19,8 @@ inline std::filesystem::path shared_fixture(const std::string& name) {
 
 }  // namespace autotune::topology::test
 
-#define AUTOTUNE_SHARED_OR_SKIP(var, name)                                                         \
-  const auto var = autotune::topology::test::shared_fixture(name);                                 \
-  if (var.empty()) {                                                                               \
-    WARN("recorded fixture " << name << " not found under " AUTOTUNE_SHARED_FIXTURES ": skipped"); \
-    return;                                                                                        \
+#define AUTOTUNE_SHARED_OR_SKIP(var, name)                                                      \
+  const auto var = autotune::topology::test::shared_fixture(name);                              \
+  if (var.empty()) {                                                                            \
+    AUTOTUNE_SKIP("recorded fixture " << name << " not found under " AUTOTUNE_SHARED_FIXTURES); \
   }

@@ -19,6 +19,7 @@
 #include "profiles/profile_toml.hpp"
 #include "support/fake_process_launcher.hpp"
 #include "support/manual_clock.hpp"
+#include "support/skip.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/orchestrator.hpp"
 
@@ -124,8 +125,7 @@ TEST_CASE("job files live in a folder next to the journal") {
 
 TEST_CASE("tune --simulate through mpirun gives the profile the in-process path gives") {
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
-    WARN("mpirun not found: orchestration through mpirun not tested");
-    return;
+    AUTOTUNE_SKIP("mpirun not found: orchestration through mpirun not tested");
   }
   fs::path in_process = temp_dir("inproc"), launched = temp_dir("mpirun");
   REQUIRE(run(kBinary + kTune + "--store " + in_process.string(), in_process / "out") == 0);
@@ -258,8 +258,7 @@ TEST_CASE("tune: launcher and worker options that cannot work are input errors")
 
 TEST_CASE("tune on GPUs where there are none: the worker's reason is reported and the status is 1") {
   if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
-    WARN("a GPU is present: the no-GPU path is not tested here (gpu_tune_check.sh measures it)");
-    return;
+    AUTOTUNE_SKIP("a GPU is present: the no-GPU path is not tested here (gpu_tune_check.sh measures it)");
   }
   fs::path dir = temp_dir("nogpu");
   CHECK(run(kBinary + " tune --collectives allreduce --min-bytes 1K --max-bytes 16M --store " +
@@ -395,7 +394,8 @@ tuner::OrchestratorOptions two_jobs(const fs::path& dir, autotune::ProcessLaunch
 TEST_CASE("orchestrator seam: each job's exact command, environment and output file") {
   fs::path dir = temp_dir("seam-commands");
   autotune::test::ManualClock clock;
-  autotune::test::FakeProcessLauncher launcher(clock, {{0.5, {0, {}}, false, "", {}, 0}, {0.5, {3, {}}, false, "boom\n", {}, 0}});
+  autotune::test::FakeProcessLauncher launcher(
+      clock, {{0.5, {0, {}}, false, "", {}, 0}, {0.5, {3, {}}, false, "boom\n", {}, 0}});
   auto o = two_jobs(dir, launcher, clock);
   CHECK_THROWS_WITH(tuner::orchestrate(o), Catch::Contains("no job measured anything") &&
                                                Catch::Contains("cross_nic=1: exit status 3, output:\nboom"));
