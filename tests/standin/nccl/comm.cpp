@@ -256,7 +256,7 @@ ncclResult_t init_comm(const ncclUniqueId& id, int ranks, int rank, int device,
                                            std::chrono::duration<double>(settings().init_timeout_s));
   std::string why;
   try {
-    c->segment = SharedSegment::open(segment_name(c->nonce), ranks, deadline);
+    c->segment = SharedSegment::open(segment_name(c->nonce), ranks, settings().stage_bytes, deadline);
   } catch (const std::exception& e) {
     STANDIN_WARN("ncclCommInitRank rank %d: %s", rank, e.what());
     return ncclInvalidUsage;

@@ -97,6 +97,8 @@ Settings read() {
     if (auto v = env("NCCL_STANDIN_VERSION")) s.version_code = version(*v);
     if (auto v = env("NCCL_STANDIN_INIT_TIMEOUT"))
       s.init_timeout_s = number("NCCL_STANDIN_INIT_TIMEOUT", *v, 0.1, 86400.0);
+    if (auto v = env("NCCL_STANDIN_STAGE_BYTES"))
+      s.stage_bytes = static_cast<size_t>(integer("NCCL_STANDIN_STAGE_BYTES", *v, 4096, 1 << 30));
     if (auto v = env("NCCL_STANDIN_SEED"))
       s.seed = static_cast<uint64_t>(integer("NCCL_STANDIN_SEED", *v, 0, 2147483647));
     s.faults = read_faults();

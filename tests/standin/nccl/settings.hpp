@@ -2,7 +2,8 @@
 // The NCCL stand-in's own settings, all from the environment (see README.md): the NCCL version it reports
 // (NCCL_STANDIN_VERSION, "2.30.7" or 23007; default the header's), how long ncclCommInitRank waits for the
 // other ranks (NCCL_STANDIN_INIT_TIMEOUT, seconds, default 60), the seed of the simulator's deviations
-// (NCCL_STANDIN_SEED, default 42), and the faults to inject (faults.hpp). Read once per process; a bad value
+// (NCCL_STANDIN_SEED, default 42), the shared memory each rank stages data through per communicator
+// (NCCL_STANDIN_STAGE_BYTES, 4096 or more; default 32 MiB / ranks within 256 KiB..4 MiB), and the faults. Read once per process; a bad value
 // ends the process with status 2 and one line naming the variable. Thread-safe after the first call.
 
 #include <cstdint>
@@ -31,6 +32,7 @@ struct Faults {
 struct Settings {
   int version_code = 0;
   double init_timeout_s = 60.0;
+  size_t stage_bytes = 0;  // NCCL_STANDIN_STAGE_BYTES: staging per rank and communicator; 0 = from the ranks
   uint64_t seed = 42;
   Faults faults;
 };

@@ -59,9 +59,9 @@ void lay_out(SegmentHeader* h, int ranks, size_t stage, size_t total) {
 
 }  // namespace
 
-std::shared_ptr<SharedSegment> SharedSegment::open(const std::string& name, int ranks,
+std::shared_ptr<SharedSegment> SharedSegment::open(const std::string& name, int ranks, size_t stage_bytes,
                                                    std::chrono::steady_clock::time_point deadline) {
-  const size_t stage = stage_bytes_for(ranks);
+  const size_t stage = stage_bytes > 0 ? stage_bytes / 256 * 256 : stage_bytes_for(ranks);
   const size_t total = stages_offset(ranks) + stage * kBuffersPerRank * static_cast<size_t>(ranks);
   bool creator = true;
   int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);

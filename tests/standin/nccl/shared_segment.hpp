@@ -59,9 +59,10 @@ struct SegmentHeader {
 
 class SharedSegment {
  public:
-  // Creates or opens the segment `name` for `ranks` ranks; waits until the creator has laid it out.
-  // Throws std::runtime_error with the reason (another rank count, the deadline passed, no shared memory).
-  static std::shared_ptr<SharedSegment> open(const std::string& name, int ranks,
+  // Creates or opens the segment `name` for `ranks` ranks with `stage_bytes` of staging per rank (0: a size
+  // from the rank count); waits until the creator has laid it out. Throws std::runtime_error with the reason
+  // (another rank count, the deadline passed, no shared memory).
+  static std::shared_ptr<SharedSegment> open(const std::string& name, int ranks, size_t stage_bytes,
                                              std::chrono::steady_clock::time_point deadline);
   ~SharedSegment();
   SharedSegment(const SharedSegment&) = delete;
