@@ -194,9 +194,9 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
   }
   const profiles::Profile& profile = *plan.profile;
   if (profiles::from_model(profile.provenance.source)) {
-    plan.notes.push_back("using " + std::string(profiles::model_label(profile.provenance.source)) + " profile " +
-                         path.string() +
-                         ": its rules come from the performance model, not from measurements on this cluster");
+    plan.notes.push_back(
+        "using " + std::string(profiles::model_label(profile.provenance.source)) + " profile " +
+        path.string() + ": its rules come from the performance model, not from measurements on this cluster");
     plan.details.push_back("fingerprint not checked: a " + std::string(name(profile.provenance.source)) +
                            " profile describes a modelled node");
   } else if (plan.origin != ProfileOrigin::store_fingerprint) {

@@ -105,8 +105,12 @@ bool selects_name(const SelectionSpec<Name>& spec, Collective c, Name n) {
 
 }  // namespace
 
-bool selects(const AlgoSpec& spec, Collective c, Algorithm name) { return selects_name(spec, c, name); }
-bool selects(const ProtoSpec& spec, Collective c, Protocol name) { return selects_name(spec, c, name); }
+bool selects(const AlgoSpec& spec, Collective c, Algorithm name) {
+  return selects_name(spec, c, name);
+}
+bool selects(const ProtoSpec& spec, Collective c, Protocol name) {
+  return selects_name(spec, c, name);
+}
 bool selects_explicitly(const ProtoSpec& spec, Collective c, Protocol name) {
   const auto* e = deciding_entry(spec, c);
   return e && !e->exclude && lists(*e, name);

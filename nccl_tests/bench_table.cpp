@@ -83,11 +83,14 @@ std::string format_table(const RunnerInfo& info, std::span<const Measurement> re
   // Simulated and stand-in numbers come from the model: every line that shows one says so.
   const auto source = profiles::parse_source(info.source);
   const bool simulated = source && profiles::from_model(*source);
-  const std::string tag = simulated ? std::string(*source == profiles::Source::simulated ? "simulated" : "stand-in") : "";
+  const std::string tag =
+      simulated ? std::string(*source == profiles::Source::simulated ? "simulated" : "stand-in") : "";
   if (source == profiles::Source::simulated)
     out += "# simulated: these numbers come from a model of NCCL, not from GPUs\n";
   if (source == profiles::Source::standin)
-    out += "# stand-in: the stand-in NCCL of tests/standin ran these; times come from a model of NCCL, not from GPUs\n";
+    out +=
+        "# stand-in: the stand-in NCCL of tests/standin ran these; times come from a model of NCCL, not from "
+        "GPUs\n";
   out += "# " + info.description + "\n";
   out += fmt::format("# ranks {} ({} node(s) x {} GPU(s)), {}, NCCL {}\n#\n", info.ranks, info.nodes,
                      info.gpus_per_node, info.gpu_model, info.nccl_version);

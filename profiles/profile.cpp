@@ -7,7 +7,9 @@ namespace {
 constexpr std::array<std::string_view, 4> kSourceNames = {"measured", "simulated", "imported", "standin"};
 }
 
-std::string_view name(Source s) { return kSourceNames[static_cast<int>(s)]; }
+std::string_view name(Source s) {
+  return kSourceNames[static_cast<int>(s)];
+}
 
 std::optional<Source> parse_source(std::string_view text) {
   for (size_t i = 0; i < kSourceNames.size(); ++i)
@@ -15,7 +17,9 @@ std::optional<Source> parse_source(std::string_view text) {
   return std::nullopt;
 }
 
-bool from_model(Source s) { return s == Source::simulated || s == Source::standin; }
+bool from_model(Source s) {
+  return s == Source::simulated || s == Source::standin;
+}
 
 std::string_view model_label(Source s) {
   return s == Source::simulated ? "SIMULATED" : s == Source::standin ? "STAND-IN" : "";

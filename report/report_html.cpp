@@ -176,8 +176,10 @@ std::string render_report_html(const ReportData& data) {
          "NCCL "
          "(seeded noise), not from GPUs. Use it to see how the tool works, not to tune a cluster.</div>\n";
   else if (source == "standin")
-    o += "<div class=\"banner simulated\">STAND-IN: measured on the stand-in NCCL of tests/standin, whose times "
-         "come from nccl-autotune's model of NCCL, not from GPUs. It proves the pipeline, not a cluster.</div>\n";
+    o += "<div class=\"banner simulated\">STAND-IN: measured on the stand-in NCCL of tests/standin, whose "
+         "times "
+         "come from nccl-autotune's model of NCCL, not from GPUs. It proves the pipeline, not a "
+         "cluster.</div>\n";
   else if (source == "imported")
     o +=
         "<div class=\"banner imported\">IMPORTED: measured by nccl-tests and imported from its logs.</div>\n";

@@ -86,6 +86,8 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
 
 cudaError_t cudaFree(void* ptr) {
   if (cudaError_t e = check_unsafe_call(); e != cudaSuccess) return returned(e);
+  // As CUDA's, it waits for the device's work first: nothing still running may write to freed memory.
+  if (auto a = find_allocation(ptr, 0); a && a->device >= 0) synchronize_device(a->device);
   return returned(free_device(ptr));
 }
 

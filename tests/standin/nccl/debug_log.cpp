@@ -37,9 +37,12 @@ FILE* open_log(const char* pattern, const std::string& host) {
   if (pattern == nullptr || *pattern == '\0') return stdout;
   std::string name;
   for (const char* c = pattern; *c; ++c) {
-    if (c[0] == '%' && c[1] == 'h') name += host, ++c;
-    else if (c[0] == '%' && c[1] == 'p') name += std::to_string(getpid()), ++c;
-    else name += *c;
+    if (c[0] == '%' && c[1] == 'h')
+      name += host, ++c;
+    else if (c[0] == '%' && c[1] == 'p')
+      name += std::to_string(getpid()), ++c;
+    else
+      name += *c;
   }
   FILE* f = std::fopen(name.c_str(), "w");
   return f ? f : stdout;

@@ -1,8 +1,9 @@
 #pragma once
 // NCCL's logger, as NCCL_DEBUG (VERSION, WARN, INFO, TRACE) and NCCL_DEBUG_SUBSYS (a comma list of INIT,
 // COLL, TUNING, ..., ALL; a leading ^ excludes; default INIT,BOOTSTRAP,ENV) select it, in NCCL's line format
-// on stdout or NCCL_DEBUG_FILE (%h host, %p pid): "host:pid:tid [dev] NCCL INFO ...", WARN with file:line. Every WARN also becomes the text
-// ncclGetLastError returns. The tuner plugin gets log() as its ncclDebugLogger_t. Thread-safe.
+// on stdout or NCCL_DEBUG_FILE (%h host, %p pid): "host:pid:tid [dev] NCCL INFO ...", WARN with file:line.
+// Every WARN also becomes the text ncclGetLastError returns. The tuner plugin gets log() as its
+// ncclDebugLogger_t. Thread-safe.
 
 #include <cstdarg>
 #include <string>

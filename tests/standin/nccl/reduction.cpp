@@ -87,19 +87,27 @@ T wrap_mul(T a, T b) {
 
 struct Sum {
   template <typename A>
-  A operator()(A a, A b) const { return wrap_add(a, b); }
+  A operator()(A a, A b) const {
+    return wrap_add(a, b);
+  }
 };
 struct Prod {
   template <typename A>
-  A operator()(A a, A b) const { return wrap_mul(a, b); }
+  A operator()(A a, A b) const {
+    return wrap_mul(a, b);
+  }
 };
 struct Max {
   template <typename A>
-  A operator()(A a, A b) const { return std::max(a, b); }
+  A operator()(A a, A b) const {
+    return std::max(a, b);
+  }
 };
 struct Min {
   template <typename A>
-  A operator()(A a, A b) const { return std::min(a, b); }
+  A operator()(A a, A b) const {
+    return std::min(a, b);
+  }
 };
 
 // T: how elements are stored; A: what they are computed in. Source by source over a block, so the inner loop

@@ -52,8 +52,11 @@ std::vector<std::string> split(const std::string& text) {
 
 int version(const std::string& text) {
   if (auto v = nccl::Version::parse(text)) return v->code();
-  // Or a code as NCCL_VERSION_CODE spells it; NCCL >= 2.9 only (tuner plugins need 2.21).
-  auto v = nccl::Version::from_code(integer("NCCL_STANDIN_VERSION", text, 20900, 99999));
+  // Or a code as NCCL_VERSION_CODE spells it (NCCL >= 2.9; tuner plugins need 2.21).
+  char* end = nullptr;
+  const long code = std::strtol(text.c_str(), &end, 10);
+  auto v = *end == '\0' && code >= 20900 && code <= 99999 ? nccl::Version::from_code(static_cast<int>(code))
+                                                          : std::nullopt;
   if (!v) bad("NCCL_STANDIN_VERSION", "a version such as 2.30.7 or 23007", text);
   return v->code();
 }

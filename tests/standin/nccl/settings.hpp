@@ -3,8 +3,9 @@
 // (NCCL_STANDIN_VERSION, "2.30.7" or 23007; default the header's), how long ncclCommInitRank waits for the
 // other ranks (NCCL_STANDIN_INIT_TIMEOUT, seconds, default 60), the seed of the simulator's deviations
 // (NCCL_STANDIN_SEED, default 42), the shared memory each rank stages data through per communicator
-// (NCCL_STANDIN_STAGE_BYTES, 4096 or more; default 32 MiB / ranks within 256 KiB..4 MiB), and the faults. Read once per process; a bad value
-// ends the process with status 2 and one line naming the variable. Thread-safe after the first call.
+// (NCCL_STANDIN_STAGE_BYTES, 4096 or more; default 32 MiB / ranks within 256 KiB..4 MiB), and the faults.
+// Read once per process; a bad value ends the process with status 2 and one line naming the variable.
+// Thread-safe after the first call.
 
 #include <cstdint>
 #include <optional>

@@ -121,7 +121,9 @@ char* SharedSegment::stage(int rank, int parity) {
          (static_cast<size_t>(rank) * kBuffersPerRank + static_cast<size_t>(parity)) * header_->stage_bytes;
 }
 
-char* SharedSegment::result(int rank, int parity) { return stage(rank, parity) + 2 * header_->stage_bytes; }
+char* SharedSegment::result(int rank, int parity) {
+  return stage(rank, parity) + 2 * header_->stage_bytes;
+}
 
 void SharedSegment::unlink() {
   if (linked_) shm_unlink(name_.c_str());
