@@ -1,6 +1,7 @@
 #include "cli/options.hpp"
 
 #include <cmath>
+#include <sstream>
 
 #include <iostream>
 
@@ -46,8 +47,9 @@ std::vector<nccl::Collective> parse_collective_list(const std::string& text, con
 
 double require_watchdog_scale(double scale) {
   if (!(scale > 0.0) || !std::isfinite(scale))
-    throw InputError("<arguments>", 0,
-                     "--watchdog-scale: expected a number greater than 0, found " + std::to_string(scale));
+    throw InputError(
+        "<arguments>", 0,
+        "--watchdog-scale: expected a number greater than 0, found " + (std::ostringstream() << scale).str());
   return scale;
 }
 

@@ -76,7 +76,8 @@ unsigned long parse_mask(const char* v) {
 }
 
 const Config& config() {
-  static const Config c = [] {
+  // Never destroyed: stream workers may log while the process exits.
+  static const Config& c = *new Config([] {
     Config c;
     c.level = parse_level(std::getenv("NCCL_DEBUG"));
     c.mask = parse_mask(std::getenv("NCCL_DEBUG_SUBSYS"));
@@ -86,7 +87,7 @@ const Config& config() {
     c.host = c.host.substr(0, c.host.find('.'));
     c.out = open_log(std::getenv("NCCL_DEBUG_FILE"), c.host);
     return c;
-  }();
+  }());
   return c;
 }
 

@@ -114,8 +114,8 @@ Settings read() {
 }  // namespace
 
 const Settings& settings() {
-  static const Settings s = read();
-  return s;
+  static const Settings* s = new Settings(read());  // never destroyed: stream workers may outlive exit()
+  return *s;
 }
 
 }  // namespace autotune::standin

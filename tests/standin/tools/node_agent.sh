@@ -8,10 +8,8 @@
 # places ranks on nodes exactly as on a cluster, and MPI_COMM_TYPE_SHARED splits them by node.
 node=$1
 shift
-dir="${TMPDIR:-/tmp}/nccl-standin-nodes.$PPID/$node"
+# (exec: mpirun must see the daemon itself end, or it can miss that and wait for ever. Open MPI removes its
+# session files; the empty folder stays in TMPDIR.)
+dir="${TMPDIR:-/tmp}/nccl-standin-node.$PPID.$node"
 mkdir -p "$dir" || exit 1
-NCCL_HOSTID=$node TMPDIR=$dir /bin/sh -c "$*"
-rc=$?
-rm -rf "$dir"
-rmdir "${dir%/*}" 2>/dev/null
-exit $rc
+NCCL_HOSTID=$node TMPDIR=$dir exec /bin/sh -c "$*"
