@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 mode=$2
 store=$work/store
-tune=(tune --store "$store" --collectives allreduce --min-bytes 64K --max-bytes 1M --strategy exhaustive --reps 3)
+tune=(tune --store "$store" --collectives allreduce --min-bytes 256K --max-bytes 1M --strategy exhaustive --reps 2)
 if [ "$mode" = one ]; then
   [ -x "$job" ] || need_mpirun
   use_standin

@@ -1,8 +1,9 @@
 #include "tests/standin/cudart/devices.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
+#include <string>
 
 #include "tests/standin/common/node_topology.hpp"
 
@@ -18,11 +19,13 @@ int multiprocessors_for(int sm) {
   return 80;
 }
 
+// "NVIDIA H100 80GB HBM3" -> 80 GiB: the number before "GB"; 16 GiB when the name gives none.
 size_t memory_for(const std::string& name) {
-  std::smatch m;
-  static const std::regex gigabytes("([0-9]+) ?GB");
-  size_t gib = 16;
-  if (std::regex_search(name, m, gigabytes)) gib = std::stoul(m[1].str());
+  const size_t gb = name.find("GB");
+  size_t start = gb;
+  while (start > 0 && start != std::string::npos && std::isdigit(static_cast<unsigned char>(name[start - 1])))
+    --start;
+  const size_t gib = gb != std::string::npos && start < gb ? std::stoul(name.substr(start, gb - start)) : 16;
   return gib << 30;
 }
 

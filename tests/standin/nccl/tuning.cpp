@@ -1,11 +1,13 @@
 #include "tests/standin/nccl/tuning.hpp"
 
+#include <array>
 #include <cstdarg>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "common/input_error.hpp"
@@ -84,6 +86,19 @@ struct CommTuning::Impl {
   std::optional<nccl::ProtoSpec> proto;
   const nccl::TunerPlugin* plugin = nullptr;
   void* context = nullptr;
+  // The model is a pure function of its inputs: each size's table and each choice's cost are computed once.
+  using Table = std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols>;
+  mutable std::map<std::pair<Collective, uint64_t>, Table> tables;
+  mutable std::map<std::tuple<Collective, uint64_t, int, int, int>, std::pair<int, double>> runs;
+
+  const Table& table_for(Collective c, uint64_t bytes) const {
+    auto it = tables.find({c, bytes});
+    if (it == tables.end()) {
+      it = tables.emplace(std::make_pair(c, bytes), Table{}).first;
+      fill(c, bytes, it->second.data());
+    }
+    return it->second;
+  }
 
   // The cost table NCCL hands the tuner: NCCL's estimate where it would run the entry, -1 elsewhere.
   void fill(Collective c, uint64_t bytes, float* table) const {
@@ -103,9 +118,14 @@ struct CommTuning::Impl {
 
 CommTuning::CommTuning(const CommShape& shape) {
   try {
-    impl_.reset(new Impl{shape, make_model(shape),
+    impl_.reset(new Impl{shape,
+                         make_model(shape),
                          env_spec<nccl::AlgoSpec>("NCCL_ALGO", nccl::parse_algo_spec),
-                         env_spec<nccl::ProtoSpec>("NCCL_PROTO", nccl::parse_proto_spec), nullptr, nullptr});
+                         env_spec<nccl::ProtoSpec>("NCCL_PROTO", nccl::parse_proto_spec),
+                         nullptr,
+                         nullptr,
+                         {},
+                         {}});
   } catch (const InputError& e) {
     throw std::runtime_error(e.what());
   }
@@ -144,19 +164,18 @@ int CommTuning::choose(int collective, uint64_t bytes, bool capturing, TunedChoi
     out->duration_us = m.model.true_time_us(*c, bytes, sim::SimChoice{Algorithm::ring, Protocol::simple, 1});
     return ncclSuccess;
   }
-  float table[nccl::kNumAlgorithms * nccl::kNumProtocols];
-  m.fill(*c, bytes, table);
-  const std::vector<float> before(std::begin(table), std::end(table));
+  const Impl::Table& before = m.table_for(*c, bytes);
+  Impl::Table table = before;
   int channels = 0;
   if (m.plugin) {
-    ncclResult_t r = m.plugin->get_coll_info(m.context, static_cast<ncclFunc_t>(collective), bytes, 1, table,
-                                             capturing ? 1 : 0, &channels);
+    ncclResult_t r = m.plugin->get_coll_info(m.context, static_cast<ncclFunc_t>(collective), bytes, 1,
+                                             table.data(), capturing ? 1 : 0, &channels);
     if (r != ncclSuccess) {
       *why = "the tuner plugin's getCollInfo returned " + std::to_string(static_cast<int>(r));
       return r;
     }
   }
-  auto pick = nccl::cheapest_entry(table);
+  auto pick = nccl::cheapest_entry(table.data());
   if (!pick) {
     *why = "Error : no algorithm/protocol available";
     return ncclInternalError;
@@ -169,16 +188,24 @@ int CommTuning::choose(int collective, uint64_t bytes, bool capturing, TunedChoi
            " usable where NCCL had ruled it out (cost -1)";
     return ncclInternalError;
   }
-  auto resolved = m.model.resolve(*c, bytes, runners::Candidate{a, p, channels > 0 ? channels : 0});
-  if (!resolved) {
-    *why = "the model cannot run " + std::string(nccl::nccl_name(a)) + "/" + std::string(nccl::nccl_name(p));
-    return ncclInternalError;
+  auto run = m.runs.find({*c, bytes, pick->algorithm, pick->protocol, channels});
+  if (run == m.runs.end()) {
+    auto resolved = m.model.resolve(*c, bytes, runners::Candidate{a, p, channels > 0 ? channels : 0});
+    if (!resolved) {
+      *why =
+          "the model cannot run " + std::string(nccl::nccl_name(a)) + "/" + std::string(nccl::nccl_name(p));
+      return ncclInternalError;
+    }
+    run = m.runs
+              .emplace(std::make_tuple(*c, bytes, pick->algorithm, pick->protocol, channels),
+                       std::make_pair(resolved->channels, m.model.true_time_us(*c, bytes, *resolved)))
+              .first;
   }
   out->algorithm = pick->algorithm;
   out->protocol = pick->protocol;
-  out->channels = resolved->channels;
+  out->channels = run->second.first;
   out->estimate_us = before[cell];
-  out->duration_us = m.model.true_time_us(*c, bytes, *resolved);
+  out->duration_us = run->second.second;
   out->corrupts = m.model.corrupts(a, p);
   out->consulted = true;
   return ncclSuccess;
