@@ -262,6 +262,7 @@ ncclResult_t init_comm(const ncclUniqueId& id, int ranks, int rank, int device,
     return ncclInvalidUsage;
   }
   if (ncclResult_t r = join(*c, deadline, &why); r != ncclSuccess) {
+    c->segment->unlink();  // the communicator will never form: leave nothing in /dev/shm
     STANDIN_WARN("ncclCommInitRank rank %d of %d: %s", rank, ranks, why.c_str());
     return r;
   }
