@@ -30,6 +30,7 @@ const Command kCommands[] = {
     {"env", autotune::cli::cmd_env, "print the environment `run` would set"},
     {"report", autotune::cli::cmd_report, "render an HTML report of a calibration"},
     {"import-nccl-tests", autotune::cli::cmd_import_nccl_tests, "turn nccl-tests logs into measurements"},
+    {"explain", autotune::cli::cmd_explain, "show what a profile decides for a communicator at every size"},
 };
 
 void print_usage(std::FILE* out) {

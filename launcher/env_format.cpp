@@ -42,6 +42,8 @@ std::string json_text(const LaunchPlan& plan) {
                     : nlohmann::ordered_json();
   j["fingerprint"] = plan.fingerprint ? nlohmann::ordered_json(*plan.fingerprint) : nlohmann::ordered_json();
   j["fingerprint_from_cache"] = plan.fingerprint_from_cache;
+  j["digest"] = plan.digest.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plan.digest);
+  j["pinned_by"] = plan.pinned_by ? nlohmann::ordered_json(*plan.pinned_by) : nlohmann::ordered_json();
   auto vars = nlohmann::ordered_json::array();
   for (const EnvVar& v : plan.vars) {
     nlohmann::ordered_json o;
@@ -83,6 +85,8 @@ std::string format_dry_run(const LaunchPlan& plan, const std::vector<std::string
     out +=
         "profile: " + plan.profile_path->string() + " (from " + std::string(describe(*plan.origin)) + ")\n";
   if (plan.profile) out += "source: " + std::string(profiles::name(plan.profile->provenance.source)) + "\n";
+  if (!plan.digest.empty())
+    out += "version: " + plan.digest + (plan.pinned_by ? " (pinned by " + *plan.pinned_by + ")" : "") + "\n";
   if (plan.store) out += "store: " + plan.store->string() + "\n";
   if (plan.fingerprint)
     out += "node fingerprint: " + *plan.fingerprint +

@@ -3,8 +3,12 @@
 #include <exception>
 #include <system_error>
 
+#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "launcher/job_pin.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/file_trust.hpp"
+#include "profiles/store.hpp"
 
 namespace autotune::launcher {
 namespace fs = std::filesystem;
@@ -41,6 +45,8 @@ std::string_view name(Problem p) {
       return "invalid-profile";
     case Problem::no_plugin:
       return "no-plugin";
+    case Problem::version_lost:
+      return "version-lost";
   }
   return "?";
 }
@@ -51,6 +57,7 @@ int LaunchPlan::strict_exit_status() const {
     case Problem::disabled:
       return kExitOk;
     case Problem::no_plugin:
+    case Problem::version_lost:
       return kExitFailed;
     default:
       return kExitBadInput;
@@ -166,6 +173,77 @@ bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services
   return false;
 }
 
+std::optional<std::string> digest_of(const fs::path& file) {
+  try {
+    return profiles::digest_text(profiles::profile_digest(read_file(file)));
+  } catch (const std::exception&) {
+    return std::nullopt;  // unreadable: the checks that follow say why
+  }
+}
+
+// The job this process belongs to, as its ranks all see it: a Slurm step (each srun is its own NCCL job), or
+// a PMIx namespace (Open MPI, PRRTE). Empty outside a parallel job.
+std::string job_id(const EnvLookup& current) {
+  if (auto job = current("SLURM_JOB_ID"); job && !job->empty()) {
+    auto step = current("SLURM_STEP_ID");
+    return *job + (step && !step->empty() ? "." + *step : "");
+  }
+  if (auto ns = current("PMIX_NAMESPACE"); ns && !ns->empty()) return *ns;
+  return "";
+}
+
+// The version the job must use: the one inherited with the profile, else the job's pin, else this file's.
+// Moves plan.profile_path to the pinned profile when the pin names another.
+std::optional<std::string> wanted_version(LaunchPlan& plan, const LaunchOptions& options,
+                                          const Services& services, const EnvLookup& current) {
+  if (plan.origin == ProfileOrigin::env_variable)
+    if (auto d = current("NCCL_AUTOTUNE_PROFILE_DIGEST"); d && !d->empty()) return *d;
+  std::optional<std::string> own = digest_of(*plan.profile_path);
+  const std::string job = job_id(current);
+  if (job.empty() || !own) return own;
+  fs::path store;
+  try {
+    store = plan.store ? *plan.store : absolute_path(services.store_dir(options.store));
+  } catch (const std::exception& e) {
+    plan.details.push_back(std::string("job ") + job + " not pinned: no store (" + e.what() + ")");
+    return own;
+  }
+  std::string note;
+  auto pin = pin_job(pin_directory(store, current), job, {*plan.profile_path, *own}, &note);
+  if (!pin) {
+    plan.details.push_back("job " + job + " not pinned: " + note);
+    return own;
+  }
+  plan.pinned_by = "job " + job;
+  if (pin->profile != *plan.profile_path)
+    plan.details.push_back("job " + job + " is pinned to " + pin->profile.string() + ", not " +
+                           plan.profile_path->string() + " that this node resolved");
+  plan.profile_path = pin->profile;
+  return pin->digest;
+}
+
+// Step 3: one version for the whole job, read from the store's immutable copy where there is one. False
+// (with the problem set) when the job's version is gone.
+bool settle_version(LaunchPlan& plan, const LaunchOptions& options, const Services& services,
+                    const EnvLookup& current) {
+  std::optional<std::string> want = wanted_version(plan, options, services, current);
+  if (!want) return true;
+  const fs::path& path = *plan.profile_path;
+  const fs::path copy = profiles::Store::version_path(path, *want);
+  std::error_code ec;
+  if (fs::is_regular_file(copy, ec) && digest_of(copy) == want) {
+    plan.profile_path = copy;
+  } else if (digest_of(path) != want) {
+    plan.problem = Problem::version_lost;
+    plan.problem_text = "the job uses version " + *want + " of " + path.string() +
+                        (plan.pinned_by ? " (pinned by " + *plan.pinned_by + ")" : " (NCCL_AUTOTUNE_PROFILE_DIGEST)") +
+                        ", which has changed since and whose copy " + copy.string() + " is missing";
+    return false;
+  }
+  plan.digest = *want;
+  return true;
+}
+
 }  // namespace
 
 LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, const EnvLookup& current) {
@@ -176,6 +254,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
     return plan;
   }
   if (!resolve_path(plan, options, services, current)) return plan;
+  if (!settle_version(plan, options, services, current)) return plan;
   const fs::path& path = *plan.profile_path;
   std::error_code ec;
   if (!fs::exists(path, ec)) {
@@ -220,7 +299,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
     plan.problem_text = e.what();
     return plan;
   }
-  plan.vars = plan_environment({profile.env, plugin, path, options.override_user}, current);
+  plan.vars = plan_environment({profile.env, plugin, path, options.override_user, plan.digest}, current);
   return plan;
 }
 

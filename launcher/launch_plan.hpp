@@ -2,6 +2,10 @@
 // What `run` and `env` decide before anything happens: which profile applies to this node and why, whether
 // it can be used, and the environment it gives the job. Resolution order: --profile, --cluster (in the
 // store), $NCCL_AUTOTUNE_PROFILE, then the store's measured profile whose fingerprint is this node's.
+// Then one version per job: the content is fixed by its digest, inherited with $NCCL_AUTOTUNE_PROFILE
+// ($NCCL_AUTOTUNE_PROFILE_DIGEST), else agreed through the job's pin in the store (job_pin.hpp), and the
+// job is given the store's immutable copy of that version, so that ranks starting while the store changes
+// still read one profile.
 // Anything that prevents tuning is a Problem with one sentence; the caller decides whether to run untuned
 // or stop (--strict). The world (profile reader, store, probe, plugin lookup) comes in through Services so
 // that tests can stand in for it. Not thread-safe (Services may not be).
@@ -57,6 +61,7 @@ enum class Problem {
   untrusted,             // someone other than the owner or root can change the profile or store
   invalid_profile,       // the profile does not validate
   no_plugin,             // the plugin library is not installed where expected
+  version_lost,          // the job is pinned to a version of the profile the store no longer holds
 };
 std::string_view name(Problem p);
 
@@ -69,6 +74,8 @@ struct LaunchPlan {
   std::optional<std::filesystem::path> store;  // when the store was consulted
   std::optional<profiles::Profile> profile;    // once read and valid
   std::optional<std::string> fingerprint;      // this node's, when it was needed
+  std::string digest;                          // of the profile's text, once read (16 hex digits)
+  std::optional<std::string> pinned_by;        // "job 1234.0" when the job's pin chose the version
   bool fingerprint_from_cache = false;
 
   std::vector<EnvVar> vars;        // empty unless problem == none
@@ -77,7 +84,7 @@ struct LaunchPlan {
 
   bool tuned() const { return problem == Problem::none; }
   // What `run --strict` and `env --strict` exit with for this plan: 0 tuned or disabled, 1 when the
-  // installation is broken (no plugin), 2 for the input problems.
+  // installation is broken (no plugin, a lost version), 2 for the input problems.
   int strict_exit_status() const;
 };
 

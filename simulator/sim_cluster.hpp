@@ -1,12 +1,13 @@
 #pragma once
 // The simulator's view of a cluster: the few numbers NCCL's cost model depends on (GPU generation, GPUs per
 // node, NVLink/PCIe bandwidth, NVSwitch/NVLS, NICs and their speed, SHARP), derived from one probed node
-// (topology::Topology) and a node count. Every node is assumed to be like the probed one, as on a real
-// homogeneous partition. A value type; no shared state.
+// (topology::Topology) and a node count. Every node is built like the probed one, as on a real homogeneous
+// partition; faults (sim_fault.hpp) make some of them sick. A value type; no shared state.
 
 #include <string>
 #include <vector>
 
+#include "simulator/sim_fault.hpp"
 #include "topology/model.hpp"
 
 namespace autotune::sim {
@@ -35,6 +36,15 @@ struct SimCluster {
   double intra_gbps = 0.0;   // per GPU, one direction: NVLink links x per-link speed, or the PCIe link
   std::vector<SimNic> nics;  // the NICs NCCL would use (after NCCL_IB_HCA)
   int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
+  // A communicator smaller than a node (gpus_per_node < node_gpus) uses one block of consecutive GPUs, and
+  // groups_per_node such communicators run at once on every node (all groups of a shape measured together,
+  // as jobs run them): they share the node's NICs.
+  int node_gpus = 0;
+  int groups_per_node = 1;
+  // The allocation's sick nodes, and which of its nodes this communicator spans (empty: 0..nodes-1). A
+  // fault slows a collective only when its node is spanned.
+  std::vector<SimFault> faults;
+  std::vector<int> node_ids;
 
   int ranks() const { return gpus_per_node * nodes; }
   // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's per-generation tables.
@@ -45,8 +55,15 @@ struct SimCluster {
   bool ll128_safe() const { return nvlink && sm >= 70; }
 };
 
-// Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1. A GPU whose SM is
-// unknown (skeleton files) gets it from its name ("H100" -> 90) or else is treated as Ampere.
-SimCluster describe_cluster(const topology::Topology& topo, int nodes);
+// Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1, and
+// InputError("--sim-fault") for a fault on a node, NIC or GPU the cluster does not have (or a NIC without an
+// active port). A GPU whose SM is unknown (skeleton files) gets it from its name ("H100" -> 90) or else is
+// treated as Ampere.
+SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vector<SimFault> faults = {});
+
+// The cluster a communicator of `ranks_per_node` ranks on each of `whole.nodes` nodes sees, with every group
+// of that shape running at once (node_gpus / ranks_per_node of them per node) when `concurrent`, else alone.
+// Throws InputError when ranks_per_node does not divide the node's GPUs.
+SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent);
 
 }  // namespace autotune::sim

@@ -12,7 +12,9 @@
 
 #include "child_process.hpp"
 #include "launcher/default_services.hpp"
+#include "common/atomic_file.hpp"
 #include "launcher/fingerprint_cache.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "support/skip.hpp"
 #include "temp_dir.hpp"
@@ -26,6 +28,11 @@ namespace {
 const std::string kCli = AUTOTUNE_CLI;
 const std::string kPrintEnv = AUTOTUNE_PRINT_ENV;
 const std::string kNodeFingerprint = "00c0ffee00c0ffee";
+
+// The version the launcher pins a job to: the file's content, named by its digest.
+std::string digest_of(const fs::path& file) {
+  return autotune::profiles::digest_text(autotune::profiles::profile_digest(autotune::read_file(file)));
+}
 
 Profile make_profile(const std::string& cluster, const std::string& fingerprint,
                      Source source = Source::measured) {
@@ -101,6 +108,7 @@ TEST_CASE("run execs the command with the profile's environment, in the same pro
                                  "NCCL_AUTOTUNE_CACHE_DIR=" + s.cache.string(),
                                  "NCCL_AUTOTUNE_PLUGIN_DIR=" + s.plugin_dir.string(),
                                  "NCCL_AUTOTUNE_PROFILE=" + s.profile.string(),
+                                 "NCCL_AUTOTUNE_PROFILE_DIGEST=" + digest_of(s.profile),
                                  "NCCL_AUTOTUNE_STORE=" + s.store.string(),
                                  "NCCL_CROSS_NIC=1",
                                  "NCCL_IB_HCA==mlx5_0,mlx5_1",
@@ -283,15 +291,19 @@ TEST_CASE("run --dry-run says what would be set and why, and runs nothing", "[ru
   CHECK(r.exit_status == 0);
   CHECK(r.out ==
         "profile: " + s.profile.string() + " (from store fingerprint match)\n" + "source: measured\n" +
+            "version: " + digest_of(s.profile) + "\n" +
             "store: " + s.store.string() + "\n" + "node fingerprint: " + kNodeFingerprint + " (cached)\n" +
             "NCCL_CROSS_NIC='0'  # profile [env], your value kept (profile: '1')\n" +
             "NCCL_IB_HCA='=mlx5_0,mlx5_1'  # profile [env], set\n" + "NCCL_TUNER_PLUGIN='" +
             s.plugin().string() + "'  # tuner plugin, set\n" + "NCCL_AUTOTUNE_PROFILE='" +
-            s.profile.string() + "'  # profile path, set\n" + "would run: '" + kPrintEnv + "' '3'\n");
+            s.profile.string() + "'  # profile path, set\n" + "NCCL_AUTOTUNE_PROFILE_DIGEST='" +
+            digest_of(s.profile) + "'  # profile digest, set\n" + "would run: '" + kPrintEnv + "' '3'\n");
   r = run_child({kCli, "run", "--dry-run", "--format", "json"}, env);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["tuned"] == true);
   CHECK(j["origin"] == "store fingerprint match");
+  CHECK(j["digest"] == digest_of(s.profile));
+  CHECK(j["pinned_by"].is_null());
   CHECK(j["variables"][0]["decision"] == "kept-user");
 }
 
@@ -312,13 +324,14 @@ TEST_CASE("env: sh survives eval with spaces and quotes, slurm and json", "[env_
 
   r = run_child({kCli, "env", "--format", "slurm", "--profile", odd.string()}, s.env);
   CHECK(r.out == "export NCCL_CROSS_NIC=1\nexport NCCL_IB_HCA==mlx5_0,mlx5_1\nexport NCCL_TUNER_PLUGIN=" +
-                     s.plugin().string() + "\nexport NCCL_AUTOTUNE_PROFILE=" + odd.string() + "\n");
+                     s.plugin().string() + "\nexport NCCL_AUTOTUNE_PROFILE=" + odd.string() +
+                     "\nexport NCCL_AUTOTUNE_PROFILE_DIGEST=" + digest_of(odd) + "\n");
 
   r = run_child({kCli, "env", "--format", "json"}, s.env);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["profile"] == s.profile.string());
   CHECK(j["fingerprint"] == kNodeFingerprint);
-  CHECK(j["variables"].size() == 4);
+  CHECK(j["variables"].size() == 5);
 
   // Untuned: nothing to eval, one line on stderr, status 2 only with --strict.
   r = run_child({kCli, "env", "--cluster", "zeta"}, s.env);

@@ -11,6 +11,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TMPDIR=$work
 umask 077  # the plugin refuses profiles that others may write
+export NCCL_AUTOTUNE_PIN_DIR=$work/pins  # the launcher's job pins, kept out of the user's cache
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 fail() {

@@ -41,7 +41,8 @@ for how in tuned untuned; do
   cat "$work"/$how.*.log >"$work/$how.log"
 done
 cat "$work/tuned.txt" "$work/untuned.txt"
-grep -q "TUNER/Autotune: profile $profile (TOML.*source standin): [1-9][0-9]* of [0-9]* rules apply" "$work/tuned.log" ||
+# (The launcher hands the job the store's immutable copy of this version of the profile.)
+grep -Eq "TUNER/Autotune: profile [^ ]+\.toml \(TOML[^)]*source standin[^)]*\): [1-9][0-9]* of [0-9]+ rules apply" "$work/tuned.log" ||
   fail "no INFO line of the plugin with the profile's rules in the tuned job's NCCL log"
 
 python3 - "$profile" "$journal" "$work" <<'PY'

@@ -27,13 +27,14 @@ for gpus in 1 "$count"; do
 import json, sys
 doc = json.load(open(sys.argv[1])); gpus = int(sys.argv[2]); forced = bool(sys.argv[3])
 top = int(sys.argv[4][:-1]) << {"K": 10, "M": 20, "G": 30}[sys.argv[4][-1]] if sys.argv[4][-1] in "KMG" else int(sys.argv[4])
-want = sum(1 for k in range(40) if 8 * 8**k <= top)
+sizes = sum(1 for k in range(40) if 8 * 8**k <= top)
 assert doc["runner"]["kind"] == "nccl" and doc["runner"]["ranks"] == gpus, doc["runner"]
 assert doc["source"] == sys.argv[5], f'source {doc["source"]}, expected {sys.argv[5]}'
 results = doc["results"]
-assert len(results) == want, f"{len(results)} sizes, expected {want}"
+assert len(results) == 2 * sizes, f"{len(results)} halves, expected {sizes} sizes out-of-place and in-place"
+assert [r["half"] for r in results[:2]] == ["out_of_place", "in_place"], results[:2]
 for r in results:
-    where = f'{gpus} GPU(s), {r["bytes"]} B, {r["candidate"]}'
+    where = f'{gpus} GPU(s), {r["bytes"]} B {r["half"]}, {r["candidate"]}'
     assert r["outcome"] in ("ok", "unsupported"), f'{where}: {r["outcome"]} {r.get("detail", "")}'
     assert r["wrong"] == 0, where
     if not forced:
@@ -41,7 +42,7 @@ for r in results:
     elif gpus > 1:
         assert r["outcome"] == "ok", f'{where}: ring/simple must run on {gpus} GPUs: {r.get("detail", "")}'
         assert (r.get("algorithm"), r.get("protocol")) == ("ring", "simple"), f'{where}: NCCL used {r}'
-print(f"OK: {gpus} GPU(s), {'ring/simple' if forced else 'default'}: {len(results)} sizes correct")
+print(f"OK: {gpus} GPU(s), {'ring/simple' if forced else 'default'}: {len(results) // 2} sizes, both halves correct")
 PY
   done
 done

@@ -69,9 +69,19 @@ std::optional<Spec> env_spec(const char* name, Parse parse) {
   return parse(v);
 }
 
+// The communicator as the simulator sees it: its nodes, and its ranks on each (a block of the node's GPUs).
+// It is charged as if alone on its nodes: concurrent communicators (all groups of a split at once) do not
+// share the NICs here, as the simulator's shape_cluster(..., concurrent) would have them.
 sim::SimModel make_model(const CommShape& shape) {
-  sim::SimCluster cluster = sim::describe_cluster(node_topology(), shape.nodes);
-  cluster.gpus_per_node = shape.max_local_ranks;
+  const sim::SimCluster whole = sim::describe_cluster(node_topology(), shape.nodes);
+  const int per_node = shape.max_local_ranks;
+  sim::SimCluster cluster = whole;
+  if (per_node >= 1 && whole.node_gpus % per_node == 0) {
+    cluster = sim::shape_cluster(whole, per_node, false);
+  } else {  // a part of a node that is no even share of it (3 of 8 GPUs): the same, unchecked
+    cluster.gpus_per_node = per_node;
+    if (per_node == 1) cluster.nvls = false;
+  }
   sim::SimDeviations deviations;
   deviations.seed = settings().seed;
   return sim::SimModel(cluster, modelled_env(), deviations);
