@@ -4,11 +4,44 @@
 # profile must say source = "standin" (never "measured"), validate, and hold rules that are the choices that
 # measured best in its journal; a job run under it (nccl-autotune run) loads the plugin (its INFO line),
 # makes exactly those choices in the stand-in NCCL, and takes less virtual time than the same job untuned.
-# Usage: tune_check.sh BUILD_DIR one|mpirun
+# MODE shapes calibrates sub-communicators instead (--shapes 2x1,1x2 on 2 nodes x 2 under mpirun: the runner
+# splits the job's communicator into every group of a shape, ncclCommSplit): each shape is measured, every
+# group's communicator has the shape's nodes and ranks per node in the stand-in NCCL, nothing fails.
+# Usage: tune_check.sh BUILD_DIR one|mpirun|shapes
 . "$(dirname "$0")/lib.sh"
 mode=$2
 store=$work/store
 tune=(tune --store "$store" --collectives allreduce --min-bytes 256K --max-bytes 1M --strategy exhaustive --reps 2)
+if [ "$mode" = shapes ]; then
+  need_mpirun
+  use_standin --ranks-per-node 2 --nodes 2
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT NCCL_DEBUG_FILE="$work/nccl.%p.log" \
+    "$exe" tune --store "$store" --collectives allreduce --min-bytes 256K --max-bytes 256K --strategy exhaustive \
+    --reps 2 --shapes 2x1,1x2 --launcher "mpirun -np 4" >"$work/tune.txt" 2>&1 ||
+    { cat "$work/tune.txt" "$store"/*.parts/*.log; fail "tune --shapes exited with $?"; }
+  cat "$work/tune.txt"
+  cat "$work"/nccl.*.log >"$work/nccl.log"
+  python3 - "$store"/*.journal.jsonl "$work/nccl.log" <<'PY'
+import json, re, sys
+records = [json.loads(l) for l in open(sys.argv[1])]
+header = next(r for r in records if r.get("type") == "header")
+m = [r for r in records if r.get("type") == "measurement"]
+shapes = {(s["nodes"], s["ranks"]) for s in header["scales"]}
+assert shapes == {(2, 2), (1, 2)}, f"the journal's shapes: {shapes}"
+for shape in shapes:
+    got = [r for r in m if (r["scale"]["nodes"], r["scale"]["ranks"]) == shape]
+    assert got, f"nothing measured at {shape}"
+    bad = [r for r in got if r["outcome"] not in ("ok", "unsupported")]
+    assert not bad, f"{shape}: {[(r['candidate'], r['outcome'], r.get('detail')) for r in bad][:3]}"
+    assert any(r["outcome"] == "ok" and r["candidate"].get("algorithm") is None for r in got), f"{shape}: no default"
+# Every communicator the stand-in created: the job's (4 ranks, 2 nodes x 2) and the groups of each shape.
+comms = set(re.findall(r"nRanks (\d+) nNodes (\d+) localRanks (\d+)", open(sys.argv[2]).read()))
+for want in [("4", "2", "2"), ("2", "2", "1"), ("2", "1", "2")]:
+    assert want in comms, f"no communicator of {want[0]} ranks on {want[1]} node(s) x {want[2]}: {sorted(comms)}"
+print(f"OK: shapes 2x1 and 1x2 measured through split communicators ({len(m)} measurements)")
+PY
+  exit
+fi
 if [ "$mode" = one ]; then
   [ -x "$job" ] || need_mpirun
   use_standin
