@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -184,6 +185,54 @@ double CollectiveWork::run(double start_us) noexcept {
   return end;
 }
 
+// The injected asynchronous error (NCCL_STANDIN_FAULT_ASYNC_AFTER): true when it fired on this operation.
+bool CollectiveWork::injected_async_error() {
+  CommState& c = *comm_;
+  const Faults& faults = settings().faults;
+  if (!faults.async_after || c.rank != faults.async_rank ||
+      operations_on_fault_rank().fetch_add(1) + 1 != *faults.async_after)
+    return false;
+  const std::string why = "injected asynchronous error after " + std::to_string(*faults.async_after) +
+                          " operation(s) (NCCL_STANDIN_FAULT_ASYNC_AFTER)";
+  c.set_async_error(ncclSystemError, why);
+  c.segment->fail(c.rank, why);
+  return true;
+}
+
+// After the first round's barrier: the virtual time the collective ends at when every rank's descriptor
+// agrees; nullopt when it must not go on (a disagreement, which fails it on every rank; a hang fault).
+std::optional<double> CollectiveWork::agree(int parity) {
+  CommState& c = *comm_;
+  SharedSegment& seg = *c.segment;
+  if (std::string why = disagreement(seg, parity, c.ranks); !why.empty()) {
+    c.set_async_error(ncclInvalidUsage, why);
+    return std::nullopt;
+  }
+  if (listed(settings().faults.hang, choice_)) return std::nullopt;  // every rank chose it: every rank hangs
+  double latest = 0.0, longest = 0.0;
+  for (int r = 0; r < c.ranks; ++r) {
+    latest = std::max(latest, seg.slot(r).descriptor[parity].ready_us);
+    longest = std::max(longest, seg.slot(r).descriptor[parity].duration_us);
+  }
+  return latest + longest;
+}
+
+void CollectiveWork::describe(int parity, double ready_us) {
+  CommState& c = *comm_;
+  CollectiveDescriptor& d = c.segment->slot(c.rank).descriptor[parity];
+  d = CollectiveDescriptor{.sequence = c.sequence++,
+                           .collective = call_.collective,
+                           .datatype = static_cast<int32_t>(call_.type),
+                           .op = static_cast<int32_t>(call_.op),
+                           .root = call_.root,
+                           .count = call_.count,
+                           .algorithm = choice_.algorithm,
+                           .protocol = choice_.protocol,
+                           .channels = choice_.channels,
+                           .ready_us = ready_us,
+                           .duration_us = choice_.duration_us};
+}
+
 double CollectiveWork::execute(double start_us) {
   CommState& c = *comm_;
   if (c.aborted.load() || c.destroyed.load()) return start_us;
@@ -196,75 +245,34 @@ double CollectiveWork::execute(double start_us) {
     std::atomic<bool>& busy;
     ~Idle() { busy.store(false); }
   } idle{c.busy};
-  if (c.async_error() != ncclSuccess) {  // a broken communicator runs nothing more
+  // A broken communicator runs nothing more; nor does a collective that cannot complete.
+  auto stuck = [&] {
     c.hang_until_abort();
     return start_us;
-  }
-  const Faults& faults = settings().faults;
-  if (faults.async_after && c.rank == faults.async_rank &&
-      operations_on_fault_rank().fetch_add(1) + 1 == *faults.async_after) {
-    const std::string why = "injected asynchronous error after " + std::to_string(*faults.async_after) +
-                            " operation(s) (NCCL_STANDIN_FAULT_ASYNC_AFTER)";
-    c.set_async_error(ncclSystemError, why);
-    c.segment->fail(c.rank, why);
-    c.hang_until_abort();
-    return start_us;
-  }
+  };
+  if (c.async_error() != ncclSuccess || injected_async_error()) return stuck();
   SharedSegment& seg = *c.segment;
+  const Faults& faults = settings().faults;
   const size_t e = element_size(call_.type);
   const size_t chunk = chunk_elements(call_, e, seg.stage_bytes(), c.ranks);
   const size_t rounds = std::max<size_t>(1, (call_.count + chunk - 1) / chunk);
-  double ready = start_us;
-  if (faults.slow_rank && *faults.slow_rank == c.rank)
-    ready += (faults.slow_factor - 1.0) * choice_.duration_us;
+  const bool slow = faults.slow_rank && *faults.slow_rank == c.rank;
   double end = start_us;
   for (size_t i = 0; i < rounds; ++i) {
     const int parity = static_cast<int>(c.rounds++ % 2);
     const size_t off = i * chunk, len = std::min(chunk, call_.count - std::min(call_.count, off));
-    if (i == 0) {
-      CollectiveDescriptor& d = seg.slot(c.rank).descriptor[parity];
-      d = CollectiveDescriptor{c.sequence++,
-                               call_.collective,
-                               static_cast<int32_t>(call_.type),
-                               static_cast<int32_t>(call_.op),
-                               call_.root,
-                               call_.count,
-                               choice_.algorithm,
-                               choice_.protocol,
-                               choice_.channels,
-                               0,
-                               ready,
-                               choice_.duration_us};
-    }
+    if (i == 0) describe(parity, start_us + (slow ? (faults.slow_factor - 1.0) * choice_.duration_us : 0.0));
     contribute(call_, c, seg.stage(c.rank, parity), off, len, e);
-    if (barrier_wait(seg.header().data_barrier, c.ranks, [&] { return c.should_stop(); }) ==
-        WaitEnd::stopped) {
-      c.hang_until_abort();
-      return start_us;
-    }
+    if (barrier_wait(seg.header().data_barrier, c.ranks, [&] { return c.should_stop(); }) == WaitEnd::stopped)
+      return stuck();
     if (i == 0) {
-      if (std::string why = disagreement(seg, parity, c.ranks); !why.empty()) {
-        c.set_async_error(ncclInvalidUsage, why);
-        c.hang_until_abort();
-        return start_us;
-      }
-      double latest = 0.0, longest = 0.0;
-      for (int r = 0; r < c.ranks; ++r) {
-        latest = std::max(latest, seg.slot(r).descriptor[parity].ready_us);
-        longest = std::max(longest, seg.slot(r).descriptor[parity].duration_us);
-      }
-      end = latest + longest;
-      if (listed(faults.hang, choice_)) {  // every rank reached the same choice: every rank hangs
-        c.hang_until_abort();
-        return start_us;
-      }
+      const auto agreed = agree(parity);
+      if (!agreed) return stuck();
+      end = *agreed;
     }
     char* out = nullptr;
     if (call_.collective == kAllReduce && c.ranks > 1 && len * e >= kTwoPhaseBytes) {
-      if (!two_phase_allreduce(call_, c, seg, parity, off, len, e)) {
-        c.hang_until_abort();
-        return start_us;
-      }
+      if (!two_phase_allreduce(call_, c, seg, parity, off, len, e)) return stuck();
       out = static_cast<char*>(call_.recv) + off * e;
     } else {
       out = produce(call_, c, seg, parity, off, len, e);

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "tests/standin/cudart/stream_work.hpp"
 #include "tests/standin/nccl/comm.hpp"
@@ -48,6 +49,9 @@ class CollectiveWork : public StreamWork {
 
  private:
   double execute(double start_us);
+  bool injected_async_error();
+  void describe(int parity, double ready_us);
+  std::optional<double> agree(int parity);
   std::shared_ptr<CommState> comm_;
   CollectiveCall call_;
   TunedChoice choice_;
