@@ -44,14 +44,19 @@ PassResult measure(const Pass& pass, const CheckOptions& o, runners::Runner& run
 }
 
 std::vector<PassResult> run_passes(const CheckOptions& o, const CheckContext& c,
-                                   const CheckProgressFn& progress, std::string& runner_text) {
+                                   const CheckProgressFn& progress, CheckReport& report) {
   const std::vector<Pass> plan = plan_passes(static_cast<int>(c.nodes.size()), c.gpus_per_node);
   const Clock& clock = c.clock ? *c.clock : steady_clock();
   const auto start = clock.now();
   std::vector<PassResult> out;
   for (const auto& pass : plan) {
     auto runner = c.make_runner(pass);
-    if (runner_text.empty()) runner_text = runner->info().description;
+    if (report.runner.empty()) {
+      const runners::RunnerInfo info = runner->info();
+      report.runner = info.description;
+      // The runner knows what it runs on: the stand-in NCCL measures nothing, and check must not say so.
+      if (!info.source.empty()) report.source = info.source;
+    }
     out.push_back(measure(pass, o, *runner));
     if (!progress) continue;
     const int done = static_cast<int>(out.size()), total = static_cast<int>(plan.size());
@@ -117,10 +122,10 @@ CheckReport run_check(const CheckOptions& o, const CheckContext& c, const CheckP
     r.fabric_env = topology::choose_fabric_setup(c.nodes[n].topology).env();
     report.nodes.push_back(std::move(r));
   }
-  const std::string source = "check: " + c.source;
-  report.fabric_env = agreed_fabric(report.nodes, source);
+  report.fabric_env = agreed_fabric(report.nodes, "check: " + c.source);
   if (!o.measure) return report;
-  report.passes = run_passes(o, c, progress, report.runner);
+  report.passes = run_passes(o, c, progress, report);
+  const std::string source = "check: " + report.source;
   const int nodes = static_cast<int>(c.nodes.size());
   report.baselines = collect_baselines(report.passes, nodes, c.gpus_per_node);
   std::vector<HardwareFigures> hardware;

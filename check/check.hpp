@@ -63,7 +63,7 @@ struct NodeReport {
 };
 
 struct CheckReport {
-  std::string source;
+  std::string source;  // "simulated", "measured", or the runner's own ("standin")
   std::string runner;  // the first pass's runner, in one line
   int gpus_per_node = 0;
   uint64_t bytes = 0;

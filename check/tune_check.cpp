@@ -27,7 +27,8 @@ tuner::ClusterHealth check_job(const tuner::HealthCheckRequest& r, ProcessLaunch
   const std::string stem = "check-" + std::to_string(::getpid());
   const auto result = r.work_dir / (stem + ".json"), log = r.work_dir / (stem + ".log");
   std::filesystem::remove(result);
-  const std::vector<std::string> args = {"check", "--format", "json", "--output", result.string()};
+  const std::vector<std::string> args = {"check", "--bytes",  std::to_string(r.bytes), "--format",
+                                         "json",  "--output", result.string()};
   ProcessSpec spec{tuner::job_command(r.launcher, r.exe, args, {"default", {}}), environment_map(), log};
   std::unique_ptr<ProcessLauncher> own = given ? nullptr : make_posix_launcher();
   ProcessLauncher& launcher = given ? *given : *own;
@@ -46,15 +47,16 @@ tuner::ClusterHealth check_job(const tuner::HealthCheckRequest& r, ProcessLaunch
 
 tuner::ClusterHealth check_before_tune(const tuner::HealthCheckRequest& r, ProcessLauncher* launcher,
                                        const CheckProgressFn& progress) {
+  CheckOptions options;
+  options.bytes = r.bytes;
   if (r.runner.simulate) {
     SimulatedJob job{r.runner.topology.value(), r.runner.nodes, r.runner.faults, r.runner.seed,
                      r.runner.noise};
-    return cluster_health(run_check({}, simulated_context(job), progress));
+    return cluster_health(run_check(options, simulated_context(job), progress));
   }
   if (r.mode == tuner::CalibrationMode::orchestrator) return check_job(r, launcher);
   const runners::SingleProcess alone;
   const runners::ProcessGroup& processes = r.processes ? *r.processes : alone;
-  const CheckOptions options;
   return cluster_health(
       run_check(options, job_context(processes, live_node_record, options.bytes), progress));
 }

@@ -149,8 +149,11 @@ void print_show(const Profile& p, const fs::path& file) {
               p.cluster.fingerprint.empty() ? "-" : p.cluster.fingerprint.c_str());
   std::printf("hardware    %d node(s) x %d GPU(s) %s, %d NIC(s) per node\n", p.cluster.nodes,
               p.cluster.gpus_per_node, p.cluster.gpu_model.c_str(), p.cluster.nics_per_node);
-  std::printf("source      %s%s\n", std::string(name(p.provenance.source)).c_str(),
-              p.provenance.source == Source::simulated ? "  (SIMULATED: not measured on real GPUs)" : "");
+  const std::string modelled =
+      from_model(p.provenance.source)
+          ? "  (" + std::string(model_label(p.provenance.source)) + ": not measured on real GPUs)"
+          : "";
+  std::printf("source      %s%s\n", std::string(name(p.provenance.source)).c_str(), modelled.c_str());
   std::printf("created     %s by nccl-autotune %s for NCCL %s\n", p.provenance.created.c_str(),
               p.provenance.tool_version.c_str(), p.provenance.nccl_version.c_str());
   std::printf("policy      uncalibrated scales: %s\n", p.uncalibrated == UncalibratedPolicy::nearest_scale

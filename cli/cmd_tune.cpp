@@ -270,17 +270,17 @@ struct TuneArgs {
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
                            scales, shapes, parallelism, store_dir, format = "text", example, topology_file,
                            from_journal, channels, ib_hca, cross_nic, name, launcher, journal_part, report,
-                           excluded_nodes;
+                           excluded_nodes, check_bytes = "256M";
   std::vector<std::string> faults;
   int job_id = -1, nodes = 1, reps = 5;
   uint64_t seed = 1;
-  double noise = 0.03;
+  double noise = 0.03, watchdog_scale = 1.0;
 };
 
 void describe_tune(CommandSpec& spec, TuneArgs& a) {
   spec.usage =
       "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N] [--sim-fault F]...] "
-      "[--exclude-unhealthy | --ignore-health] [--collectives LIST] "
+      "[--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
       "[--shapes 4x8,4x1 | --parallelism tp=8,pp=2,dp=4 | --scales 1,2,all] [--launcher \"srun -N 2\"] "
       "[--resume] [--dry-run] [--from-journal FILE] [--store "
@@ -306,6 +306,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "node=N,gpu=K,nvlink=F")("exclude-unhealthy",
                                "calibrate without the nodes check finds blocking (recorded in the profile)")(
       "ignore-health", "calibrate without checking the nodes first (recorded in the profile)")(
+      "check-bytes", po::value(&a.check_bytes)->default_value(a.check_bytes),
+      "the all-reduce size of the health check's passes (check --bytes)")(
       "collectives", po::value(&a.collectives), "comma list (default: all five)")(
       "min-bytes", po::value(&a.min_bytes)->default_value(a.min_bytes), "smallest size (8, 64K, 1M)")(
       "max-bytes", po::value(&a.max_bytes)->default_value(a.max_bytes), "largest size")(
@@ -321,6 +323,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "cross-nic", po::value(&a.cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(
       "strategy", po::value(&a.strategy)->default_value(a.strategy), "adaptive or exhaustive")(
       "reps", po::value(&a.reps)->default_value(a.reps), "timed repetitions per measurement")(
+      "watchdog-scale", po::value(&a.watchdog_scale)->default_value(1.0),
+      "multiplies how long an operation may take before it is declared hung (slow fabrics, tests)")(
       "budget", po::value(&a.budget), "time for the measurements: 20m, 90s, 1h")(
       "min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
       "a rule must beat NCCL's default by this")("resume",
@@ -352,6 +356,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   for (const auto& f : a.faults) r.faults.push_back(sim::parse_sim_fault(f));
   r.ignore_health = vm.count("ignore-health") > 0;
   r.exclude_unhealthy = vm.count("exclude-unhealthy") > 0;
+  r.check_bytes = require_byte_size(a.check_bytes, "--check-bytes");
   if (!a.excluded_nodes.empty())
     for (const auto& item : split(a.excluded_nodes))
       r.excluded_nodes.push_back(parse_int(item, "--excluded-nodes"));
@@ -373,6 +378,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic);
   r.strategy = a.strategy;
   r.repetitions = a.reps;
+  r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain);
   if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
   r.resume = vm.count("resume") > 0;

@@ -86,9 +86,16 @@ struct ClusterInfo {
   int nics_per_node = 0;
 };
 
-enum class Source { measured, simulated, imported };
+// Where a profile's numbers come from: real GPUs (measured), nccl-tests logs (imported), or nccl-autotune's
+// model of NCCL, directly (simulated) or through the stand-in NCCL of tests/standin (standin).
+enum class Source { measured, simulated, imported, standin };
 std::string_view name(Source s);
 std::optional<Source> parse_source(std::string_view text);
+// Simulated and stand-in numbers come from the model, not from GPUs: never matched to a node by fingerprint,
+// labelled wherever they are shown.
+bool from_model(Source s);
+// "SIMULATED" or "STAND-IN" for a model's source; "" for the others.
+std::string_view model_label(Source s);
 
 struct Provenance {
   std::string created;  // RFC 3339

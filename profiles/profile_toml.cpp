@@ -367,7 +367,7 @@ class Reader {
     auto src = parse_source(source);
     if (!src)
       w_.fail(key_line(prov, "source"), "provenance.source",
-              "expected one of measured, simulated, imported; found " + in_quotes(source));
+              "expected one of measured, simulated, imported, standin; found " + in_quotes(source));
     p.provenance.source = *src;
     p.provenance.command = string(prov, "provenance.", "command", false);
     p.provenance.health = string(prov, "provenance.", "health", false);

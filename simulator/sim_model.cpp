@@ -9,6 +9,7 @@
 
 #include "common/input_error.hpp"
 #include "nccl/ib_hca_spec.hpp"
+#include "simulator/sim_constants.hpp"
 #include "simulator/sim_random.hpp"
 
 namespace autotune::sim {
@@ -441,6 +442,32 @@ SimChoice SimModel::best_true(Collective c, uint64_t bytes) const {
       }
     }
   return best;
+}
+
+}  // namespace autotune::sim
+
+namespace autotune::sim {
+
+ncclTunerConstants_v5_t default_tuner_constants() {
+  ncclTunerConstants_v5_t c{};
+  for (int a = 0; a < nccl::kNumAlgorithms; ++a)
+    for (int p = 0; p < nccl::kNumProtocols; ++p) {
+      c.baseLatencies[a][p] = kBaseLat[a][p];
+      c.hwLatencies[0][a][p] = kHwLatNvlink[a][p];
+      c.hwLatencies[1][a][p] = kHwLatPci[a][p];
+      c.hwLatencies[2][a][p] = kHwLatNet[a][p];
+    }
+  for (int gen = 0; gen < 4; ++gen)
+    for (int n = 0; n < 3; ++n) {
+      c.llMaxBws[gen][n] = kLLMaxBw[gen][n];
+      c.perChMaxRingLL128Bws[gen][n] = kRingLL128PerCh[gen];
+      c.perChMaxTreeLL128Bws[gen][n] = kTreeLL128PerCh[gen][n];
+      c.perChMaxTreeBws[gen][n] = kTreeSimplePerCh[gen][n];
+    }
+  // NVLSTree's caps: NCCL's Hopper figures (two nodes, more); the model has no NVLSTree cap of its own.
+  c.perChMaxNVLSTreeBws[2][1] = 57.7;
+  c.perChMaxNVLSTreeBws[2][2] = 45.5;
+  return c;
 }
 
 }  // namespace autotune::sim

@@ -141,6 +141,7 @@ CalibrationRequest gate_on_health(const CalibrationRequest& given, const Calibra
   q.exe = c.exe;
   q.work_dir = c.store;
   q.processes = c.processes;
+  q.bytes = r.check_bytes;
   seen = c.check_health(q);
   s.health = decide_on_health(seen, {r.ignore_health, r.exclude_unhealthy});
   s.notes.insert(s.notes.end(), s.health.notes.begin(), s.health.notes.end());
@@ -300,6 +301,7 @@ void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   }
   s.first_runner = c.make_runner(s.runner);
   const auto info = s.first_runner->info();
+  if (!info.source.empty()) h.source = info.source;  // "standin" on the stand-in NCCL, never "measured"
   s.tune.space.scales = choose_shapes(r, {info.nodes, info.gpus_per_node}, s.notes);
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
@@ -352,6 +354,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   s.runner.noise = r.noise;
   s.runner.max_bytes = r.max_bytes;
   s.runner.faults = r.faults;
+  s.runner.watchdog_scale = r.watchdog_scale;
   select_settings(r, c, s);
   fill_provenance(r, c, node, stem, s.tune.header);
   s.tune.header.health = s.health.summary;

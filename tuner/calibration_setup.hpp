@@ -52,11 +52,13 @@ struct CalibrationRequest {
   // The health gate (tuner/cluster_health.hpp).
   bool ignore_health = false;
   bool exclude_unhealthy = false;
+  uint64_t check_bytes = 256ull << 20;  // check's all-reduce size (--check-bytes)
   std::vector<int>
       excluded_nodes;  // a worker of a simulated calibration: the nodes its orchestrator left out
   // How.
   std::string strategy = "adaptive";
   int repetitions = 5;
+  double watchdog_scale = 1.0;  // multiplies the runner's hang bound
   double min_gain = 0.03;
   std::optional<std::chrono::duration<double>> budget;
   bool resume = false;
@@ -85,6 +87,7 @@ struct HealthCheckRequest {
   std::filesystem::path exe;
   std::filesystem::path work_dir;  // where a check job leaves its result and its output
   const runners::ProcessGroup* processes = nullptr;
+  uint64_t bytes = 256ull << 20;  // the all-reduce size of check's passes
 };
 using HealthCheckFn = std::function<ClusterHealth(const HealthCheckRequest&)>;
 

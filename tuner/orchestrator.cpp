@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
+#include "profiles/profile.hpp"
 #include "tuner/derive.hpp"
 
 namespace autotune::tuner {
@@ -307,6 +308,10 @@ void adopt_part_header(JournalHeader& header, const JournalHeader& part) {
     header.fingerprint = part.fingerprint;
     header.fingerprint_facts = part.fingerprint_facts;
   }
+  // The orchestrator measures nothing itself: a part made on the stand-in (or by the simulator) says what the
+  // calibration really is, and no profile derived from it may say "measured".
+  if (auto source = profiles::parse_source(part.source); source && profiles::from_model(*source))
+    header.source = part.source;
 }
 
 // One job's lines of its part, counted as measured in this run or replayed, and its failure if any.

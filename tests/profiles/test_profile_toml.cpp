@@ -154,6 +154,24 @@ TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]")
   CHECK(format_profile(back) == text);
 }
 
+TEST_CASE("profile toml: every source reads back as itself; the model's two say so", "[profile_toml]") {
+  for (Source s : {Source::measured, Source::simulated, Source::imported, Source::standin}) {
+    Profile p;
+    p.cluster.name = "n";
+    p.provenance.created = "2026-06-01T12:00:00Z";
+    p.provenance.nccl_version = "2.28.9";
+    p.provenance.source = s;
+    const std::string text = format_profile(p);
+    CHECK(text.find("source = \"" + std::string(name(s)) + "\"") != std::string::npos);
+    CHECK(parse_profile(text, "x.toml").provenance.source == s);
+  }
+  CHECK(from_model(Source::standin));
+  CHECK(from_model(Source::simulated));
+  CHECK_FALSE(from_model(Source::measured));
+  CHECK_FALSE(from_model(Source::imported));
+  CHECK(model_label(Source::standin) == "STAND-IN");
+}
+
 TEST_CASE("profile toml: text from outside is written as ASCII escapes and reads back", "[profile_toml]") {
   // A non-ASCII path in the command line that made the profile, a GPU name, a byte that is not UTF-8: the
   // file must stay ASCII (parse_profile refuses anything else) and still say the same.
@@ -204,7 +222,7 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
   };
   CHECK(
       error_of(replace("source = \"measured\"", "source = \"guessed\"")) ==
-      "profile.toml:14: provenance.source: expected one of measured, simulated, imported; found \"guessed\"");
+      "profile.toml:14: provenance.source: expected one of measured, simulated, imported, standin; found \"guessed\"");
   CHECK(error_of(replace("created = \"2026-06-01T12:00:00Z\"", "created = \"yesterday\"")) ==
         "profile.toml:11: provenance.created: expected an RFC 3339 time such as 2025-06-01T12:00:00Z; found "
         "\"yesterday\"");
