@@ -4,6 +4,8 @@
 #  - tp=8,pp=2,dp=2: the tensor groups (1x8) get the 1x8 rule, the pipeline and data parallel pairs (2x1)
 #    the 2x1 rule, on every rank (the stand-in fails any collective whose ranks choose differently);
 #  - tp=8,pp=1,dp=4: the data parallel groups of 4x1 get the 4x1 rule, never a whole-node one;
+#  - the same job taking the profile from a store that is updated all the while it starts (two versions whose
+#    1x8 rules differ): every rank runs one version (one digest in every rank's log) and the job runs;
 #  - the same job under a stand-in reporting NCCL 2.27.3: the plugin of every rank refuses the 2.28 profile
 #    with one line naming both versions, and every rank runs NCCL's own choices.
 # Usage: layout_check.sh BUILD_DIR
@@ -23,14 +25,16 @@ rule() {  # rule NODES RANKS_PER_NODE ALGORITHM PROTOCOL
   rule 4 8 tree simple
 } >"$work/layout.toml"
 
-# run_job NAME PARALLELISM [VAR=VALUE...]: the job under run, every rank's NCCL log kept apart
+# run_job NAME PARALLELISM [VAR=VALUE...]: the job under run, every rank's NCCL log kept apart; the profile
+# is $which (run's options), by default the file itself
+which=(--profile "$work/layout.toml")
 run_job() {
   local name=$1 layout=$2
   shift 2
   (
     for v in "$@"; do export "${v?}"; done
     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE="$work/$name.%p.log" \
-      mpi -np 32 "$exe" run --profile "$work/layout.toml" -- "$job" --sizes 64K --iters 2 --parallelism "$layout"
+      mpi -np 32 "$exe" run "${which[@]}" -- "$job" --sizes 64K --iters 2 --parallelism "$layout"
   ) >"$work/$name.txt" 2>&1
   local rc=$?
   [ "$rc" -eq 0 ] || { cat "$work/$name.txt"; fail "the $name job exited with $rc"; }
@@ -65,3 +69,26 @@ refused=$(grep -l "made for NCCL 2.28.*2.27" "$work"/old.*.log | wc -l)
 grep -q "(Ring/LL128, 8 ranks" "$work/old.choices" && grep -q "(Tree/LL, 2 ranks" "$work/old.choices" &&
   fail "under NCCL 2.27.3 the 2.28 profile's rules were applied"
 echo "OK: under NCCL 2.27.3 every rank refused the 2.28 profile and ran NCCL's own choices, all alike"
+
+# A store updated while the job starts: the launcher pins one version for the job (Open MPI's PMIX_NAMESPACE
+# names the job), so no two ranks can read different versions.
+export NCCL_AUTOTUNE_STORE=$work/store
+sed 's/^algorithm = "ring"$/algorithm = "tree"/; s/^protocol = "ll128"$/protocol = "ll"/' "$work/layout.toml" >"$work/other.toml"
+"$exe" profile import "$work/layout.toml" --name standin-layout >/dev/null || fail "profile import"
+(
+  for i in $(seq 1 400); do
+    [ -e "$work/stop" ] && break
+    "$exe" profile import "$work/$([ $((i % 2)) -eq 0 ] && echo layout || echo other).toml" --name standin-layout \
+      >/dev/null 2>&1 && echo "$i" >>"$work/imports"
+  done
+) &
+updater=$!
+which=(--cluster standin-layout)
+run_job race tp=8,pp=2,dp=2
+touch "$work/stop"
+wait "$updater"
+versions=$(grep -ho "digest [0-9a-f]\{16\}" "$work"/race.*.log | sort -u | wc -l)
+[ "$versions" -eq 1 ] || fail "the ranks of one job ran $versions versions of the profile"
+imports=$(wc -l <"$work/imports")
+[ "$imports" -ge 4 ] || fail "the store was updated only $imports time(s) while the job ran"
+echo "OK: the store changed $imports times between two versions while the job started and ran; all 32 ranks ran one"
