@@ -21,7 +21,6 @@
 
 namespace {
 
-using namespace autotune::profiles;
 using namespace autotune::nccl;
 
 [[noreturn]] void fail(const char* what, std::string_view key, std::string_view value) {

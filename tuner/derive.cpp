@@ -225,9 +225,12 @@ Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& o
           for (const auto& [key, samples] : *table.at(c, bytes)) {
             if (!samples.failure || *samples.failure == Outcome::unsupported) continue;
             Candidate cand = candidate_of(key);
+            // Named copies: clang before 16 cannot capture structured bindings.
+            const auto& shape = scale;
+            const Outcome failure = *samples.failure;
             auto f = std::find_if(out.failed.begin(), out.failed.end(), [&](const FailedCandidate& x) {
-              return x.setting == sd.setting.id && x.scale == scale && x.collective == c &&
-                     x.candidate == cand && x.outcome == *samples.failure;
+              return x.setting == sd.setting.id && x.scale == shape && x.collective == c &&
+                     x.candidate == cand && x.outcome == failure;
             });
             if (f == out.failed.end()) {
               out.failed.push_back({sd.setting.id, scale, c, cand, *samples.failure, samples.detail, {}});
