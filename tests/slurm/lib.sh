@@ -49,9 +49,10 @@ srun() { timeout 90 srun "$@"; }
 sbatch() { timeout 90 sbatch "$@"; }
 salloc() { timeout 150 salloc "$@"; }
 
-# make_profile FILE VERSION: a measured profile of cluster "slurmtest" with no fingerprint (any node may
-# use it when it is named), for NCCL 2.28; VERSION a or b differ in every [env] value, so a task's settings
-# say which version it got.
+# make_profile FILE VERSION [FINGERPRINT]: a measured profile of cluster "slurmtest" for NCCL 2.28; without a
+# fingerprint any node may use it when it is named (--cluster), with this node's (node_fingerprint) the
+# launcher also finds it unnamed, as a site's TaskProlog does. VERSION a or b differ in every [env] value, so
+# a task's settings say which version it got.
 make_profile() {
   local cross hca ifname
   case "$2" in
@@ -64,6 +65,7 @@ schema = 1
 
 [cluster]
 name = "slurmtest"
+fingerprint = "${3:-}"
 
 [provenance]
 created = "2026-12-01T00:00:00Z"
@@ -85,11 +87,17 @@ protocol = "simple"
 EOF
 }
 
-# publish VERSION [STORE]: saves that version as the store's current profile of cluster slurmtest (the
-# store keeps every version under its digest); prints the digest.
+# This node's fingerprint as the launcher computes it (every node of this cluster is this host).
+node_fingerprint() {
+  mkdir -p "$work/empty-store"
+  "$exe" env --store "$work/empty-store" --format json 2>/dev/null | sed -n 's/^  "fingerprint": "\([0-9a-f]*\)",$/\1/p'
+}
+
+# publish VERSION [STORE [FINGERPRINT]]: saves that version as the store's current profile of cluster
+# slurmtest (the store keeps every version under its digest); prints the digest.
 publish() {
   local store=${2:-$NCCL_AUTOTUNE_STORE}
-  make_profile "$work/profile-$1.toml" "$1"
+  make_profile "$work/profile-$1.toml" "$1" "${3:-}"
   "$exe" profile import "$work/profile-$1.toml" --store "$store" >/dev/null || fail "profile import of version $1"
   "$exe" env --store "$store" --cluster slurmtest --format json | sed -n 's/^  "digest": "\([0-9a-f]*\)",$/\1/p'
 }
