@@ -1,5 +1,8 @@
 #include "cli/options.hpp"
 
+#include <cmath>
+#include <sstream>
+
 #include <iostream>
 
 #include "common/input_error.hpp"
@@ -40,6 +43,14 @@ std::vector<nccl::Collective> parse_collective_list(const std::string& text, con
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
+}
+
+double require_watchdog_scale(double scale) {
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    throw InputError(
+        "<arguments>", 0,
+        "--watchdog-scale: expected a number greater than 0, found " + (std::ostringstream() << scale).str());
+  return scale;
 }
 
 }  // namespace autotune::cli

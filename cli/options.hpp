@@ -27,4 +27,7 @@ std::optional<po::variables_map> parse_command_line(CommandSpec& spec, const Arg
 // "allreduce,allgather" -> collectives; InputError naming `option` for an unknown or empty name.
 std::vector<nccl::Collective> parse_collective_list(const std::string& text, const std::string& option);
 
+// --watchdog-scale: a finite number > 0 (InputError otherwise), returned as given.
+double require_watchdog_scale(double scale);
+
 }  // namespace autotune::cli

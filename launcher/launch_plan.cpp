@@ -186,12 +186,12 @@ bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services
     return true;
   }
   if (!need_fingerprint(plan, services)) return false;
-  // A simulated profile describes a modelled machine; it is used only when named, never matched.
+  // A simulated or stand-in profile describes a modelled machine; it is used only when named, never matched.
   size_t simulated = 0;
   for (const fs::path& candidate : services.find_by_fingerprint(*plan.store, *plan.fingerprint)) {
     try {
       profiles::Profile p = services.read_profile(candidate);
-      if (p.provenance.source == profiles::Source::simulated) {
+      if (profiles::from_model(p.provenance.source)) {
         ++simulated;
         continue;
       }
@@ -206,7 +206,8 @@ bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services
   plan.problem_text =
       "no profile in " + plan.store->string() + " matches this node (fingerprint " + *plan.fingerprint + ")";
   if (simulated)
-    plan.problem_text += "; simulated profiles are used only when named with --profile or --cluster";
+    plan.problem_text +=
+        "; simulated and stand-in profiles are used only when named with --profile or --cluster";
   return false;
 }
 
@@ -312,11 +313,12 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
   }
   if (!same_nccl(plan, current)) return plan;
   const profiles::Profile& profile = *plan.profile;
-  if (profile.provenance.source == profiles::Source::simulated) {
+  if (profiles::from_model(profile.provenance.source)) {
     plan.notes.push_back(
-        "using SIMULATED profile " + path.string() +
-        ": its rules come from the performance model, not from measurements on this cluster");
-    plan.details.push_back("fingerprint not checked: a simulated profile describes a modelled node");
+        "using " + std::string(profiles::model_label(profile.provenance.source)) + " profile " +
+        path.string() + ": its rules come from the performance model, not from measurements on this cluster");
+    plan.details.push_back("fingerprint not checked: a " + std::string(name(profile.provenance.source)) +
+                           " profile describes a modelled node");
   } else if (plan.origin != ProfileOrigin::store_fingerprint) {
     if (profile.cluster.fingerprint.empty()) {
       plan.details.push_back("fingerprint not checked: the profile records none");

@@ -4,7 +4,7 @@
 
 namespace autotune::profiles {
 namespace {
-constexpr std::array<std::string_view, 3> kSourceNames = {"measured", "simulated", "imported"};
+constexpr std::array<std::string_view, 4> kSourceNames = {"measured", "simulated", "imported", "standin"};
 }
 
 std::string_view name(Source s) {
@@ -15,6 +15,14 @@ std::optional<Source> parse_source(std::string_view text) {
   for (size_t i = 0; i < kSourceNames.size(); ++i)
     if (text == kSourceNames[i]) return static_cast<Source>(i);
   return std::nullopt;
+}
+
+bool from_model(Source s) {
+  return s == Source::simulated || s == Source::standin;
+}
+
+std::string_view model_label(Source s) {
+  return s == Source::simulated ? "SIMULATED" : s == Source::standin ? "STAND-IN" : "";
 }
 
 }  // namespace autotune::profiles

@@ -228,7 +228,7 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[launch_p
   fs::path sim = w.add("sim", "fp-node", Source::simulated);
   auto plan = plan_launch({}, w.services(), env());
   CHECK(plan.problem == Problem::no_profile);
-  CHECK(plan.problem_text.find("simulated profiles are used only when named") != std::string::npos);
+  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") != std::string::npos);
 
   LaunchOptions o;
   o.cluster = "sim";
@@ -242,6 +242,21 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[launch_p
   o.cluster.reset();
   o.profile = sim;
   CHECK(plan_launch(o, w.services(), env()).tuned());
+}
+
+TEST_CASE("a stand-in profile, made on the stand-in NCCL, is never matched either", "[launch_plan]") {
+  World w;
+  fs::path standin = w.add("standin", "fp-node", Source::standin);
+  auto plan = plan_launch({}, w.services(), env());
+  CHECK(plan.problem == Problem::no_profile);
+  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") != std::string::npos);
+  LaunchOptions o;
+  o.profile = standin;
+  plan = plan_launch(o, w.services(), env());
+  REQUIRE(plan.tuned());
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0].find("using STAND-IN profile " + standin.string()) == 0);
+  CHECK(plan.details.back() == "fingerprint not checked: a standin profile describes a modelled node");
 }
 
 TEST_CASE("the fingerprint is needed only to match or to check", "[launch_plan]") {

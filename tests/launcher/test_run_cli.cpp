@@ -279,7 +279,7 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[run_cli]
   fs::path sim = s.store / "model-nccl2.28.toml";
   autotune::profiles::write_profile(sim, make_profile("model", kNodeFingerprint, Source::simulated));
   ChildResult r = run_child(run_args({}, {kPrintEnv}), s.env);
-  CHECK(r.err.find("simulated profiles are used only when named") != std::string::npos);
+  CHECK(r.err.find("simulated and stand-in profiles are used only when named") != std::string::npos);
   CHECK(r.out.find("NCCL_TUNER_PLUGIN") == std::string::npos);
   r = run_child(run_args({"--cluster", "model"}, {kPrintEnv}), s.env);
   CHECK(r.err.find("nccl-autotune run: using SIMULATED profile " + sim.string()) == 0);
