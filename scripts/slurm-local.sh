@@ -3,9 +3,10 @@
 # (nodes n1..nN, all on this host, each slurmd on its own port), everything (configuration, key, state, logs,
 # pid files) under one directory. Installs nothing: Slurm and munge come from scripts/install-deps.sh.
 #
-#   scripts/slurm-local.sh start [--nodes N] [--cpus C] [--dir DIR] [--task-prolog FILE]
+#   scripts/slurm-local.sh start [--nodes N] [--cpus C] [--gpus G] [--dir DIR] [--task-prolog FILE]
 #       writes DIR/etc/slurm.conf, starts munged, slurmctld and N slurmd, waits until sinfo shows every node
-#       idle, then prints `export SLURM_CONF=DIR/etc/slurm.conf` (eval it to use the cluster)
+#       idle, then prints `export SLURM_CONF=DIR/etc/slurm.conf` (eval it to use the cluster); G GPUs per
+#       node are Slurm's gres (--gpus-per-node works), with no GPU behind them
 #   scripts/slurm-local.sh stop [--dir DIR]
 #       cancels the cluster's jobs and ends exactly the daemons `start` started (by their pid files)
 #   scripts/slurm-local.sh status [--dir DIR]
@@ -18,7 +19,7 @@
 set -Eeuo pipefail
 
 usage() {
-  sed -n '5,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -27,12 +28,14 @@ command="${1:-}"
 shift
 nodes=4
 cpus=4
+gpus=0
 dir="${TMPDIR:-/tmp}/nccl-autotune-slurm-$(id -u)"
 task_prolog=""
 while (($#)); do
   case "$1" in
     --nodes) nodes="${2:?--nodes needs a count}"; shift 2 ;;
     --cpus) cpus="${2:?--cpus needs a count}"; shift 2 ;;
+    --gpus) gpus="${2:?--gpus needs a count}"; shift 2 ;;
     --dir) dir="${2:?--dir needs a directory}"; shift 2 ;;
     --task-prolog) task_prolog="${2:?--task-prolog needs a file}"; shift 2 ;;
     *) echo "slurm-local: unknown option '$1'" >&2; usage ;;
@@ -40,6 +43,7 @@ while (($#)); do
 done
 [[ "$nodes" =~ ^[1-9][0-9]?$ ]] || { echo "slurm-local: --nodes: expected 1 to 99, found '$nodes'" >&2; exit 2; }
 [[ "$cpus" =~ ^[1-9][0-9]?$ ]] || { echo "slurm-local: --cpus: expected 1 to 99, found '$cpus'" >&2; exit 2; }
+[[ "$gpus" =~ ^[0-9]$ ]] || { echo "slurm-local: --gpus: expected 0 to 9, found '$gpus'" >&2; exit 2; }
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd -P)"
 conf="$dir/etc/slurm.conf"
@@ -75,8 +79,9 @@ daemon_name() {
 # A free TCP port block [p, p+count]: nothing listens on any of them (read from /proc, which every Linux has).
 free_port_block() {
   local count="$1" used p i clash
-  used="$(awk 'NR > 1 && $4 == "0A" { split($2, a, ":"); print strtonum("0x" a[2]) }' \
-    /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -un)"
+  # (The port is hexadecimal there; bash converts it: Debian's awk, mawk, has no strtonum.)
+  used="$(awk 'NR > 1 && $4 == "0A" { n = split($2, a, ":"); print a[n] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+    while read -r hex; do echo $((16#$hex)); done | sort -un)"
   for ((p = 17000 + ($(id -u) % 50) * 20; p < 60000; p += count + 1)); do
     clash=0
     for ((i = 0; i <= count; i++)); do
@@ -88,7 +93,7 @@ free_port_block() {
 }
 
 write_conf() {
-  local host port="$1" last
+  local host port="$1" last gres
   host="$(hostname -s)"
   last=$((port + nodes))
   mkdir -p "$dir/etc"
@@ -129,9 +134,23 @@ write_conf() {
     echo "KillWait=5"
     echo "MinJobAge=60"
     [[ -n "$task_prolog" ]] && echo "TaskProlog=$task_prolog"
-    echo "NodeName=n[1-$nodes] NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1024 Port=$((port + 1))-$last State=UNKNOWN"
+    if ((gpus)); then
+      echo "GresTypes=gpu"
+      gres=" Gres=gpu:$gpus"
+    fi
+    echo "NodeName=n[1-$nodes] NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1024 Port=$((port + 1))-$last State=UNKNOWN${gres:-}"
     echo "PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
   } >"$conf"
+  ((gpus)) || return 0
+  # GPUs that Slurm counts and hands out (--gpus-per-node, SLURM_GPUS_ON_NODE, CUDA_VISIBLE_DEVICES) with
+  # no GPU behind them: the stand-in NCCL/CUDA provides those. slurmd drops a GPU without a device file and
+  # wants a character device: each is one more name for /dev/null's device (1:3).
+  local i
+  mkdir -p "$dir/dev"
+  for ((i = 0; i < gpus; i++)); do
+    [[ -c "$dir/dev/nvidia$i" ]] || mknod "$dir/dev/nvidia$i" c 1 3
+  done
+  echo "Name=gpu File=$dir/dev/nvidia[0-$((gpus - 1))]" >"$dir/etc/gres.conf"
 }
 
 start_munge() {
@@ -144,6 +163,13 @@ start_munge() {
   munged --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" \
     --seed-file="$dir/munge/munged.seed" --num-threads=4
+}
+
+# One slurmd, in a UTS namespace of its own whose host name is the node's: its tasks see n1, n2, ... as
+# gethostname() and hostname say, as on a cluster (NCCL, Open MPI and `check` tell nodes apart by it).
+# Only the name is private: network, files and processes are this host's.
+start_slurmd() {
+  unshare --uts sh -c 'hostname "$1" && exec slurmd -f "$2" -N "$1"' slurmd-node "$1" "$conf"
 }
 
 # Waits until every node is idle; prints why not after $1 seconds.
@@ -262,7 +288,7 @@ case "$command" in
     trap 'say "start failed"; show_logs; stop_cluster || true; exit 1' ERR
     start_munge
     slurmctld -i -f "$conf"
-    for ((i = 1; i <= nodes; i++)); do slurmd -f "$conf" -N "n$i"; done
+    for ((i = 1; i <= nodes; i++)); do start_slurmd "n$i"; done
     wait_idle 60 || false
     trap - ERR
     say "$nodes nodes idle (slurmctld port $port, slurmd ports $((port + 1))-$((port + nodes))); logs in $dir/log"
