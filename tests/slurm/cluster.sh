@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Slurm tests' cluster, as a ctest fixture: `start` runs before the first test labelled slurm
 # (slurm:cluster_start, FIXTURES_SETUP) and `stop` after the last (slurm:cluster_stop, FIXTURES_CLEANUP), also
-# when a test fails, so that `ctest -L slurm` alone brings the cluster up and down. Four nodes of four CPUs,
-# with the TaskProlog hook of task_prolog.sh. Where Slurm cannot run here, `start` records why in
+# when a test fails, so that `ctest -L slurm` alone brings the cluster up and down. Four nodes of four CPUs and
+# two GPUs each (Slurm's gres, no device behind them: the stand-in's), every node its own host name, with
+# the TaskProlog hook of task_prolog.sh. Where Slurm cannot run here, `start` records why in
 # DIR/not-started and skips; every test then skips with that reason.
 # Usage: cluster.sh start|stop DIR BINARY
 set -uo pipefail
@@ -16,7 +17,7 @@ case "$action" in
     # The hook runs as the job's user from slurmstepd: it must name the binary itself.
     sed "s|@NCCL_AUTOTUNE@|$exe|" "$here/task_prolog.sh" >"$dir/task-prolog.sh"
     chmod 0755 "$dir/task-prolog.sh"
-    "$local_sh" start --dir "$dir" --nodes 4 --cpus 4 --task-prolog "$dir/task-prolog.sh" 2>"$dir/start.err"
+    "$local_sh" start --dir "$dir" --nodes 4 --cpus 4 --gpus 2 --task-prolog "$dir/task-prolog.sh" 2>"$dir/start.err"
     rc=$?
     cat "$dir/start.err"
     if ((rc == 77)); then

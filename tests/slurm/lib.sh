@@ -107,3 +107,48 @@ value_in() { sed -n "s/^$1=//p" "$2"; }
 
 # Distinct lines of a file, counted.
 distinct() { sort -u "$1" | wc -l; }
+
+# use_standin: the stand-in NCCL and CUDA (scripts/standin.sh, the bundled h100-8x node) for every command
+# that follows, Slurm's tasks included (srun exports the whole environment): the job's NCCL is then the
+# stand-in's libnccl, found by the launcher in LD_LIBRARY_PATH as on a cluster.
+use_standin() {
+  [ -e "$build/tests/standin/lib/libnccl.so.2" ] || skip "the stand-in NCCL was not built (no CUDA/NCCL headers at build time)"
+  local lines
+  lines=$("$source_root/scripts/standin.sh" env --build "$build") || fail "scripts/standin.sh env"
+  eval "$lines"
+  unset NCCL_AUTOTUNE_NCCL_LIB
+}
+
+# record_tasks: every task of every srun from here on (also those tune starts) is recorded as Slurm placed it
+# in $work/tasks (task_record.sh, through SLURM_TASK_PROLOG, srun's --task-prolog).
+record_tasks() {
+  mkdir -p "$work/tasks"
+  export SLURM_TASK_PROLOG=$tests_slurm/task_record.sh NCCL_AUTOTUNE_TEST_TASKS=$work/tasks
+}
+
+# The steps the recorded tasks ran in, one line each in the order Slurm numbered them:
+# "<job>.<step> <tasks> <node>:<local ranks>..." ("12.0 4 n1:0,1 n2:0,1"). Fails when a task did not see its
+# node's name as its host name or a step's tasks were not all recorded.
+steps() {
+  python3 - "$work/tasks" <<'PY' || fail "the recorded tasks: see above"
+import collections, os, sys
+steps = collections.defaultdict(list)
+bad = False
+for name in os.listdir(sys.argv[1]):
+    step, node, rank, local, total, host, _ = open(os.path.join(sys.argv[1], name)).read().split()
+    if host != node:
+        print(f"task {rank} of step {step} ran on {node} with host name {host}", file=sys.stderr)
+        bad = True
+    steps[step].append((node, int(local), int(total)))
+for step in sorted(steps, key=lambda s: tuple(int(x) for x in s.split("."))):
+    tasks = steps[step]
+    if len(tasks) != tasks[0][2]:
+        print(f"step {step}: {len(tasks)} of {tasks[0][2]} tasks recorded", file=sys.stderr)
+        bad = True
+    nodes = collections.defaultdict(list)
+    for node, local, _ in tasks:
+        nodes[node].append(local)
+    print(step, len(tasks), " ".join(f"{n}:{','.join(map(str, sorted(l)))}" for n, l in sorted(nodes.items())))
+sys.exit(bad)
+PY
+}

@@ -5,7 +5,11 @@
 #            each task as NCCL loads it, reads that version; the job is the process Slurm started (run execs).
 #   status:  a task's exit status and a signal that kills it come back through srun; signals reach the job:
 #            one sent to srun that srun forwards (SIGUSR1) and one scancel sends to the step (SIGTERM).
-# Usage: run_check.sh BUILD_DIR profile|status
+#   views:   the two nodes see the store differently (n1 a store whose current version is b, n2 one still at
+#            a, as a lagging replica or cache would): each node's tasks alone take their node's version
+#            (pins kept in each store), and with one pin directory the nodes share (NCCL_AUTOTUNE_PIN_DIR, as
+#            a home directory) all four tasks take the one version the job pinned, read by the plugin in each.
+# Usage: run_check.sh BUILD_DIR profile|status|views
 . "$(dirname "$0")/lib.sh"
 loader=$build/tests/plugins/nccl_like_loader
 
@@ -86,8 +90,53 @@ status_case() {
   echo "OK: statuses 7 and 139 through srun; SIGUSR1 through srun and SIGTERM from scancel reached each job"
 }
 
+# One step of 4 tasks on 2 nodes under run, each task's store its node's (task_record.sh); prints the step
+# and, per task, "<node> <digest>", with the plugin's profile line checked against the digest.
+views_step() {
+  rm -f task.*
+  NCCL_AUTOTUNE_TEST_NODE_STORE=$work/store- srun -N 2 -n 4 -o "task.%t" "$exe" run --cluster slurmtest -- sh -c \
+    'echo "step $SLURM_JOB_ID.$SLURM_STEP_ID on $SLURMD_NODENAME store $NCCL_AUTOTUNE_STORE"
+     env | grep "^NCCL_" | sort; "$0"' "$loader" 2>run.err || { cat run.err task.*; fail "srun exited with $?"; }
+  sed -n 's/^step \([0-9.]*\) .*/\1/p' task.0
+  for t in 0 1 2 3; do
+    local node digest
+    node=$(sed -n 's/^step [0-9.]* on \(n[0-9]\) store .*/\1/p' task.$t)
+    grep -q "^step [0-9.]* on $node store $work/store-$node$" task.$t || fail "task $t did not get its node's store: $(head -n 1 task.$t)"
+    digest=$(value_in NCCL_AUTOTUNE_PROFILE_DIGEST task.$t)
+    grep -q "TUNER/Autotune: profile [^ ]*-$digest.toml (TOML, compiled rules, source measured, digest $digest)" task.$t ||
+      fail "task $t: the plugin did not read version $digest: $(grep TUNER task.$t)"
+    echo "$node $digest"
+  done
+}
+
+views_case() {
+  [ -x "$loader" ] || skip "$loader was not built"
+  export SLURM_TASK_PROLOG=$tests_slurm/task_record.sh
+  local a b
+  a=$(publish a "$work/store-n1")
+  cp -a "$work/store-n1" "$work/store-n2"  # n2's view stops here
+  b=$(publish b "$work/store-n1")
+  [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] || fail "versions a ($a) and b ($b)"
+  # Each node pins in its own store: the nodes disagree, as they would without a pin (the views differ).
+  views_step >alone.txt
+  [ "$(tail -n +2 alone.txt | sort -u | tr '\n' ' ')" = "n1 $b n2 $a " ] ||
+    fail "with pins per node, expected n1's tasks on $b and n2's on $a: $(tr '\n' ' ' <alone.txt)"
+  # One pin directory for the job's nodes: one version.
+  export NCCL_AUTOTUNE_PIN_DIR=$work/pins
+  views_step >shared.txt
+  local step pinned
+  step=$(head -n 1 shared.txt)
+  pinned=$(tail -n +2 shared.txt | awk '{ print $2 }' | sort -u)
+  [ "$(echo "$pinned" | wc -l)" = 1 ] || fail "the tasks of step $step took different versions: $(tr '\n' ' ' <shared.txt)"
+  [ "$pinned" = "$a" ] || [ "$pinned" = "$b" ] || fail "step $step took version $pinned, neither a nor b"
+  [ "$(ls "$NCCL_AUTOTUNE_PIN_DIR")" = "$step.pin" ] || fail "pins: $(ls "$NCCL_AUTOTUNE_PIN_DIR"), expected $step.pin"
+  [ "$(tail -n +2 shared.txt | awk '{ print $1 }' | sort -u | tr '\n' ' ')" = "n1 n2 " ] || fail "not on n1 and n2"
+  echo "OK: nodes seeing versions $b (n1) and $a (n2) run one version ($pinned) in all 4 tasks with a shared pin directory"
+}
+
 case "${2:-}" in
   profile) profile_case ;;
   status) status_case ;;
-  *) fail "usage: run_check.sh BUILD_DIR profile|status" ;;
+  views) views_case ;;
+  *) fail "usage: run_check.sh BUILD_DIR profile|status|views" ;;
 esac
