@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real Slurm cluster on this one machine, for tests: a munge daemon, slurmctld and N slurmd daemons
 # (nodes n1..nN, all on this host, each slurmd on its own port and with its node's name as its tasks' host
-# name), everything (configuration, key, state, logs, pid files) under one directory. Installs nothing: Slurm and munge come from scripts/install-deps.sh.
+# name), everything (configuration, key, state, logs, pid files) under one directory. Installs nothing:
+# Slurm and munge come from scripts/install-deps.sh.
 #
 #   scripts/slurm-local.sh start [--nodes N] [--cpus C] [--gpus G] [--dir DIR] [--task-prolog FILE]
 #       writes DIR/etc/slurm.conf, starts munged, slurmctld and N slurmd, waits until sinfo shows every node
@@ -19,7 +20,7 @@
 set -Eeuo pipefail
 
 usage() {
-  sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
