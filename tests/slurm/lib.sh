@@ -127,28 +127,34 @@ record_tasks() {
 }
 
 # The steps the recorded tasks ran in, one line each in the order Slurm numbered them:
-# "<job>.<step> <tasks> <node>:<local ranks>..." ("12.0 4 n1:0,1 n2:0,1"). Fails when a task did not see its
-# node's name as its host name or a step's tasks were not all recorded.
+# "<job>.<step> <tasks> <node>:<local ranks>..." ("12.0 4 n1:0,1 n2:0,1"), and " NCCL_CROSS_NIC=V" where
+# the step's tasks had it. Fails when a task did not see its node's name as its host name, a step's tasks
+# were not all recorded or disagree on NCCL_CROSS_NIC.
 steps() {
   python3 - "$work/tasks" <<'PY' || fail "the recorded tasks: see above"
 import collections, os, sys
 steps = collections.defaultdict(list)
 bad = False
 for name in os.listdir(sys.argv[1]):
-    step, node, rank, local, total, host, _ = open(os.path.join(sys.argv[1], name)).read().split()
+    step, node, rank, local, total, host, _, cross_nic = open(os.path.join(sys.argv[1], name)).read().split()
     if host != node:
         print(f"task {rank} of step {step} ran on {node} with host name {host}", file=sys.stderr)
         bad = True
-    steps[step].append((node, int(local), int(total)))
+    steps[step].append((node, int(local), int(total), cross_nic))
 for step in sorted(steps, key=lambda s: tuple(int(x) for x in s.split("."))):
     tasks = steps[step]
     if len(tasks) != tasks[0][2]:
         print(f"step {step}: {len(tasks)} of {tasks[0][2]} tasks recorded", file=sys.stderr)
         bad = True
     nodes = collections.defaultdict(list)
-    for node, local, _ in tasks:
+    for node, local, _, _ in tasks:
         nodes[node].append(local)
-    print(step, len(tasks), " ".join(f"{n}:{','.join(map(str, sorted(l)))}" for n, l in sorted(nodes.items())))
+    line = f"{step} {len(tasks)} " + " ".join(f"{n}:{','.join(map(str, sorted(l)))}" for n, l in sorted(nodes.items()))
+    cross_nic = {t[3] for t in tasks}
+    if len(cross_nic) > 1:
+        print(f"step {step}: the tasks disagree on NCCL_CROSS_NIC: {sorted(cross_nic)}", file=sys.stderr)
+        bad = True
+    print(line + ("" if cross_nic == {"-"} else f" NCCL_CROSS_NIC={cross_nic.pop()}"))
 sys.exit(bad)
 PY
 }

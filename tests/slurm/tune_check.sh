@@ -50,10 +50,11 @@ salloc_case() {
   [ "$n" = 2 ] || fail "$n worker jobs, expected 2 (NCCL's defaults and NCCL_CROSS_NIC=1)"
   steps >steps.txt
   cat steps.txt
-  # The health check, then one step per worker job, all in the allocation, each with the layout.
-  [ "$(cat steps.txt)" = "$(printf "$job.%s $layout\n" 0 1 2)" ] ||
-    fail "the steps are not the check and 2 worker jobs of allocation $job with 2 tasks on each of 2 nodes"
-  echo "OK: in salloc -N 2 --gpus-per-node 2, tune ran check and 2 worker jobs as steps $job.0-2 ($layout)"
+  # The health check, then one step per worker job, all in the allocation, each with the layout; the second
+  # job's setting in every one of its tasks (srun exports tune's environment).
+  [ "$(cat steps.txt)" = "$(printf '%s\n' "$job.0 $layout" "$job.1 $layout" "$job.2 $layout NCCL_CROSS_NIC=1")" ] ||
+    fail "the steps are not the check and 2 worker jobs of allocation $job with 2 tasks on each of 2 nodes (the second with NCCL_CROSS_NIC=1)"
+  echo "OK: in salloc -N 2 --gpus-per-node 2, tune ran check and 2 worker jobs as steps $job.0-2 ($layout), NCCL_CROSS_NIC=1 in the second's tasks"
 }
 
 launcher_case() {
@@ -65,9 +66,9 @@ launcher_case() {
   [ "$(jobs_run "$NCCL_AUTOTUNE_STORE")" = 2 ] || fail "not 2 worker jobs"
   steps >steps.txt
   cat steps.txt
-  # Three allocations (check, two workers), one step each.
-  [ "$(awk '{ $1 = substr($1, index($1, ".")); print }' steps.txt | sort | uniq -c | awk '{ $1 = $1; print }')" = "3 .0 $layout" ] ||
-    fail "not three allocations of one step each with 2 tasks on each of 2 nodes"
+  # Three allocations (check, two workers), one step each, the last with the second job's setting.
+  [ "$(awk '{ $1 = substr($1, index($1, ".")); print }' steps.txt | tr '\n' '|')" = ".0 $layout|.0 $layout|.0 $layout NCCL_CROSS_NIC=1|" ] ||
+    fail "not three allocations of one step each with 2 tasks on each of 2 nodes (the last with NCCL_CROSS_NIC=1)"
   [ "$(cut -d. -f1 steps.txt | sort -u | wc -l)" = 3 ] || fail "the steps are not in three allocations"
   echo "OK: tune --launcher \"srun -N 2 --ntasks-per-node 2\" ran check and 2 worker jobs as 3 allocations ($layout)"
 }
