@@ -268,7 +268,7 @@ stop_cluster() {
 
 case "$command" in
   start)
-    for tool in munged slurmctld slurmd sinfo srun; do
+    for tool in munged slurmctld slurmd sinfo srun unshare; do
       if ! command -v "$tool" >/dev/null; then
         say "not started: $tool is not installed (scripts/install-deps.sh installs Slurm and munge)"
         exit 77
