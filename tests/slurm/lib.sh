@@ -47,7 +47,7 @@ wait_bounded() {
 # Bounded: a step that hangs fails the test instead of holding the cluster.
 srun() { timeout 90 srun "$@"; }
 sbatch() { timeout 90 sbatch "$@"; }
-salloc() { timeout 150 salloc "$@"; }
+salloc() { timeout 300 salloc "$@"; }
 
 # make_profile FILE VERSION [FINGERPRINT]: a measured profile of cluster "slurmtest" for NCCL 2.28; without a
 # fingerprint any node may use it when it is named (--cluster), with this node's (node_fingerprint) the
