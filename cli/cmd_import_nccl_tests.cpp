@@ -13,8 +13,15 @@
 
 namespace autotune::cli {
 
-int cmd_import_nccl_tests(const Args& args) {
-  CommandSpec spec;
+namespace {
+
+struct ImportArgs {
+  std::vector<std::string> logs;
+  std::string journal, store, cluster, algo, proto, collective, fingerprint;
+  int channels = 0, nodes = 0, ranks = 0;
+};
+
+void describe_import(CommandSpec& spec, ImportArgs& a) {
   spec.usage =
       "nccl-autotune import-nccl-tests LOG... (--journal FILE | --store DIR --cluster NAME) "
       "[--algo A --proto P [--channels N] | --default] [--nodes N] [--ranks R] [--collective C]";
@@ -31,98 +38,74 @@ int cmd_import_nccl_tests(const Args& args) {
       "it\n"
       "too), or --default when NCCL chose; the rank and node counts of a table printed without its header.\n"
       "Rows with wrong results are kept as wrong_result and never become rules.";
-  std::vector<std::string> logs;
-  std::string journal, store, cluster, algo, proto, collective, fingerprint;
-  int channels = 0, nodes = 0, ranks = 0;
-  spec.options.add_options()                                                                          //
-      ("log", po::value(&logs)->multitoken(), "nccl-tests output file(s)")                            //
-      ("journal", po::value(&journal), "journal file to create or append to")                         //
-      ("store", po::value(&store), "profile store: the journal goes beside NAME's profile there")     //
-      ("cluster", po::value(&cluster), "cluster name (with --store; also written in a new journal)")  //
-      ("algo", po::value(&algo), "algorithm the logs were forced to (NCCL_ALGO)")                     //
-      ("proto", po::value(&proto), "protocol the logs were forced to (NCCL_PROTO)")                   //
-      ("channels", po::value(&channels), "channel count the logs were forced to (0 = NCCL decided)")  //
-      ("default", "the logs ran NCCL's own choice (the baseline rules are measured against)")         //
-      ("nodes", po::value(&nodes), "node count, when the log does not show it")                       //
-      ("ranks", po::value(&ranks), "rank count, when the log does not show it (a table alone)")       //
-      ("collective", po::value(&collective), "the collective, when neither log nor file name says")   //
-      ("fingerprint", po::value(&fingerprint), "topology fingerprint for a new journal");
+  spec.options.add_options()                                                                            //
+      ("log", po::value(&a.logs)->multitoken(), "nccl-tests output file(s)")                            //
+      ("journal", po::value(&a.journal), "journal file to create or append to")                         //
+      ("store", po::value(&a.store), "profile store: the journal goes beside NAME's profile there")     //
+      ("cluster", po::value(&a.cluster), "cluster name (with --store; also written in a new journal)")  //
+      ("algo", po::value(&a.algo), "algorithm the logs were forced to (NCCL_ALGO)")                     //
+      ("proto", po::value(&a.proto), "protocol the logs were forced to (NCCL_PROTO)")                   //
+      ("channels", po::value(&a.channels), "channel count the logs were forced to (0 = NCCL decided)")  //
+      ("default", "the logs ran NCCL's own choice (the baseline rules are measured against)")           //
+      ("nodes", po::value(&a.nodes), "node count, when the log does not show it")                       //
+      ("ranks", po::value(&a.ranks), "rank count, when the log does not show it (a table alone)")       //
+      ("collective", po::value(&a.collective), "the collective, when neither log nor file name says")   //
+      ("fingerprint", po::value(&a.fingerprint), "topology fingerprint for a new journal");
   spec.positional.add("log", -1);
-  auto vm = parse_command_line(spec, args);
-  if (!vm) return kExitOk;
+}
 
-  if (logs.empty())
-    throw InputError("<arguments>", 0, "expected at least one nccl-tests log (usage: " + spec.usage + ")");
+// Every option checked before a log is read.
+nccl_tests::ImportOptions import_options(const ImportArgs& a, const po::variables_map& vm, const Args& args) {
   nccl_tests::ImportOptions options;
-  options.as_default = vm->count("default") > 0;
-  if (options.as_default && (!algo.empty() || !proto.empty() || channels != 0))
+  options.as_default = vm.count("default") > 0;
+  if (options.as_default && (!a.algo.empty() || !a.proto.empty() || a.channels != 0))
     throw InputError("<arguments>", 0,
                      "--default means nothing was forced: it excludes --algo, --proto, --channels");
-  if (!algo.empty()) {
-    options.algorithm = nccl::parse_algorithm(algo);
-    if (!options.algorithm)
-      throw InputError("<arguments>", 0,
-                       "expected an algorithm for --algo (ring, tree, nvls, ...), found '" + algo + "'");
-  }
-  if (!proto.empty()) {
-    options.protocol = nccl::parse_protocol(proto);
-    if (!options.protocol)
-      throw InputError("<arguments>", 0,
-                       "expected a protocol for --proto (ll, ll128, simple), found '" + proto + "'");
-  }
-  if (channels < 0 || channels > 64)
+  if (!a.algo.empty() && !(options.algorithm = nccl::parse_algorithm(a.algo)))
     throw InputError("<arguments>", 0,
-                     "expected --channels between 0 and 64, found " + std::to_string(channels));
-  options.channels = channels;
-  if (vm->count("nodes")) {
-    if (nodes < 1)
-      throw InputError("<arguments>", 0, "expected --nodes of at least 1, found " + std::to_string(nodes));
-    options.nodes = nodes;
-  }
-  if (vm->count("ranks")) {
-    if (ranks < 1)
-      throw InputError("<arguments>", 0, "expected --ranks of at least 1, found " + std::to_string(ranks));
-    options.ranks = ranks;
-  }
-  std::filesystem::path journal_path;
-  if (!journal.empty() == !store.empty())
+                     "expected an algorithm for --algo (ring, tree, nvls, ...), found '" + a.algo + "'");
+  if (!a.proto.empty() && !(options.protocol = nccl::parse_protocol(a.proto)))
+    throw InputError("<arguments>", 0,
+                     "expected a protocol for --proto (ll, ll128, simple), found '" + a.proto + "'");
+  if (a.channels < 0 || a.channels > 64)
+    throw InputError("<arguments>", 0,
+                     "expected --channels between 0 and 64, found " + std::to_string(a.channels));
+  options.channels = a.channels;
+  if (vm.count("nodes") && a.nodes < 1)
+    throw InputError("<arguments>", 0, "expected --nodes of at least 1, found " + std::to_string(a.nodes));
+  if (vm.count("nodes")) options.nodes = a.nodes;
+  if (vm.count("ranks") && a.ranks < 1)
+    throw InputError("<arguments>", 0, "expected --ranks of at least 1, found " + std::to_string(a.ranks));
+  if (vm.count("ranks")) options.ranks = a.ranks;
+  if (a.journal.empty() == a.store.empty())
     throw InputError("<arguments>", 0,
                      "expected exactly one of --journal FILE or --store DIR --cluster NAME");
-  if (!store.empty()) {
-    if (cluster.empty())
-      throw InputError("<arguments>", 0, "--store needs --cluster NAME (the journal's name in the store)");
-  } else {
-    journal_path = journal;
-  }
-  options.cluster = cluster;
-  options.fingerprint = fingerprint;
+  if (!a.store.empty() && a.cluster.empty())
+    throw InputError("<arguments>", 0, "--store needs --cluster NAME (the journal's name in the store)");
+  options.cluster = a.cluster;
+  options.fingerprint = a.fingerprint;
   options.time = tuner::utc_timestamp_now();
   options.command = "nccl-autotune import-nccl-tests";
-  for (const auto& a : args) options.command += " " + a;
+  for (const auto& arg : args) options.command += " " + arg;
+  return options;
+}
 
-  std::vector<nccl_tests::NcclTestsFile> parsed;
-  std::optional<std::string> coll;
-  if (!collective.empty()) coll = collective;
-  for (const auto& path : logs) parsed.push_back(nccl_tests::read_nccl_tests_file(path, coll));
-  nccl_tests::ImportResult result = nccl_tests::import_nccl_tests(parsed, options);
-  for (const auto& n : result.not_imported)
-    std::cerr << "not imported: " << n.test << ": " << n.reason << "\n";
-  for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
-  if (!store.empty()) {
-    // Where `tune --resume` and `report` look: beside the profile of this cluster and NCCL version.
-    std::string version = result.header.nccl_version;
-    if (version.empty())
-      if (auto built = nccl::Version::from_code(kBuiltNcclVersion)) version = built->text();
-    if (version.empty())
-      throw InputError("<arguments>", 0,
-                       "--store: expected the logs to say which NCCL ran, found no version");
-    journal_path = profiles::Store(store).journal_path_for(cluster, version);
-  }
+// Where `tune --resume` and `report` look: beside the profile of this cluster and NCCL version.
+std::filesystem::path journal_for(const ImportArgs& a, const nccl_tests::ImportResult& result) {
+  if (a.store.empty()) return a.journal;
+  std::string version = result.header.nccl_version;
+  if (version.empty())
+    if (auto built = nccl::Version::from_code(kBuiltNcclVersion)) version = built->text();
+  if (version.empty())
+    throw InputError("<arguments>", 0, "--store: expected the logs to say which NCCL ran, found no version");
+  return profiles::Store(a.store).journal_path_for(a.cluster, version);
+}
 
-  bool fresh = !std::filesystem::exists(journal_path) || std::filesystem::file_size(journal_path) == 0;
+// Appends to the journal (a new one gets the header); a file that is not a journal is refused first.
+void append(const std::filesystem::path& journal_path, nccl_tests::ImportResult& result) {
+  const bool fresh = !std::filesystem::exists(journal_path) || std::filesystem::file_size(journal_path) == 0;
   if (!fresh) {
-    auto existing =
-        tuner::load_journal(journal_path);  // refuses a file that is not a journal, before appending
+    auto existing = tuner::load_journal(journal_path);
     if (existing.header && existing.header->source != result.header.source)
       std::cerr << "warning: " << journal_path.string() << " holds " << existing.header->source
                 << " measurements; these are marked \"" << result.header.source << "\" line by line\n";
@@ -133,6 +116,29 @@ int cmd_import_nccl_tests(const Args& args) {
   tuner::JournalWriter writer(journal_path);
   if (fresh) writer.write(result.header);
   writer.write(result.records);
+}
+
+}  // namespace
+
+int cmd_import_nccl_tests(const Args& args) {
+  CommandSpec spec;
+  ImportArgs a;
+  describe_import(spec, a);
+  auto vm = parse_command_line(spec, args);
+  if (!vm) return kExitOk;
+  if (a.logs.empty())
+    throw InputError("<arguments>", 0, "expected at least one nccl-tests log (usage: " + spec.usage + ")");
+  const nccl_tests::ImportOptions options = import_options(a, *vm, args);
+  std::vector<nccl_tests::NcclTestsFile> parsed;
+  std::optional<std::string> coll;
+  if (!a.collective.empty()) coll = a.collective;
+  for (const auto& path : a.logs) parsed.push_back(nccl_tests::read_nccl_tests_file(path, coll));
+  nccl_tests::ImportResult result = nccl_tests::import_nccl_tests(parsed, options);
+  for (const auto& n : result.not_imported)
+    std::cerr << "not imported: " << n.test << ": " << n.reason << "\n";
+  for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
+  const std::filesystem::path journal_path = journal_for(a, result);
+  append(journal_path, result);
   size_t wrong = 0;
   for (const auto& r : result.records) wrong += r.measurement.outcome != runners::Outcome::ok;
   std::cout << "imported " << result.records.size() << " measurements (" << wrong
