@@ -4,7 +4,7 @@
 # steps stay inside it.
 # Usage: cluster_check.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
-srun -N 2 -n 2 sh -c 'echo "$SLURMD_NODENAME $SLURM_PROCID $SLURM_LOCALID $SLURM_JOB_ID.$SLURM_STEP_ID"' \
+srun -N 2 -n 2 -w n1,n2 sh -c 'echo "$SLURMD_NODENAME $SLURM_PROCID $SLURM_LOCALID $SLURM_JOB_ID.$SLURM_STEP_ID"' \
   >two.txt 2>&1 || { cat two.txt; fail "srun -N 2 -n 2 failed"; }
 cat two.txt
 [ "$(awk '{ print $1 }' two.txt | sort -u | tr '\n' ' ')" = "n1 n2 " ] || fail "not one task on each of n1 and n2"

@@ -7,7 +7,9 @@
 . "$(dirname "$0")/lib.sh"
 use_standin
 record_tasks
-alloc=(-N 2 --ntasks-per-node 2 --gpus-per-node 2)
+# (-w: the nodes the fault and the checks name; Slurm may otherwise take n3 and n4 while n1 and n2 complete
+# the last job.)
+alloc=(-N 2 -w n1,n2 --ntasks-per-node 2 --gpus-per-node 2)
 
 salloc "${alloc[@]}" srun "$exe" check --bytes 1M --output healthy.json >healthy.txt 2>&1
 rc=$?

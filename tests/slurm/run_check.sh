@@ -17,7 +17,7 @@ profile_case() {
   [ -x "$loader" ] || skip "$loader was not built"
   digest=$(publish a)
   [ -n "$digest" ] || fail "no digest for the published profile"
-  srun -N 2 -n 4 -o "task.%t" "$exe" run --cluster slurmtest -- sh -c \
+  srun -N 2 -n 4 -w n1,n2 -o "task.%t" "$exe" run --cluster slurmtest -- sh -c \
     'echo "task $SLURM_PROCID on $SLURMD_NODENAME step $SLURM_JOB_ID.$SLURM_STEP_ID pid $$ slurm $SLURM_TASK_PID"
      env | grep "^NCCL_" | sort; "$0"' "$loader" 2>run.err || { cat run.err task.*; fail "srun exited with $?"; }
   cat task.0 run.err
@@ -94,7 +94,7 @@ status_case() {
 # and, per task, "<node> <digest>", with the plugin's profile line checked against the digest.
 views_step() {
   rm -f task.*
-  NCCL_AUTOTUNE_TEST_NODE_STORE=$work/store- srun -N 2 -n 4 -o "task.%t" "$exe" run --cluster slurmtest -- sh -c \
+  NCCL_AUTOTUNE_TEST_NODE_STORE=$work/store- srun -N 2 -n 4 -w n1,n2 -o "task.%t" "$exe" run --cluster slurmtest -- sh -c \
     'echo "step $SLURM_JOB_ID.$SLURM_STEP_ID on $SLURMD_NODENAME store $NCCL_AUTOTUNE_STORE"
      env | grep "^NCCL_" | sort; "$0"' "$loader" 2>run.err || { cat run.err task.*; fail "srun exited with $?"; }
   sed -n 's/^step \([0-9.]*\) .*/\1/p' task.0
