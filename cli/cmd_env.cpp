@@ -35,7 +35,14 @@ int cmd_env(const Args& args) {
   const launcher::LaunchPlan plan =
       launcher::plan_launch(options, launcher::default_services(), launcher::process_environment());
   if (!plan.tuned() && plan.problem != launcher::Problem::disabled)
-    std::fprintf(stderr, "nccl-autotune env: %s\n", plan.problem_text.c_str());
+    std::fprintf(stderr, "nccl-autotune env: %s\n", launcher::one_line(plan.problem_text).c_str());
+  if (format == launcher::EnvFormat::slurm && plan.tuned()) {
+    // Nothing rather than part: a job with the plugin but without its profile's settings is no job we tuned.
+    if (std::string why = launcher::slurm_refusal(plan); !why.empty()) {
+      std::fprintf(stderr, "nccl-autotune env: %s; nothing exported, the job runs untuned\n", why.c_str());
+      return strict ? kExitBadInput : kExitOk;
+    }
+  }
   report_plan_notes(plan, "nccl-autotune env");
   std::cout << launcher::format_env(plan, format);
   std::cout.flush();

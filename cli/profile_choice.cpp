@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/input_error.hpp"
+#include "launcher/env_format.hpp"
 #include "launcher/environment.hpp"
 
 namespace autotune::cli {
@@ -30,9 +31,9 @@ launcher::LaunchOptions profile_choice(const po::variables_map& vm) {
 
 void report_plan_notes(const launcher::LaunchPlan& plan, const char* who) {
   if (!plan.tuned()) return;
-  for (const auto& n : plan.notes) std::fprintf(stderr, "%s: %s\n", who, n.c_str());
+  for (const auto& n : plan.notes) std::fprintf(stderr, "%s: %s\n", who, launcher::one_line(n).c_str());
   if (auto line = launcher::user_conflicts_line(plan.vars); !line.empty())
-    std::fprintf(stderr, "%s: %s\n", who, line.c_str());
+    std::fprintf(stderr, "%s: %s\n", who, launcher::one_line(line).c_str());
 }
 
 }  // namespace autotune::cli

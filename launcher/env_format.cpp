@@ -70,18 +70,36 @@ std::string json_text(const LaunchPlan& plan) {
 
 }  // namespace
 
+std::string slurm_refusal(const LaunchPlan& plan) {
+  for (const EnvVar& v : plan.vars)
+    if (v.needs_export() && v.value().find('\n') != std::string::npos)
+      return v.name +
+             " holds a line break, which a Slurm TaskProlog cannot export (slurmstepd reads one "
+             "export per line)";
+  return "";
+}
+
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::string format_env(const LaunchPlan& plan, EnvFormat format) {
   if (format == EnvFormat::json) return json_text(plan);
+  if (format == EnvFormat::slurm)
+    if (std::string why = slurm_refusal(plan); !why.empty()) throw std::runtime_error(why);
   std::string out;
   for (const EnvVar& v : plan.vars) {
     if (!v.needs_export()) continue;
-    if (format == EnvFormat::sh) {
-      out += "export " + v.name + "=" + sh_quote(v.value()) + "\n";
-    } else {
-      if (v.value().find_first_of("\r\n") != std::string::npos)
-        throw std::runtime_error(v.name + " holds a line break, which a Slurm TaskProlog cannot export");
-      out += "export " + v.name + "=" + v.value() + "\n";
-    }
+    out += "export " + v.name + "=" + (format == EnvFormat::sh ? sh_quote(v.value()) : v.value()) + "\n";
   }
   return out;
 }

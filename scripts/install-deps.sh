@@ -12,7 +12,12 @@ packages=(
   libxxhash-dev
   catch2 libbenchmark-dev
   help2man
+  # The Slurm tests (ctest -L slurm): a real cluster on this host (scripts/slurm-local.sh), srun's PMIx
+  # (Slurm's mpi_pmix dlopens libpmix.so), and the tests' own scripts.
+  slurmctld slurmd slurm-client munge libpmix-dev python3
 )
+# Installing these must start no system daemon: the Slurm tests start and stop their own.
+daemons=(munge slurmctld slurmd)
 # Tests that fuzz and render pictures use these too; where they cannot be installed (Ubuntu ships chromium only
 # as a snap) a failure here is a warning, not an error: the suite skips the render check without chromium;
 # CI needs clang for its fuzz stage (Debian has it).
@@ -39,7 +44,19 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 if ((${#need[@]})); then
   echo "install-deps: installing ${need[*]}"
-  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
+  policy=""
+  starts_daemon=0
+  for p in "${daemons[@]}"; do [[ " ${need[*]} " == *" $p "* ]] && starts_daemon=1; done
+  if ((starts_daemon)) && [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    # Debian's way to keep a package's service from starting on install (invoke-rc.d asks this file).
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod 0755 "$policy"
+  fi
+  status=0
+  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" || status=$?
+  [[ -z "$policy" ]] || $sudo rm -f "$policy"
+  ((status == 0)) || exit "$status"
 fi
 # One at a time, so that a package this distribution lacks (chromium on Ubuntu) does not keep the others out.
 for p in "${want[@]}"; do

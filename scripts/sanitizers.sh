@@ -32,17 +32,19 @@ run_stage() {
   fi
 }
 
-# Tests that launch ranks under mpirun (their names say "mpirun") run apart: Open MPI's components are
-# dlopen'd and closed again, and its libraries keep no frame pointers, so LeakSanitizer can only name the
-# owner of a leak with components kept loaded and the slow unwinder, which would double the rest's time.
+# Tests that launch ranks under mpirun (their names say "mpirun") or srun (the Slurm tests, slurm:*) run
+# apart: Open MPI's components are dlopen'd and closed again, and its libraries keep no frame pointers, so
+# LeakSanitizer can only name the owner of a leak with components kept loaded and the slow unwinder, which
+# would double the rest's time. (srun hands its environment to every task, these settings included.)
+mpi_tests='mpirun|^slurm:'
 asan_stage() {
   cmake --preset asan >/dev/null &&
     cmake --build --preset asan -j "$jobs" &&
-    ctest --preset asan -j "$jobs" -LE gpu -E mpirun --timeout 600 &&
+    ctest --preset asan -j "$jobs" -LE gpu -E "$mpi_tests" --timeout 600 &&
     ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
       LSAN_OPTIONS="suppressions=$PWD/tests/lsan-mpi.supp:print_suppressions=0" \
       OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1 \
-      ctest --preset asan -j "$jobs" -LE gpu -R mpirun --timeout 600
+      ctest --preset asan -j "$jobs" -LE gpu -R "$mpi_tests" --timeout 600
 }
 
 tsan_stage() {

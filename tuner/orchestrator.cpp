@@ -126,9 +126,36 @@ std::vector<std::string> split_shell_words(std::string_view text) {
   return words;
 }
 
+namespace {
+
+// --gpus-per-node as Slurm exports it: "[type:]count" items, comma-separated ("2", "gpu:2", "a100:2,v100:1");
+// 0 when it does not parse.
+int gpus_per_node_request(const std::string& text) {
+  int total = 0;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = std::min(text.find(',', begin), text.size());
+    std::string item = text.substr(begin, end - begin);
+    std::string count = item.substr(item.rfind(':') == std::string::npos ? 0 : item.rfind(':') + 1);
+    if (count.empty() ||
+        !std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return 0;
+    total += std::atoi(count.c_str());
+    begin = end + 1;
+  }
+  return total;
+}
+
+}  // namespace
+
 int local_gpu_count(const std::map<std::string, std::string>& env) {
   if (auto it = env.find("SLURM_GPUS_ON_NODE"); it != env.end()) {
     int n = std::atoi(it->second.c_str());
+    if (n > 0) return n;
+  }
+  // salloc's shell (on the login node, say) has only the request, not SLURM_GPUS_ON_NODE.
+  if (auto it = env.find("SLURM_GPUS_PER_NODE"); it != env.end()) {
+    int n = gpus_per_node_request(it->second);
     if (n > 0) return n;
   }
   int n = 0;

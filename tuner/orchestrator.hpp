@@ -44,7 +44,9 @@ std::string describe(const Launcher& launcher);
 Launcher choose_launcher(const std::string& given, bool simulate, int gpus_per_node,
                          const std::map<std::string, std::string>& env);
 
-// GPUs per node for the Slurm default: SLURM_GPUS_ON_NODE, else the /dev/nvidiaN device files, else 1.
+// GPUs per node for the Slurm default: SLURM_GPUS_ON_NODE (a batch script, a step), else what
+// --gpus-per-node asked (SLURM_GPUS_PER_NODE: all salloc's shell has), else the /dev/nvidiaN device files,
+// else 1.
 int local_gpu_count(const std::map<std::string, std::string>& env);
 
 // Nodes a launcher line asks for (srun -N/--nodes, mpirun -H/--host list), when it says.

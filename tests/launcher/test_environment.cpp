@@ -121,8 +121,21 @@ TEST_CASE("env formats print only what must change", "[env_format]") {
 TEST_CASE("slurm refuses values it cannot carry", "[env_format]") {
   LaunchPlan plan;
   plan.vars = plan_environment({{{"NCCL_X", "a\nb"}}, "/p.so", "/a.toml", false, ""}, lookup({}));
+  CHECK(slurm_refusal(plan) ==
+        "NCCL_X holds a line break, which a Slurm TaskProlog cannot export (slurmstepd reads one export per "
+        "line)");
   CHECK_THROWS_WITH(format_env(plan, EnvFormat::slurm), Catch::Contains("line break"));
   CHECK_THROWS_WITH(parse_env_format("csh"), Catch::Contains("sh, slurm or json"));
+  // slurmstepd keeps everything but the line feed, a carriage return included (tests/slurm checks it).
+  LaunchPlan cr;
+  cr.vars = plan_environment({{{"NCCL_X", " a=b,c\r "}}, "/p.so", "/a.toml", false, ""}, lookup({}));
+  CHECK(slurm_refusal(cr).empty());
+  CHECK(format_env(cr, EnvFormat::slurm).rfind("export NCCL_X= a=b,c\r \n", 0) == 0);
+}
+
+TEST_CASE("messages about values with line breaks stay one line", "[env_format]") {
+  CHECK(one_line("/a\nexport X=1\r") == "/a\\nexport X=1\\r");
+  CHECK(one_line("plain") == "plain");
 }
 
 TEST_CASE("the dry run names every source and decision", "[env_format]") {

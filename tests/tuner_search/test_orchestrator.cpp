@@ -115,6 +115,11 @@ TEST_CASE("the launcher: the given one or srun inside a Slurm allocation or none
   CHECK(tuner::choose_launcher("", false, 8, {}).words.empty());
   CHECK_THROWS_AS(tuner::choose_launcher("  ", false, 8, {}), InputError);
   CHECK(tuner::local_gpu_count({{"SLURM_GPUS_ON_NODE", "4"}}) == 4);
+  // What salloc --gpus-per-node leaves its shell (tests/slurm: the shell of salloc -N 2 --gpus-per-node 2).
+  CHECK(tuner::local_gpu_count({{"SLURM_GPUS_PER_NODE", "2"}}) == 2);
+  CHECK(tuner::local_gpu_count({{"SLURM_GPUS_PER_NODE", "gpu:3"}}) == 3);
+  CHECK(tuner::local_gpu_count({{"SLURM_GPUS_PER_NODE", "a100:2,v100:1"}}) == 3);
+  CHECK(tuner::local_gpu_count({{"SLURM_GPUS_ON_NODE", "4"}, {"SLURM_GPUS_PER_NODE", "2"}}) == 4);
 }
 
 TEST_CASE("job files live in a folder next to the journal") {
