@@ -1,5 +1,6 @@
 #include "plugins/telemetry_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace autotune::plugin::telemetry {
@@ -101,6 +102,9 @@ std::vector<Aggregate> Table::snapshot() const {
     a.p75_us = quantile(hist, total, 0.75);
     a.p90_us = quantile(hist, total, 0.90);
     a.p99_us = quantile(hist, total, 0.99);
+    // A bin's middle may lie outside what was seen (every time alike: min = max): never report beyond it.
+    for (double* q : {&a.p25_us, &a.p50_us, &a.p75_us, &a.p90_us, &a.p99_us})
+      *q = std::min(std::max(*q, a.min_us), a.max_us);
     out.push_back(a);
   }
   return out;

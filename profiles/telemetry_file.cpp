@@ -24,12 +24,18 @@ std::string number(double v) {
   return buf;
 }
 
+std::string bytes_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
 std::string row_text(const TelemetryRow& r) {
   return "row " + std::to_string(r.nodes) + " " + std::to_string(r.ranks) + " " +
          std::to_string(r.ranks_per_node) + " " + std::string(nccl::name(r.collective)) + " " +
          std::to_string(r.bytes_log2) + " " + std::string(nccl::name(r.algorithm)) + " " +
          std::string(nccl::name(r.protocol)) + " " + std::to_string(r.channels) + " " +
-         std::to_string(r.count) + " " + number(r.mean_bytes) + " " + number(r.mean_us) + " " +
+         std::to_string(r.count) + " " + bytes_number(r.mean_bytes) + " " + number(r.mean_us) + " " +
          number(r.p25_us) + " " + number(r.p50_us) + " " + number(r.p75_us) + " " + number(r.p90_us) + " " +
          number(r.p99_us) + " " + number(r.min_us) + " " + number(r.max_us) + "\n";
 }

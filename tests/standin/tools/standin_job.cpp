@@ -6,7 +6,10 @@
 // over sizes ("job total: 1234.56 us virtual"). An asynchronous error (ranks that disagree, a failed peer)
 // ends it on every rank with "job failed (rank R): <NCCL's error>: <ncclGetLastError>" and exit status 1;
 // bad usage with status 2.
-//   standin_job [--collective allreduce] [--sizes 64K,1M] [--iters 20]
+// With --split 1 (under mpirun) it also splits the world into each node's ranks and into the ranks of the
+// same local index across nodes (ncclCommSplit), and runs the same on all three communicators in turn
+// ("job[2x1]: ..."): three communicator shapes in one job.
+//   standin_job [--collective allreduce] [--sizes 64K,1M] [--iters 20] [--split 1]
 #include <cuda_runtime_api.h>
 // The C API only: Open MPI's header otherwise pulls in its C++ bindings.
 #define OMPI_SKIP_MPICXX 1
@@ -44,7 +47,9 @@ struct Job {
   std::vector<uint64_t> sizes = {64 << 10, 1 << 20};
   int iters = 20;
   bool mpi = false;
+  bool split = false;
   int rank = 0, ranks = 1;
+  int node_color = 0, local = 0;  // under MPI: the node (its first world rank) and the rank on it
   std::vector<Gpu> gpus;
 };
 
@@ -92,6 +97,8 @@ void parse(Job& job, int argc, char** argv) {
         if (comma == std::string::npos) break;
         start = comma + 1;
       }
+    } else if (flag == "--split") {
+      job.split = value == "1";
     } else if (flag == "--iters") {
       job.iters = std::atoi(value.c_str());
       if (job.iters < 1) usage("--iters: expected a positive count, found '" + value + "'");
@@ -101,6 +108,8 @@ void parse(Job& job, int argc, char** argv) {
   }
 }
 
+void prepare(Job& job);
+
 void create(Job& job) {
   if (job.mpi) {
     MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
@@ -109,6 +118,8 @@ void create(Job& job) {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job.rank, MPI_INFO_NULL, &node);
     int local = 0;
     MPI_Comm_rank(node, &local);
+    job.local = local;
+    MPI_Allreduce(&job.rank, &job.node_color, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);
     ncclUniqueId id;
     if (job.rank == 0) nccl(job, ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -125,6 +136,22 @@ void create(Job& job) {
     job.ranks = count;
     for (int i = 0; i < count; ++i) job.gpus.push_back(Gpu{i, i, comms[static_cast<size_t>(i)]});
   }
+  prepare(job);
+}
+
+// A communicator of ranks from the world's, by colour (ncclCommSplit, ranks ordered by world rank).
+Job split_off(const Job& world, int color) {
+  Job sub = world;
+  Gpu g{world.gpus[0].device, 0};
+  nccl(world, ncclCommSplit(world.gpus[0].comm, color, world.rank, &g.comm, nullptr), "ncclCommSplit");
+  nccl(world, ncclCommUserRank(g.comm, &g.rank), "ncclCommUserRank");
+  nccl(world, ncclCommCount(g.comm, &sub.ranks), "ncclCommCount");
+  sub.gpus = {g};
+  prepare(sub);
+  return sub;
+}
+
+void prepare(Job& job) {
   uint64_t largest = 0;
   for (uint64_t b : job.sizes) largest = std::max(largest, b);
   for (Gpu& g : job.gpus) {
@@ -220,17 +247,25 @@ int main(int argc, char** argv) {
   job.mpi = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
   if (job.mpi) MPI_Init(&argc, &argv);
   create(job);
-  double total = 0.0;
-  for (uint64_t bytes : job.sizes) {
-    const double us = run_size(job, bytes);
-    total += us;
-    if (job.rank == 0)
-      std::printf("job: %s %llu B: %.2f us per operation (virtual), %d operations on %d ranks\n",
-                  std::string(autotune::nccl::nccl_name(job.collective)).c_str(),
-                  static_cast<unsigned long long>(bytes), us, job.iters, job.ranks);
+  std::vector<Job> comms = {job};
+  if (job.split && job.mpi) {
+    comms.push_back(split_off(job, job.node_color));
+    comms.push_back(split_off(job, job.local));
   }
+  double total = 0.0;
+  for (Job& c : comms)
+    for (uint64_t bytes : c.sizes) {
+      const double us = run_size(c, bytes);
+      total += us;
+      if (job.rank == 0)
+        std::printf("job%s: %s %llu B: %.2f us per operation (virtual), %d operations on %d ranks\n",
+                    comms.size() > 1 ? ("[" + std::to_string(c.ranks) + " ranks]").c_str() : "",
+                    std::string(autotune::nccl::nccl_name(c.collective)).c_str(),
+                    static_cast<unsigned long long>(bytes), us, c.iters, c.ranks);
+    }
   if (job.rank == 0) std::printf("job total: %.2f us virtual\n", total);
-  for (Gpu& g : job.gpus) nccl(job, ncclCommDestroy(g.comm), "ncclCommDestroy");
+  for (Job& c : comms)
+    for (Gpu& g : c.gpus) nccl(job, ncclCommDestroy(g.comm), "ncclCommDestroy");
   if (job.mpi) MPI_Finalize();
   return 0;
 }
