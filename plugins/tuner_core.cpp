@@ -278,30 +278,6 @@ void Communicator::apply_constants(const CommInit& init, std::string* note) cons
            skipped.empty() ? "" : "; not applied (no Rubin row before ABI v7): ", skipped.c_str());
 }
 
-void Communicator::steer_exploring(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table,
-                                   int num_algo, int* n_channels) const noexcept {
-  float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
-  const CompiledRule* rule = nullptr;
-  for (const CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
-    if (r->matches(pipe_ops, reg_buff) && r->algorithm >= 0 && r->algorithm < num_algo &&
-        t[r->algorithm][r->protocol] >= 0.0f) {
-      rule = r;
-      break;
-    }
-  const uint32_t source = rule ? rule->source : UINT32_MAX;
-  if (explore_->take(source, collective, bytes)) {
-    const explore::Target& x = explore_->target(source);
-    if (x.algorithm < num_algo && x.protocol >= 0 && x.protocol < NCCL_NUM_PROTOCOLS &&
-        t[x.algorithm][x.protocol] >= 0.0f) {
-      t[x.algorithm][x.protocol] = 0.0f;
-      if (x.channels > 0) *n_channels = x.channels;
-      return;
-    }
-    explore_->refund(source);  // NCCL ruled the runner-up out here, alike on every rank
-  }
-  if (rule) apply_rule(*rule, t, num_algo, n_channels);
-}
-
 void Communicator::steer_forced(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table,
                                 int num_algo, int* n_channels) const noexcept {
   float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);

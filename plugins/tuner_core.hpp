@@ -81,8 +81,8 @@ class Communicator {
   const explore::Plan* exploration() const noexcept { return explore_.get(); }
 
  private:
-  void steer_exploring(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table, int num_algo,
-                       int* n_channels) const noexcept;
+  inline void steer_exploring(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table,
+                              int num_algo, int* n_channels) const noexcept;
   void steer_forced(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table, int num_algo,
                     int* n_channels) const noexcept;
   void apply_constants(const CommInit& init, std::string* note) const;
@@ -122,6 +122,31 @@ inline void Communicator::steer(int collective, size_t bytes, int pipe_ops, int 
   }
   for (const profiles::CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
     if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) return;
+}
+
+// The rule as steer() finds it, or on the calls the exploration plan picks, its runner-up (exploration.hpp).
+inline void Communicator::steer_exploring(int collective, size_t bytes, int pipe_ops, int reg_buff,
+                                          float* table, int num_algo, int* n_channels) const noexcept {
+  float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
+  const profiles::CompiledRule* rule = nullptr;
+  for (const profiles::CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
+    if (r->matches(pipe_ops, reg_buff) && r->algorithm >= 0 && r->algorithm < num_algo &&
+        t[r->algorithm][r->protocol] >= 0.0f) {
+      rule = r;
+      break;
+    }
+  const uint32_t source = rule ? rule->source : UINT32_MAX;
+  if (explore_->take(source, collective, bytes)) {
+    const explore::Target& x = explore_->target(source);
+    if (x.algorithm >= 0 && x.algorithm < num_algo && x.protocol >= 0 && x.protocol < NCCL_NUM_PROTOCOLS &&
+        t[x.algorithm][x.protocol] >= 0.0f) {
+      t[x.algorithm][x.protocol] = 0.0f;
+      if (x.channels > 0) *n_channels = x.channels;
+      return;
+    }
+    explore_->refund(source);  // NCCL ruled the runner-up out here, alike on every rank
+  }
+  if (rule) apply_rule(*rule, t, num_algo, n_channels);
 }
 
 }  // namespace autotune::plugin
