@@ -189,6 +189,16 @@ channels = 4'
     <(grep -ho "AllReduce: [0-9]* Bytes -> Algo [0-9] proto [0-9] time [0-9.]* channels [0-9]*" "$work/none".*.log | sort) ||
     fail "decisions differ with the plugin as profiler"
   [ -z "$(ls -A "$store")" ] || fail "telemetry was written without [online]"
+  # NCCL's lookup: 2.30 takes ncclProfiler_v6 first; a lib*.so name is opened as given (from the library
+  # path), while a bare name would be looked for as libnccl-profiler-NAME.so.
+  NCCL_STANDIN_VERSION=2.30.7 NCCL_AUTOTUNE_OTHER_NCCL=apply LD_LIBRARY_PATH="$(dirname "$plugin"):$LD_LIBRARY_PATH" \
+    NCCL_PROFILER_PLUGIN=$(basename "$plugin") NCCL_TUNER_PLUGIN=$plugin NCCL_AUTOTUNE_PROFILE=$p NCCL_DEBUG=INFO \
+    NCCL_DEBUG_SUBSYS=INIT NCCL_DEBUG_FILE="$work/v6.%p.log" mpi -np 2 "$job" --sizes 64K --iters 1 >"$work/out.txt" 2>&1 ||
+    { cat "$work/out.txt"; fail "job failed under 2.30"; }
+  grep -hq "profiler autotune (v6) from $(basename "$plugin")" "$work"/v6.*.log || fail "2.30 did not take ncclProfiler_v6 by its file name"
+  NCCL_PROFILER_PLUGIN=autotune NCCL_TUNER_PLUGIN=$plugin NCCL_AUTOTUNE_PROFILE=$p NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT \
+    NCCL_DEBUG_FILE="$work/bare.%p.log" mpi -np 2 "$job" --sizes 64K --iters 1 >"$work/out.txt" 2>&1 || fail "job failed"
+  grep -hq "PROFILER/Plugin: libnccl-profiler-autotune.so: " "$work"/bare.*.log || fail "a bare name was not retried as libnccl-profiler-NAME.so"
   ;;
 *)
   echo "usage: online_check.sh BUILD_DIR PLUGIN learn|explore|store|killed|absent" >&2
