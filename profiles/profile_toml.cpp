@@ -365,15 +365,42 @@ class Reader {
  public:
   explicit Reader(std::string_view file) : w_{file} {}
 
+  // The calibration's evidence beside a rule (all optional): busbw_gbps, default_busbw_gbps, samples and
+  // the runner-up.
+  struct EvidenceNodes {
+    const toml::node *busbw, *default_busbw, *samples, *runner_up, *runner_up_busbw;
+  };
+  void read_evidence(Rule& r, const EvidenceNodes& e, size_t index, RuleLines& lines) {
+    auto number = [&](const toml::node* n, const char* key) -> std::optional<double> {
+      if (!n) return std::nullopt;
+      lines.evidence = line_of(*n);
+      if (!n->is_number())
+        w_.fail(line_of(*n), KeyRef(index, key), "expected a number; found " + describe(*n));
+      return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
+    };
+    r.busbw_gbps = number(e.busbw, "busbw_gbps");
+    r.default_busbw_gbps = number(e.default_busbw, "default_busbw_gbps");
+    if (const toml::node* n = e.samples) {
+      lines.evidence = line_of(*n);
+      int64_t v = integer(*n, KeyRef(index, "samples"));
+      if (v < 1 || v > std::numeric_limits<int>::max())
+        w_.fail(line_of(*n), KeyRef(index, "samples"),
+                "expected an integer >= 1; found " + std::to_string(v));
+      r.samples = static_cast<int>(v);
+    }
+    if (!lines.evidence) lines.evidence = lines.header;
+    r.runner_up = read_runner_up(e.runner_up, e.runner_up_busbw, index);
+    if (e.runner_up) lines.runner_up = line_of(*e.runner_up);
+  }
+
   // runner_up = "algorithm/protocol/channels" with runner_up_busbw_gbps beside it (both or neither).
-  std::optional<Rule::RunnerUp> read_runner_up(const toml::node* text, const toml::node* busbw, size_t index,
-                                               int header) {
+  std::optional<Rule::RunnerUp> read_runner_up(const toml::node* text, const toml::node* busbw,
+                                               size_t index) {
     if (!text && !busbw) return std::nullopt;
     if (!text || !busbw)
       w_.fail(text ? line_of(*text) : line_of(*busbw),
               KeyRef(index, text ? "runner_up_busbw_gbps" : "runner_up"),
               "expected runner_up and runner_up_busbw_gbps together; found only one of them");
-    (void)header;
     if (!text->is_string())
       w_.fail(line_of(*text), KeyRef(index, "runner_up"),
               "expected \"algorithm/protocol/channels\" (\"tree/ll/8\"); found " + describe(*text));
@@ -820,27 +847,9 @@ class Reader {
       lines.chunk_bytes = line_of(*n);
       r.chunk_bytes = byte_size(*n, KeyRef(index, "chunk_bytes"));
     }
-    auto number = [&](Field f) -> std::optional<double> {
-      const toml::node* n = field[f];
-      if (!n) return std::nullopt;
-      lines.evidence = line_of(*n);
-      if (!n->is_number())
-        w_.fail(line_of(*n), KeyRef(index, kNames[f]), "expected a number; found " + describe(*n));
-      return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
-    };
-    r.busbw_gbps = number(kBusbw);
-    r.default_busbw_gbps = number(kDefaultBusbw);
-    if (const toml::node* n = field[kSamples]) {
-      lines.evidence = line_of(*n);
-      int64_t v = integer(*n, KeyRef(index, "samples"));
-      if (v < 1 || v > std::numeric_limits<int>::max())
-        w_.fail(line_of(*n), KeyRef(index, "samples"),
-                "expected an integer >= 1; found " + std::to_string(v));
-      r.samples = static_cast<int>(v);
-    }
-    if (!lines.evidence) lines.evidence = lines.header;
-    r.runner_up = read_runner_up(field[kRunnerUp], field[kRunnerUpBusbw], index, lines.header);
-    if (field[kRunnerUp]) lines.runner_up = line_of(*field[kRunnerUp]);
+    read_evidence(
+        r, {field[kBusbw], field[kDefaultBusbw], field[kSamples], field[kRunnerUp], field[kRunnerUpBusbw]},
+        index, lines);
     check_rule(w_, r, index, lines, buffers_);
     return r;
   }
