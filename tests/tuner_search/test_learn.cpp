@@ -83,7 +83,7 @@ TEST_CASE("learn: a rule three times slower in production than NCCL's default wa
   CHECK(result.profile.rules.empty());
 }
 
-TEST_CASE("learn: a rule as fast as the calibration said stays; noise alone changes nothing", "[learn]") {
+TEST_CASE("learn: a rule as fast as the calibration said stays, and noise alone changes nothing", "[learn]") {
   auto result =
       learn(profile_with(rule()), files({row(Algorithm::ring, Protocol::ll, 1.01 * kDefaultUs)}), {});
   CHECK(result.changes.empty());
