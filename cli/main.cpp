@@ -32,6 +32,7 @@ const Command kCommands[] = {
     {"report", autotune::cli::cmd_report, "render an HTML report of a calibration"},
     {"import-nccl-tests", autotune::cli::cmd_import_nccl_tests, "turn nccl-tests logs into measurements"},
     {"explain", autotune::cli::cmd_explain, "show what a profile decides for a communicator at every size"},
+    {"learn", autotune::cli::cmd_learn, "fold production telemetry into the journal and revise the profile"},
 };
 
 void print_usage(std::FILE* out) {

@@ -14,6 +14,8 @@ std::string_view describe(VarOrigin o) {
       return "profile path";
     case VarOrigin::profile_digest:
       return "profile digest";
+    case VarOrigin::profiler_library:
+      return "profiler plugin ([online])";
   }
   return "?";
 }
@@ -59,12 +61,16 @@ EnvVar decide(std::string n, std::string wanted, VarOrigin origin, bool override
 std::vector<EnvVar> plan_environment(const EnvRequest& request, const EnvLookup& current) {
   std::vector<EnvVar> out;
   for (const auto& [n, value] : request.profile_env) {
-    if (n == "NCCL_TUNER_PLUGIN" || n == "NCCL_AUTOTUNE_PROFILE" || n == "NCCL_AUTOTUNE_PROFILE_DIGEST")
+    if (n == "NCCL_TUNER_PLUGIN" || n == "NCCL_AUTOTUNE_PROFILE" || n == "NCCL_AUTOTUNE_PROFILE_DIGEST" ||
+        (request.profiler && n == "NCCL_PROFILER_PLUGIN"))
       continue;
     out.push_back(decide(n, value, VarOrigin::profile_env, request.override_user, current));
   }
   out.push_back(decide("NCCL_TUNER_PLUGIN", request.plugin.string(), VarOrigin::plugin_library,
                        request.override_user, current));
+  if (request.profiler)
+    out.push_back(decide("NCCL_PROFILER_PLUGIN", request.plugin.string(), VarOrigin::profiler_library,
+                         request.override_user, current));
   // Always the profile resolved: the user's own NCCL_AUTOTUNE_PROFILE already took part in resolution and
   // lost only to an explicit --profile or --cluster, which the plugin must then follow too.
   out.push_back(

@@ -15,8 +15,8 @@
 
 namespace autotune::launcher {
 
-enum class VarOrigin { profile_env, plugin_library, profile_path, profile_digest };
-// "profile [env]", "tuner plugin", "profile path", "profile digest".
+enum class VarOrigin { profile_env, plugin_library, profile_path, profile_digest, profiler_library };
+// "profile [env]", "tuner plugin", "profile path", "profile digest", "profiler plugin ([online])".
 std::string_view describe(VarOrigin o);
 
 enum class VarDecision {
@@ -52,12 +52,14 @@ struct EnvRequest {
   std::filesystem::path profile;
   bool override_user = false;
   std::string digest;  // the content the job is pinned to; empty: not pinned
+  // The profile has [online]: the same library is NCCL's profiler plugin too (NCCL_PROFILER_PLUGIN).
+  bool profiler = false;
 };
 
-// Profile variables in name order, then NCCL_TUNER_PLUGIN, NCCL_AUTOTUNE_PROFILE and (when pinned)
-// NCCL_AUTOTUNE_PROFILE_DIGEST. The launcher's own variables are never taken from the profile's [env].
-// NCCL_AUTOTUNE_PROFILE and the digest are always the resolved ones (the user's values were inputs of the
-// resolution), so the plugin reads what was exported.
+// Profile variables in name order, then NCCL_TUNER_PLUGIN, (with [online]) NCCL_PROFILER_PLUGIN,
+// NCCL_AUTOTUNE_PROFILE and (when pinned) NCCL_AUTOTUNE_PROFILE_DIGEST. The launcher's own variables are
+// never taken from the profile's [env]. NCCL_AUTOTUNE_PROFILE and the digest are always the resolved ones
+// (the user's values were inputs of the resolution), so the plugin reads what was exported.
 std::vector<EnvVar> plan_environment(const EnvRequest& request, const EnvLookup& current);
 
 // One line for stderr about the user's values that won (or were overridden); empty when there are none.

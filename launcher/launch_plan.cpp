@@ -358,7 +358,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
     plan.problem_text = e.what();
     return plan;
   }
-  plan.vars = plan_environment({profile.env, plugin, path, options.override_user, plan.digest}, current);
+  plan.vars = plan_environment(
+      {profile.env, plugin, path, options.override_user, plan.digest, profile.online.has_value()}, current);
   return plan;
 }
 

@@ -1,5 +1,7 @@
 #include "nccl/tuner_loader.hpp"
 
+#include "nccl/plugin_names.hpp"
+
 #include <dlfcn.h>
 #include <strings.h>
 
@@ -36,13 +38,6 @@ void copy_rows(To& to, const From& from) {
 
 float (*cells(float* table))[kNumProtocols] {
   return reinterpret_cast<float(*)[kNumProtocols]>(table);
-}
-
-// A bare name NCCL retries with its prefix: no '/', and not already a lib*.so file name.
-bool is_bare_name(const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos) return false;
-  const bool library_file = name.rfind("lib", 0) == 0 && name.size() >= 3 && name.ends_with(".so");
-  return !library_file;
 }
 
 void* try_open(const std::string& name, std::vector<std::string>* log) {
@@ -93,11 +88,11 @@ std::unique_ptr<TunerPlugin> TunerPlugin::open(const TunerOpenOptions& o, std::v
     say("NCCL_TUNER_PLUGIN set by environment to " + *o.plugin + ": no tuner plugin");
     return nullptr;
   }
-  std::string name = o.plugin && !o.plugin->empty() ? *o.plugin : "libnccl-tuner.so";
-  void* handle = try_open(name, log);
-  if (!handle && o.plugin && is_bare_name(*o.plugin)) {
-    name = "libnccl-tuner-" + *o.plugin + ".so";
-    handle = try_open(name, log);
+  std::string name;
+  void* handle = nullptr;
+  for (const std::string& candidate : plugin_library_names("libnccl-tuner", o.plugin)) {
+    name = candidate;
+    if ((handle = try_open(name, log)) != nullptr) break;
   }
   if (!handle) {
     say("TUNER/Plugin: no tuner plugin opened: NCCL's own choices");

@@ -19,7 +19,8 @@ void warn(ncclDebugLogger_t log, const char* what) noexcept {
 }
 
 ncclResult_t create(void** ctx, size_t ranks, size_t nodes, ncclDebugLogger_t log, void* constants,
-                    int abi_version, const ncclNvlDomainInfo_v5_t* nvl = nullptr) noexcept {
+                    int abi_version, const ncclNvlDomainInfo_v5_t* nvl = nullptr,
+                    const uint64_t* comm_id = nullptr) noexcept {
   if (ctx == nullptr) return ncclSuccess;
   *ctx = nullptr;
   try {
@@ -34,6 +35,7 @@ ncclResult_t create(void** ctx, size_t ranks, size_t nodes, ncclDebugLogger_t lo
       init.max_ranks_per_node = nvl->maxRanksPerNvlDomain;
     init.constants = constants;
     init.abi_version = abi_version;
+    if (comm_id != nullptr) init.comm_id = *comm_id, init.has_comm_id = true;
     *ctx = new Communicator(init);
   } catch (const std::exception& e) {
     warn(log, e.what());
@@ -47,20 +49,20 @@ const Communicator* comm(void* ctx) noexcept {
   return static_cast<const Communicator*>(ctx);
 }
 
-ncclResult_t init_v5(void** ctx, uint64_t /*commId: a hash, not stable across runs*/, size_t nRanks,
-                     size_t nNodes, ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t* nvl,
-                     ncclTunerConstants_v5_t* constants) noexcept {
-  return create(ctx, nRanks, nNodes, log, constants, 5, nvl);
-}
-
-ncclResult_t init_v6(void** ctx, uint64_t /*commId*/, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
+// commId is NCCL's commHash: not stable across runs, but the same on every rank of the communicator.
+ncclResult_t init_v5(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
                      ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v5_t* constants) noexcept {
-  return create(ctx, nRanks, nNodes, log, constants, 6, nvl);
+  return create(ctx, nRanks, nNodes, log, constants, 5, nvl, &commId);
 }
 
-ncclResult_t init_v7(void** ctx, uint64_t /*commId*/, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
+ncclResult_t init_v6(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
+                     ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v5_t* constants) noexcept {
+  return create(ctx, nRanks, nNodes, log, constants, 6, nvl, &commId);
+}
+
+ncclResult_t init_v7(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes, ncclDebugLogger_t log,
                      ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v7_t* constants) noexcept {
-  return create(ctx, nRanks, nNodes, log, constants, 7, nvl);
+  return create(ctx, nRanks, nNodes, log, constants, 7, nvl, &commId);
 }
 
 ncclResult_t init_v4(size_t nRanks, size_t nNodes, ncclDebugLogger_t log, void** ctx) noexcept {

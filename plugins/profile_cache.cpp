@@ -94,12 +94,25 @@ ProfileCache::Identity identity_of(const struct stat& st) {
 
 LoadResult ProfileCache::load(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = entries_.find(path); it != entries_.end()) return kept(it->second, path);
+  if (auto it = entries_.find(path); it != entries_.end()) {
+    if (!it->second.result.first_load) return kept(it->second, path);
+    LoadResult first = it->second.result;  // read by peek(): this is the first load that says so
+    it->second.result.first_load = false;
+    return first;
+  }
   Entry& entry = entries_[path];
   entry.result = read(path, &entry.identity);
   LoadResult first = entry.result;
   entry.result.first_load = false;  // later communicators get it from here
   return first;
+}
+
+std::shared_ptr<const LoadedProfile> ProfileCache::peek(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = entries_.find(path); it != entries_.end()) return it->second.result.profile;
+  Entry& entry = entries_[path];
+  entry.result = read(path, &entry.identity);
+  return entry.result.profile;
 }
 
 // What the job read first, and once, that the file has changed since.
@@ -148,6 +161,8 @@ LoadResult ProfileCache::read(const std::string& path, Identity* identity) {
                                                           &loaded->digest);
   } catch (const std::exception&) {
   }
+  // The compiled records carry no evidence, and exploration needs each rule's runner-up: read the TOML.
+  if (compiled && compiled->online && compiled->online->explore > 0.0) compiled.reset();
   std::string text;
   if (!compiled) {
     text.reserve(static_cast<size_t>(st.st_size));

@@ -60,6 +60,10 @@ class ProfileCache {
   // Never throws for a bad file: missing, unreadable, untrusted, malformed or newer-schema files give a
   // problem. (std::bad_alloc may still escape; the adapters catch it.)
   LoadResult load(const std::string& path);
+  // The same profile load() gives, read now if it was not yet, without saying anything: the next load() is
+  // still the first one (the profiler half, whose init NCCL calls before the tuner's, looks at [online]
+  // through here and leaves every message to the tuner half). Null when the file cannot be used.
+  std::shared_ptr<const LoadedProfile> peek(const std::string& path);
 
   struct Identity {
     unsigned long long device = 0, inode = 0, size = 0;

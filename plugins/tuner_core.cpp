@@ -123,11 +123,13 @@ std::string shape_text(const profiles::CommShape& c) {
   return std::to_string(c.nodes) + "x" + per_node + " (" + std::to_string(c.ranks) + " ranks)";
 }
 
+}  // namespace
+
 // Why the profile must not steer this job, when it must not: the digest the launcher pinned the job to
 // (NCCL_AUTOTUNE_PROFILE_DIGEST) is not the file's, or the NCCL that loaded the plugin is another major.minor
 // than the profile was made for (unless the profile or NCCL_AUTOTUNE_OTHER_NCCL=apply allows it). Said with
 // both sides, so that ranks that diverge show in one grep.
-std::optional<std::string> refusal(const LoadedProfile& loaded, ncclDebugLogger_t log) {
+std::optional<std::string> profile_refusal(const LoadedProfile& loaded, ncclDebugLogger_t log) {
   const std::string found = profiles::digest_text(loaded.digest);
   if (const char* pinned = env_value(kDigestEnv); pinned != nullptr && found != pinned)
     return std::string("the job was pinned to digest ") + pinned + " (" + kDigestEnv + "), the file's is " +
@@ -142,15 +144,18 @@ std::optional<std::string> refusal(const LoadedProfile& loaded, ncclDebugLogger_
          found + "; [policy] other_nccl = \"apply\" or " + kOtherNcclEnv + "=apply allows it)";
 }
 
-}  // namespace
+const char* job_profile_path(const char** source_var) noexcept {
+  if (const char* path = env_value(kProfileEnv)) {
+    if (source_var) *source_var = kProfileEnv;
+    return path;
+  }
+  if (source_var) *source_var = kNcclConfigEnv;
+  return env_value(kNcclConfigEnv);
+}
 
 Communicator::Communicator(const CommInit& init) : log_(init.log) {
   const char* source_var = kProfileEnv;
-  const char* path = env_value(kProfileEnv);
-  if (path == nullptr) {
-    source_var = kNcclConfigEnv;
-    path = env_value(kNcclConfigEnv);
-  }
+  const char* path = job_profile_path(&source_var);
   if (path == nullptr) {
     log_line(log_, NCCL_LOG_INFO, "TUNER/Autotune: no profile (%s and %s unset): NCCL decides", kProfileEnv,
              kNcclConfigEnv);
@@ -169,7 +174,7 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
              source_var, pinned ? ", pinned to digest " : "", pinned ? pinned : "", loaded.problem.c_str());
     return;
   }
-  if (auto why = refusal(*loaded.profile, log_)) {
+  if (auto why = profile_refusal(*loaded.profile, log_)) {
     log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: profile %s (from %s) not used, NCCL decides: %s", path,
              source_var, why->c_str());
     return;
@@ -203,6 +208,16 @@ void Communicator::compile_rules(const CommInit& init, const char* path) {
 
   std::string constants_note;
   apply_constants(init, &constants_note);
+  if (p.online && p.online->explore > 0.0) {
+    if (init.has_comm_id) {
+      explore_ = std::make_unique<explore::Plan>(rules, init.comm_id, p.online->explore);
+      constants_note += "; exploring " + std::to_string(explore_->ranges()) + " close ranges on at most " +
+                        number_text(p.online->explore) + " of calls";
+    } else {
+      constants_note += "; no exploration (tuner ABI v" + std::to_string(init.abi_version) +
+                        " gives no communicator id every rank shares)";
+    }
+  }
 
   log_line(log_, NCCL_LOG_INFO,
            "TUNER/Autotune: profile %s (%s, source %s, digest %s): %zu of %zu rules apply to %s%s%s", path,

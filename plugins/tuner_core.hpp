@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "nccl/tuner_abi.h"
+#include "plugins/exploration.hpp"
 #include "plugins/profile_cache.hpp"
 #include "plugins/sweep_state.hpp"
 #include "profiles/rule_table.hpp"
@@ -25,6 +27,13 @@ inline constexpr const char* kPluginName = "autotune";
 inline constexpr const char* kDigestEnv = "NCCL_AUTOTUNE_PROFILE_DIGEST";
 inline constexpr const char* kOtherNcclEnv = "NCCL_AUTOTUNE_OTHER_NCCL";
 
+// The profile the job names (NCCL_AUTOTUNE_PROFILE, else NCCL_TUNER_CONFIG_FILE), null when neither is set;
+// *source_var gets the variable's name.
+const char* job_profile_path(const char** source_var) noexcept;
+// Why the profile must not steer this job, when it must not (a digest pin it does not match, another NCCL
+// major.minor), as one sentence naming both sides.
+std::optional<std::string> profile_refusal(const LoadedProfile& loaded, ncclDebugLogger_t log);
+
 struct CommInit {
   size_t ranks = 0;
   size_t nodes = 0;
@@ -36,6 +45,9 @@ struct CommInit {
   // ncclTunerConstants_v7_t (v7); NULL for v2-v4 and when NCCL passes none.
   void* constants = nullptr;
   int abi_version = 5;
+  // NCCL's commHash (v5+ init): the same on every rank of the communicator; exploration needs it.
+  uint64_t comm_id = 0;
+  bool has_comm_id = false;
 };
 
 class Communicator {
@@ -65,8 +77,12 @@ class Communicator {
   void chunk_size(int collective, size_t bytes, int algorithm, int protocol, size_t* chunk) const noexcept;
 
   size_t rule_count() const noexcept { return table_.size(); }
+  // Null unless the profile's [online] explore is above 0 (and NCCL gave a communicator id).
+  const explore::Plan* exploration() const noexcept { return explore_.get(); }
 
  private:
+  inline void steer_exploring(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table,
+                              int num_algo, int* n_channels) const noexcept;
   void steer_forced(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table, int num_algo,
                     int* n_channels) const noexcept;
   void apply_constants(const CommInit& init, std::string* note) const;
@@ -76,6 +92,7 @@ class Communicator {
   ncclDebugLogger_t log_;
   std::shared_ptr<const LoadedProfile> profile_;  // keeps the rules' source alive for this communicator
   profiles::RuleTable table_;
+  std::unique_ptr<explore::Plan> explore_;  // its counters change per call; the plan itself does not
 };
 
 // The rule's entry made to win, when NCCL left it usable; false (nothing changed) otherwise.
@@ -99,8 +116,37 @@ inline void Communicator::steer(int collective, size_t bytes, int pipe_ops, int 
     steer_forced(collective, bytes, pipe_ops, reg_buff, table, num_algo, n_channels);
     return;
   }
+  if (explore_) {
+    steer_exploring(collective, bytes, pipe_ops, reg_buff, table, num_algo, n_channels);
+    return;
+  }
   for (const profiles::CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
     if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) return;
+}
+
+// The rule as steer() finds it, or on the calls the exploration plan picks, its runner-up (exploration.hpp).
+inline void Communicator::steer_exploring(int collective, size_t bytes, int pipe_ops, int reg_buff,
+                                          float* table, int num_algo, int* n_channels) const noexcept {
+  float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
+  const profiles::CompiledRule* rule = nullptr;
+  for (const profiles::CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
+    if (r->matches(pipe_ops, reg_buff) && r->algorithm >= 0 && r->algorithm < num_algo &&
+        t[r->algorithm][r->protocol] >= 0.0f) {
+      rule = r;
+      break;
+    }
+  const uint32_t source = rule ? rule->source : UINT32_MAX;
+  if (explore_->take(source, collective, bytes)) {
+    const explore::Target& x = explore_->target(source);
+    if (x.algorithm >= 0 && x.algorithm < num_algo && x.protocol >= 0 && x.protocol < NCCL_NUM_PROTOCOLS &&
+        t[x.algorithm][x.protocol] >= 0.0f) {
+      t[x.algorithm][x.protocol] = 0.0f;
+      if (x.channels > 0) *n_channels = x.channels;
+      return;
+    }
+    explore_->refund(source);  // NCCL ruled the runner-up out here, alike on every rank
+  }
+  if (rule) apply_rule(*rule, t, num_algo, n_channels);
 }
 
 }  // namespace autotune::plugin

@@ -64,6 +64,16 @@ struct Rule {
   std::optional<double> busbw_gbps;
   std::optional<double> default_busbw_gbps;
   std::optional<int> samples;
+  // The calibration's runner-up in this range: the next fastest candidate that passed the result check, and
+  // its bus bandwidth. Where it is close to the rule's, [online] explore may try it in production.
+  struct RunnerUp {
+    nccl::Algorithm algorithm = nccl::Algorithm::ring;
+    nccl::Protocol protocol = nccl::Protocol::simple;
+    int channels = 0;
+    double busbw_gbps = 0.0;
+    bool operator==(const RunnerUp&) const = default;
+  };
+  std::optional<RunnerUp> runner_up;
   int source_line = 0;  // where it was read from, for messages; not written back
 
   bool applies_to(const CommShape& c) const {
@@ -127,6 +137,15 @@ struct ConstantOverride {
   int source_line = 0;
 };
 
+// [online]: what the plugin does in production beyond applying the rules. Absent: nothing (no profiler
+// events, no telemetry, no exploration).
+struct OnlineSettings {
+  bool telemetry = false;  // write each job's per-choice GPU times under <store>/telemetry/
+  double explore = 0.0;    // at most this fraction of calls in close ranges try the runner-up (0..0.5)
+  bool operator==(const OnlineSettings&) const = default;
+};
+inline constexpr double kMaxExplore = 0.5;
+
 struct Profile {
   int schema = kSchemaVersion;
   ClusterInfo cluster;
@@ -138,6 +157,7 @@ struct Profile {
   // releases, and rules measured under one can lose under another).
   bool apply_under_other_nccl = false;
   std::vector<ConstantOverride> constants;
+  std::optional<OnlineSettings> online;
   std::vector<Rule> rules;
 };
 

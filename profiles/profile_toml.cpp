@@ -193,8 +193,20 @@ void check_count_range(const Where& w, const std::optional<CountRange>& r, int l
 
 struct RuleLines {
   int header = 0, algorithm = 0, protocol = 0, max_bytes = 0, channels = 0, nodes = 0, ranks = 0,
-      ranks_per_node = 0, evidence = 0, pipe_ops = 0, chunk_bytes = 0;
+      ranks_per_node = 0, evidence = 0, pipe_ops = 0, chunk_bytes = 0, runner_up = 0;
 };
+
+void check_runner_up(const Where& w, const Rule& r, size_t index, int line) {
+  if (!r.runner_up) return;
+  const Rule::RunnerUp& u = *r.runner_up;
+  if (!is_allowed(r.collective, u.algorithm, u.protocol) || u.channels < 0 || u.channels > kMaxChannels)
+    w.fail(line, KeyRef(index, "runner_up"),
+           "expected a candidate NCCL can run for " + std::string(name(r.collective)) +
+               " (channels 0..64); found " + in_quotes(runner_up_text(u)));
+  if (!std::isfinite(u.busbw_gbps) || u.busbw_gbps < 0 || u.busbw_gbps > 1e5)
+    w.fail(line, KeyRef(index, "runner_up_busbw_gbps"),
+           "expected a finite number 0..100000 GB/s; found " + format_double(u.busbw_gbps));
+}
 
 void check_chunk(const Where& w, const Rule& r, size_t index, int line, const nccl::BufferSizes& buffers) {
   if (r.chunk_bytes == 0) return;
@@ -238,9 +250,32 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
   if (r.samples && *r.samples < 1)
     w.fail(lines.evidence, KeyRef(index, "samples"),
            "expected an integer >= 1; found " + std::to_string(*r.samples));
+  check_runner_up(w, r, index, lines.runner_up ? lines.runner_up : lines.header);
 }
 
 }  // namespace
+
+std::string runner_up_text(const Rule::RunnerUp& u) {
+  return std::string(name(u.algorithm)) + "/" + std::string(name(u.protocol)) + "/" +
+         std::to_string(u.channels);
+}
+
+std::optional<Rule::RunnerUp> parse_runner_up(std::string_view text) {
+  const size_t a = text.find('/');
+  const size_t b = a == std::string_view::npos ? a : text.find('/', a + 1);
+  if (b == std::string_view::npos) return std::nullopt;
+  auto algo = parse_algorithm(text.substr(0, a));
+  auto proto = parse_protocol(text.substr(a + 1, b - a - 1));
+  const std::string_view ch = text.substr(b + 1);
+  if (!algo || !proto || ch.empty() || ch.size() > 2) return std::nullopt;
+  int channels = 0;
+  for (char c : ch) {
+    if (c < '0' || c > '9') return std::nullopt;
+    channels = channels * 10 + (c - '0');
+  }
+  if (channels > kMaxChannels) return std::nullopt;
+  return Rule::RunnerUp{*algo, *proto, channels, 0.0};
+}
 
 std::string describe_rule(const Rule& r) {
   std::string out = format_byte_size(r.min_bytes) + ".." + format_byte_size(r.max_bytes) + ", nodes " +
@@ -330,9 +365,87 @@ class Reader {
  public:
   explicit Reader(std::string_view file) : w_{file} {}
 
+  // The calibration's evidence beside a rule (all optional): busbw_gbps, default_busbw_gbps, samples and
+  // the runner-up.
+  struct EvidenceNodes {
+    const toml::node *busbw, *default_busbw, *samples, *runner_up, *runner_up_busbw;
+  };
+  void read_evidence(Rule& r, const EvidenceNodes& e, size_t index, RuleLines& lines) {
+    auto number = [&](const toml::node* n, const char* key) -> std::optional<double> {
+      if (!n) return std::nullopt;
+      lines.evidence = line_of(*n);
+      if (!n->is_number())
+        w_.fail(line_of(*n), KeyRef(index, key), "expected a number; found " + describe(*n));
+      return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
+    };
+    r.busbw_gbps = number(e.busbw, "busbw_gbps");
+    r.default_busbw_gbps = number(e.default_busbw, "default_busbw_gbps");
+    if (const toml::node* n = e.samples) {
+      lines.evidence = line_of(*n);
+      int64_t v = integer(*n, KeyRef(index, "samples"));
+      if (v < 1 || v > std::numeric_limits<int>::max())
+        w_.fail(line_of(*n), KeyRef(index, "samples"),
+                "expected an integer >= 1; found " + std::to_string(v));
+      r.samples = static_cast<int>(v);
+    }
+    if (!lines.evidence) lines.evidence = lines.header;
+    r.runner_up = read_runner_up(e.runner_up, e.runner_up_busbw, index);
+    if (e.runner_up) lines.runner_up = line_of(*e.runner_up);
+  }
+
+  // runner_up = "algorithm/protocol/channels" with runner_up_busbw_gbps beside it (both or neither).
+  std::optional<Rule::RunnerUp> read_runner_up(const toml::node* text, const toml::node* busbw,
+                                               size_t index) {
+    if (!text && !busbw) return std::nullopt;
+    if (!text || !busbw)
+      w_.fail(text ? line_of(*text) : line_of(*busbw),
+              KeyRef(index, text ? "runner_up_busbw_gbps" : "runner_up"),
+              "expected runner_up and runner_up_busbw_gbps together; found only one of them");
+    if (!text->is_string())
+      w_.fail(line_of(*text), KeyRef(index, "runner_up"),
+              "expected \"algorithm/protocol/channels\" (\"tree/ll/8\"); found " + describe(*text));
+    auto parsed = parse_runner_up(text->as_string()->get());
+    if (!parsed)
+      w_.fail(line_of(*text), KeyRef(index, "runner_up"),
+              "expected \"algorithm/protocol/channels\" (\"tree/ll/8\", channels 0..64); found " +
+                  in_quotes(text->as_string()->get()));
+    if (!busbw->is_number())
+      w_.fail(line_of(*busbw), KeyRef(index, "runner_up_busbw_gbps"),
+              "expected a number; found " + describe(*busbw));
+    parsed->busbw_gbps = busbw->is_integer() ? static_cast<double>(busbw->as_integer()->get())
+                                             : busbw->as_floating_point()->get();
+    return parsed;
+  }
+
+  // [online] telemetry = true|false, explore = 0..0.5 (a fraction of calls).
+  void read_online(Profile& p, const toml::node& node) {
+    const toml::table* t = node.as_table();
+    if (!t) w_.fail(line_of(node), "online", "expected a table [online]; found " + describe(node));
+    check_keys(*t, "online.", {"telemetry", "explore"}, line_of(*t));
+    OnlineSettings o;
+    if (const toml::node* n = t->get("telemetry")) {
+      if (!n->is_boolean())
+        w_.fail(line_of(*n), "online.telemetry", "expected true or false; found " + describe(*n));
+      o.telemetry = n->as_boolean()->get();
+    }
+    if (const toml::node* n = t->get("explore")) {
+      if (!n->is_number())
+        w_.fail(line_of(*n), "online.explore",
+                "expected a fraction of calls 0..0.5 (0.01 = one call in a hundred); found " + describe(*n));
+      o.explore =
+          n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
+      if (!(o.explore >= 0.0 && o.explore <= kMaxExplore))
+        w_.fail(line_of(*n), "online.explore",
+                "expected a fraction of calls 0..0.5 (0.01 = one call in a hundred); found " +
+                    format_double(o.explore));
+    }
+    p.online = o;
+  }
+
   Profile read(const toml::table& root) {
     Profile p;
-    check_keys(root, "", {"schema", "cluster", "provenance", "env", "policy", "constants", "rule"}, 1);
+    check_keys(root, "", {"schema", "cluster", "provenance", "env", "policy", "online", "constants", "rule"},
+               1);
     const toml::node* schema = root.get("schema");
     if (!schema) w_.fail(1, "schema", "expected schema = 1 at the top of the file; found no such key");
     p.schema = static_cast<int>(integer(*schema, std::string("schema")));
@@ -344,9 +457,10 @@ class Reader {
 
     const toml::table& cluster = table(root, "cluster", 1);
     int cluster_line = line_of(cluster);
-    check_keys(cluster, "cluster.",
-               {"name", "fingerprint", "fingerprint_facts", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"},
-               cluster_line);
+    check_keys(
+        cluster, "cluster.",
+        {"name", "fingerprint", "fingerprint_facts", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"},
+        cluster_line);
     p.cluster.name = string(cluster, "cluster.", "name", true);
     p.cluster.fingerprint = string(cluster, "cluster.", "fingerprint", false);
     p.cluster.fingerprint_facts = strings(cluster, "cluster.", "fingerprint_facts");
@@ -418,6 +532,8 @@ class Reader {
         p.apply_under_other_nccl = v == "apply";
       }
     }
+
+    if (const toml::node* online = root.get("online")) read_online(p, *online);
 
     if (const toml::node* constants = root.get("constants")) {
       const toml::table* t = constants->as_table();
@@ -637,12 +753,27 @@ class Reader {
       kPipeOps,
       kRegBuff,
       kChunkBytes,
+      kRunnerUp,
+      kRunnerUpBusbw,
       kFieldCount
     };
-    static constexpr std::array<std::string_view, kFieldCount> kNames = {
-        "collective",         "min_bytes", "max_bytes", "algorithm",      "protocol",
-        "channels",           "nodes",     "ranks",     "ranks_per_node", "busbw_gbps",
-        "default_busbw_gbps", "samples",   "pipe_ops",  "reg_buff",       "chunk_bytes"};
+    static constexpr std::array<std::string_view, kFieldCount> kNames = {"collective",
+                                                                         "min_bytes",
+                                                                         "max_bytes",
+                                                                         "algorithm",
+                                                                         "protocol",
+                                                                         "channels",
+                                                                         "nodes",
+                                                                         "ranks",
+                                                                         "ranks_per_node",
+                                                                         "busbw_gbps",
+                                                                         "default_busbw_gbps",
+                                                                         "samples",
+                                                                         "pipe_ops",
+                                                                         "reg_buff",
+                                                                         "chunk_bytes",
+                                                                         "runner_up",
+                                                                         "runner_up_busbw_gbps"};
     RuleLines lines;
     lines.header = line_of(t);
     std::array<const toml::node*, kFieldCount> field{};
@@ -716,25 +847,9 @@ class Reader {
       lines.chunk_bytes = line_of(*n);
       r.chunk_bytes = byte_size(*n, KeyRef(index, "chunk_bytes"));
     }
-    auto number = [&](Field f) -> std::optional<double> {
-      const toml::node* n = field[f];
-      if (!n) return std::nullopt;
-      lines.evidence = line_of(*n);
-      if (!n->is_number())
-        w_.fail(line_of(*n), KeyRef(index, kNames[f]), "expected a number; found " + describe(*n));
-      return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
-    };
-    r.busbw_gbps = number(kBusbw);
-    r.default_busbw_gbps = number(kDefaultBusbw);
-    if (const toml::node* n = field[kSamples]) {
-      lines.evidence = line_of(*n);
-      int64_t v = integer(*n, KeyRef(index, "samples"));
-      if (v < 1 || v > std::numeric_limits<int>::max())
-        w_.fail(line_of(*n), KeyRef(index, "samples"),
-                "expected an integer >= 1; found " + std::to_string(v));
-      r.samples = static_cast<int>(v);
-    }
-    if (!lines.evidence) lines.evidence = lines.header;
+    read_evidence(
+        r, {field[kBusbw], field[kDefaultBusbw], field[kSamples], field[kRunnerUp], field[kRunnerUpBusbw]},
+        index, lines);
     check_rule(w_, r, index, lines, buffers_);
     return r;
   }
@@ -959,6 +1074,11 @@ std::string format_profile(const Profile& p) {
   out += std::string("uncalibrated = ") +
          (p.uncalibrated == UncalibratedPolicy::nearest_scale ? "\"nearest\"" : "\"nccl\"") + "\n";
   if (p.apply_under_other_nccl) out += "other_nccl = \"apply\"\n";
+  if (p.online) {
+    out += "\n[online]\n";
+    out += std::string("telemetry = ") + (p.online->telemetry ? "true" : "false") + "\n";
+    out += "explore = " + format_double(p.online->explore) + "\n";
+  }
   if (!p.constants.empty()) {
     std::vector<const ConstantOverride*> cs;
     for (const auto& c : p.constants) cs.push_back(&c);
@@ -998,6 +1118,10 @@ std::string format_profile(const Profile& p) {
     if (r->busbw_gbps) out += "busbw_gbps = " + format_double(*r->busbw_gbps) + "\n";
     if (r->default_busbw_gbps) out += "default_busbw_gbps = " + format_double(*r->default_busbw_gbps) + "\n";
     if (r->samples) out += "samples = " + std::to_string(*r->samples) + "\n";
+    if (r->runner_up) {
+      out += "runner_up = " + toml_string(runner_up_text(*r->runner_up)) + "\n";
+      out += "runner_up_busbw_gbps = " + format_double(r->runner_up->busbw_gbps) + "\n";
+    }
   }
   return out;
 }

@@ -30,6 +30,11 @@ bool rules_overlap(const Rule& a, const Rule& b);
 // A rule's scope for messages: "512K..1M, nodes 2, ranks 16, ranks_per_node 8".
 std::string describe_rule(const Rule& rule);
 
+// A rule's runner_up as the profile writes it: "tree/ll/8" (algorithm/protocol/channels; 0 = NCCL decides);
+// the parser leaves busbw_gbps 0 and returns nullopt for anything else.
+std::string runner_up_text(const Rule::RunnerUp& runner_up);
+std::optional<Rule::RunnerUp> parse_runner_up(std::string_view text);
+
 // "2-8", "4", or "any" for an absent range.
 std::string format_count_range(const std::optional<CountRange>& range);
 

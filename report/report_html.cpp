@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
@@ -477,9 +478,51 @@ void settings_section(std::string& o, const Page& pg) {
   }
 }
 
+// What `learn` folded in from jobs' telemetry (records of source "production"): per range, each choice
+// NCCL ran in production with its GPU times, the fastest marked. Kept apart from the calibration's charts
+// and rules above, which never mix them in.
+void production_section(std::string& o, const std::vector<JournalRecord>& records) {
+  if (records.empty()) return;
+  o += "<h2>What production taught</h2>\n";
+  o += fmt::format(
+      "<p class=\"note\">{} aggregate{} of jobs' collectives, measured by the plugin as NCCL's profiler "
+      "([online] telemetry) and folded in by <code>nccl-autotune learn</code>: GPU time per choice NCCL ran. "
+      "Where an alternative beat a rule beyond the noise, or a rule was slower than NCCL's default had been, "
+      "learn published a new profile version.</p>\n",
+      records.size(), records.size() == 1 ? "" : "s");
+  using Key = std::tuple<Scale, Collective, uint64_t>;
+  std::map<Key, std::vector<const JournalRecord*>> by_range;
+  for (const auto& r : records)
+    by_range[{r.scale, r.measurement.request.collective, r.measurement.request.bytes}].push_back(&r);
+  o += "<table class=\"production\"><tr><th>shape</th><th>collective</th><th>size</th><th>choice run</th>"
+       "<th>median us</th><th>p25-p75 us</th><th>busbw GB/s</th><th>calls</th></tr>\n";
+  for (const auto& [k, rows] : by_range) {
+    double best = 0.0;
+    for (const JournalRecord* r : rows)
+      if (best == 0.0 || r->measurement.times_us[2] < best) best = r->measurement.times_us[2];
+    for (const JournalRecord* r : rows) {
+      const Measurement& m = r->measurement;
+      const bool fastest = rows.size() > 1 && m.times_us[2] == best;
+      o += "<tr><td>" + esc(runners::describe_shape(std::get<0>(k))) + "</td><td>" +
+           esc(std::string(nccl::name(std::get<1>(k)))) + "</td><td>" + esc(sizes_text({std::get<2>(k)})) +
+           "</td><td>" + esc(candidate_label(m.request.candidate)) + (fastest ? " (fastest)" : "") +
+           "</td><td>" + fmt::format("{:.1f}", m.times_us[2]) + "</td><td>" +
+           fmt::format("{:.1f}-{:.1f}", m.times_us[1], m.times_us[3]) + "</td><td>" +
+           fmt::format("{:.1f}", m.busbw_gbps) + "</td><td>" + esc(r->runner) + "</td></tr>\n";
+    }
+  }
+  o += "</table>\n";
+}
+
 }  // namespace
 
-std::string render_report_html(const ReportData& data) {
+std::string render_report_html(const ReportData& given) {
+  // Production records (learn's) are shown in their own section; everything else is the calibration's.
+  ReportData data = given;
+  data.records.clear();
+  std::vector<JournalRecord> production;
+  for (const auto& r : given.records)
+    (r.source == "production" && r.measurement.times_us.size() == 5 ? production : data.records).push_back(r);
   const JournalHeader empty_header;
   Page pg{data, data.header ? *data.header : empty_header, {}, {}, {}, {}, std::nullopt, {}, "default"};
   const JournalHeader& h = pg.h;
@@ -506,6 +549,7 @@ std::string render_report_html(const ReportData& data) {
   cluster_section(o, pg);
   charts_section(o, pg);
   rules_section(o, pg);
+  production_section(o, production);
   failed_section(o, data.records);
   unsupported_section(o, data.records);
   settings_section(o, pg);

@@ -29,6 +29,14 @@ double busbw(Collective c, int ranks, uint64_t bytes, double time_us) {
   return algbw * nccl::bus_bandwidth_factor(c, ranks);
 }
 
+}  // namespace
+
+double busbw_gbps(Collective c, int ranks, uint64_t bytes, double time_us) {
+  return busbw(c, ranks, bytes, time_us);
+}
+
+namespace {
+
 struct SettingData {
   ProcessSetting setting;
   std::map<Scale, MeasurementTable> tables;
@@ -59,6 +67,17 @@ SizeDecision decide(const MeasurementTable& table, Collective c, uint64_t bytes,
     if (!winner || med < winner_us) winner = cand, winner_us = med;
   }
   if (winner) d.best = *winner, d.best_us = winner_us;
+  if (winner) {
+    const auto winner_choice = table.effective(c, bytes, *winner);
+    for (const auto& [key, samples] : *row) {
+      Candidate cand = candidate_of(key);
+      if (cand == *winner || !cand.algorithm || !cand.protocol || !samples.ok() || table.banned(c, cand))
+        continue;
+      if (winner_choice && table.effective(c, bytes, cand) == winner_choice) continue;
+      const double med = samples.median();
+      if (!d.runner_up || med < d.runner_up_us) d.runner_up = cand, d.runner_up_us = med;
+    }
+  }
   if (!d.default_ok) return d;
   d.default_us = def->median();
   auto default_choice = table.effective(c, bytes, none);
@@ -112,6 +131,10 @@ std::vector<DerivedRule> merge_decisions(Collective c, const Scale& scale,
     const SizeDecision& rep = sizes[j];
     r.busbw_gbps = busbw(c, scale.ranks, rep.bytes, rep.rule_us);
     r.default_busbw_gbps = busbw(c, scale.ranks, rep.bytes, rep.default_us);
+    if (rep.runner_up && rep.runner_up_us > 0.0)
+      r.runner_up = profiles::Rule::RunnerUp{*rep.runner_up->algorithm, *rep.runner_up->protocol,
+                                             rep.runner_up->channels,
+                                             busbw(c, scale.ranks, rep.bytes, rep.runner_up_us)};
     int samples = 0;
     double gain_sum = 0.0;
     for (size_t k = i; k <= j; ++k) {
@@ -131,6 +154,7 @@ std::vector<DerivedRule> merge_decisions(Collective c, const Scale& scale,
 Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& options) {
   std::vector<SettingData> settings;
   for (const auto& rec : records) {
+    if (rec.source == "production") continue;  // kept apart: learn's, not the calibration's
     auto it = std::find_if(settings.begin(), settings.end(),
                            [&](const SettingData& s) { return s.setting.id == rec.setting.id; });
     if (it == settings.end()) {

@@ -37,6 +37,11 @@ struct SizeDecision {
   double best_us = 0.0;
   double default_us = 0.0;
   double rule_us = 0.0;  // median of the rule's candidate (when rule)
+  // The next fastest candidate by median that passed the result check (ok, never failed at this scale) and
+  // runs another operation than `best`: the profile records it as the rule's runner_up, which [online]
+  // explore may try in production where the two are close.
+  std::optional<Candidate> runner_up;
+  double runner_up_us = 0.0;
   // What runs under this decision (the rule's choice, or what NCCL used by default); nullopt when unknown.
   std::optional<Choice> choice;
   double time_us() const { return rule ? rule_us : default_us; }
@@ -46,6 +51,9 @@ struct SizeDecision {
 // tolerates one outlier on each side, where comparing full min..max ranges would let one slow repetition of
 // the winner veto a real gain.
 bool clearly_faster(const Samples& winner, const Samples& baseline);
+
+// nccl-tests' bus bandwidth of one operation of `bytes` taking time_us, in GB/s (0 for a time <= 0).
+double busbw_gbps(Collective c, int ranks, uint64_t bytes, double time_us);
 
 SizeDecision decide(const MeasurementTable& table, Collective c, uint64_t bytes, double min_gain);
 
@@ -81,7 +89,9 @@ struct Derivation {
   std::vector<std::string> notes;       // why the env was or was not kept, and the like
 };
 
-// Throws InputError when there is nothing to derive from (no ok measurement of the default).
+// Throws InputError when there is nothing to derive from (no ok measurement of the default). Records whose
+// source is "production" (what `learn` folded in from jobs' telemetry) are not calibration measurements and
+// are left out.
 Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& options);
 
 // Merges a collective's per-size decisions into rules for one scale (exposed for tests).

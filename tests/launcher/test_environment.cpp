@@ -71,6 +71,22 @@ TEST_CASE("a profile cannot set the launcher's own variables", "[environment]") 
   CHECK(vars.size() == 4);
 }
 
+TEST_CASE("a profile with [online] gets the same library as NCCL's profiler plugin too", "[environment]") {
+  EnvRequest r = request();
+  auto without = plan_environment(r, lookup({}));
+  CHECK_THROWS(find(without, "NCCL_PROFILER_PLUGIN"));
+  r.profiler = true;
+  r.profile_env["NCCL_PROFILER_PLUGIN"] = "/other.so";  // never the profile's own choice
+  auto vars = plan_environment(r, lookup({}));
+  CHECK(find(vars, "NCCL_PROFILER_PLUGIN").value() == "/opt/lib/libnccl-tuner-autotune.so");
+  CHECK(find(vars, "NCCL_PROFILER_PLUGIN").origin == VarOrigin::profiler_library);
+  CHECK(vars.size() == 5);
+  // A user's own profiler wins unless overridden, as any variable does, and is reported.
+  auto mine = plan_environment(r, lookup({{"NCCL_PROFILER_PLUGIN", "/my/profiler.so"}}));
+  CHECK(find(mine, "NCCL_PROFILER_PLUGIN").decision == VarDecision::kept_user);
+  CHECK(user_conflicts_line(mine).find("keeping your NCCL_PROFILER_PLUGIN=/my/profiler.so") == 0);
+}
+
 TEST_CASE("sh quoting survives single quotes", "[env_format]") {
   CHECK(sh_quote("plain") == "'plain'");
   CHECK(sh_quote("it's") == "'it'\\''s'");

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The plugin exports exactly NCCL's tuner structs and the sweep hook (nm -D), and needs nothing at run time
+# The plugin exports exactly NCCL's tuner and profiler structs and the sweep hook (nm -D), and needs nothing at run time
 # beyond the C library (readelf NEEDED): no libstdc++ (linked in statically), no CUDA, hwloc or MPI.
 set -euo pipefail
 lib=$1
 expected="nccl_autotune_force
 nccl_autotune_hook_version
 nccl_autotune_last
+ncclProfiler_v5
+ncclProfiler_v6
 ncclTunerPlugin_v2
 ncclTunerPlugin_v3
 ncclTunerPlugin_v4
@@ -14,7 +16,7 @@ ncclTunerPlugin_v6
 ncclTunerPlugin_v7"
 actual=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | LC_ALL=C sort)
 if [[ "$actual" != "$(LC_ALL=C sort <<<"$expected")" ]]; then
-  echo "FAIL: exported symbols differ from the tuner ABI + sweep hook:"
+  echo "FAIL: exported symbols differ from the tuner and profiler ABIs + sweep hook:"
   diff <(LC_ALL=C sort <<<"$expected") <(echo "$actual") || true
   exit 1
 fi

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 
+#include "nccl/profiler_abi.h"
 #include "nccl_harness.hpp"
 #include "plugin_fixtures.hpp"
 
@@ -102,4 +103,61 @@ TEST_CASE("getCollInfo and getChunkSize allocate nothing, while init's allocatio
     CHECK(after - before == 0);
     CHECK(applied > 19000);  // the rules really were found
   }
+}
+
+TEST_CASE("with [online], exploring getCollInfo and the profiler's events allocate nothing") {
+  auto p = base_profile();
+  for (uint64_t i = 0; i < 1000; ++i) {
+    p.rules.push_back(
+        rule(Collective::allreduce, i * 4096, i * 4096 + 4095, Algorithm::ring, Protocol::simple));
+    p.rules.back().busbw_gbps = 100.0;
+    p.rules.back().runner_up = autotune::profiles::Rule::RunnerUp{Algorithm::ring, Protocol::ll, 0, 99.0};
+  }
+  p.online = autotune::profiles::OnlineSettings{true, 0.05};
+  TempDir dir;
+  write_text(dir / "p.toml", profile_text(p));
+  std::filesystem::create_directory(dir / "store");
+  ScopedEnv env("NCCL_AUTOTUNE_PROFILE", (dir / "p.toml").string());
+  ScopedEnv store("NCCL_AUTOTUNE_STORE", (dir / "store").string());
+  auto* prof = static_cast<ncclProfiler_v5_t*>(dlsym(Plugin::get().handle, "ncclProfiler_v6"));
+  REQUIRE(prof != nullptr);
+  int mask = 0;
+  void* pctx = nullptr;
+  REQUIRE(prof->init(&pctx, 0x99, &mask, nullptr, 2, 16, 0, record_log) == ncclSuccess);
+  REQUIRE(mask != 0);
+  Comm comm(6, 16, 2);
+  const uint64_t before = g_allocations.load();
+  uint64_t explored = 0;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    CostTable table = nccl_like_table(4);
+    int channels = 0;
+    comm.coll_info(4, (i * 7919) % (1000 * 4096), table, channels);
+    explored += table.t[1][0] == 0.0f;
+    ncclProfilerEventDescr_v5_t d{};
+    d.type = ncclProfileColl;
+    d.coll.func = "AllReduce";
+    d.coll.count = 1024u << (i % 10);
+    d.coll.datatype = "ncclFloat32";
+    d.coll.nChannels = 2;
+    d.coll.algo = "RING";
+    d.coll.proto = "LL";
+    void* coll = nullptr;
+    prof->startEvent(pctx, &coll, &d);
+    prof->stopEvent(coll);
+    for (int ch = 0; ch < 2; ++ch) {
+      ncclProfilerEventDescr_v5_t k{};
+      k.type = ncclProfileKernelCh;
+      k.parentObj = coll;
+      k.kernelCh.pTimer = i * 100;
+      void* h = nullptr;
+      prof->startEvent(pctx, &h, &k);
+      ncclProfilerEventStateArgs_v5_t a{};
+      a.kernelCh.pTimer = i * 100 + 50;
+      prof->recordEventState(h, NCCL_PROFILER_KERNEL_CH_STOP, &a);
+      prof->stopEvent(h);
+    }
+  }
+  CHECK(g_allocations.load() - before == 0);
+  CHECK(explored > 0);  // exploration really ran
+  prof->finalize(pctx);
 }

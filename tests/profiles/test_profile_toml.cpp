@@ -199,7 +199,8 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
         "profile.toml:1: schema: expected schema = 1 at the top of the file; found no such key");
   CHECK(error_of("schema = \"1\"\n") == "profile.toml:1: schema: expected an integer; found string \"1\"");
   CHECK(error_of("schema = 1\nextra = 3\n") ==
-        "profile.toml:2: extra: expected one of schema, cluster, provenance, env, policy, constants, rule; "
+        "profile.toml:2: extra: expected one of schema, cluster, provenance, env, policy, online, constants, "
+        "rule; "
         "found an "
         "unknown key");
   CHECK(error_of("schema = 1\n") ==
@@ -220,9 +221,9 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
     t.replace(t.find(from), from.size(), to);
     return t;
   };
-  CHECK(
-      error_of(replace("source = \"measured\"", "source = \"guessed\"")) ==
-      "profile.toml:14: provenance.source: expected one of measured, simulated, imported, standin; found \"guessed\"");
+  CHECK(error_of(replace("source = \"measured\"", "source = \"guessed\"")) ==
+        "profile.toml:14: provenance.source: expected one of measured, simulated, imported, standin; found "
+        "\"guessed\"");
   CHECK(error_of(replace("created = \"2026-06-01T12:00:00Z\"", "created = \"yesterday\"")) ==
         "profile.toml:11: provenance.created: expected an RFC 3339 time such as 2025-06-01T12:00:00Z; found "
         "\"yesterday\"");
@@ -320,7 +321,7 @@ TEST_CASE("profile toml: rule errors", "[profile_toml]") {
         "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
         "protocol, "
         "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, "
-        "reg_buff, chunk_bytes; "
+        "reg_buff, chunk_bytes, runner_up, runner_up_busbw_gbps; "
         "found an unknown key");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nnodes = \"8-2\"")) ==
         "profile.toml:23: rule[1].nodes: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found "

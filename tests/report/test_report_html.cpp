@@ -329,7 +329,7 @@ TEST_CASE("size ticks are powers of two a round number of doublings apart") {
   };
   CHECK(exps(1024, 1 << 20) == std::vector<int>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
   CHECK(exps(1024, 1u << 30) == std::vector<int>{10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});  // 1K 4K .. 1G
-  CHECK(exps(8, 1ull << 40) == std::vector<int>{5, 10, 15, 20, 25, 30, 35, 40});                 // 32 B 1K 32K 1M
+  CHECK(exps(8, 1ull << 40) == std::vector<int>{5, 10, 15, 20, 25, 30, 35, 40});  // 32 B 1K 32K 1M
   CHECK(exps(3000, 5000) == std::vector<int>{12});
   CHECK(log2_ticks(0, 8).empty());
 }
@@ -362,4 +362,24 @@ TEST_CASE("a section per communicator shape, each with the rules that decide its
   CHECK(second.find("<li>allreduce 4 KiB - 64 KiB: tree/ll</li>") != std::string::npos);
   CHECK(count(first, "<svg ") == 2);
   CHECK(count(second.substr(0, second.find("</section>")), "<svg ") == 2);
+}
+
+TEST_CASE("production records get their own section and stay out of the calibration's charts") {
+  ReportData d = sample();
+  const std::string before = render_report_html(d);
+  CHECK(before.find("What production taught") == std::string::npos);
+  for (double us : {30.0, 24.0}) {
+    JournalRecord r = record(Candidate{nccl::Algorithm::tree, nccl::Protocol::ll, 0}, 4096, us);
+    if (us == 24.0) r.measurement.request.candidate = Candidate{nccl::Algorithm::ring, nccl::Protocol::ll, 0};
+    r.source = "production";
+    r.runner = "telemetry (500 calls, 2 rank files)";
+    d.records.push_back(r);
+  }
+  const std::string html = render_report_html(d);
+  CHECK(html.find("<h2>What production taught</h2>") != std::string::npos);
+  CHECK(html.find("ring/ll (fastest)") != std::string::npos);
+  CHECK(html.find("telemetry (500 calls, 2 rank files)") != std::string::npos);
+  // The charts and the derived rules are the calibration's alone: no new series, the same rule bands.
+  CHECK(count(html, "<path class=\"series") == count(before, "<path class=\"series"));
+  CHECK(count(html, "class=\"rule-band\"") == count(before, "class=\"rule-band\""));
 }

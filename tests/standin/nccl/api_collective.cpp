@@ -41,6 +41,12 @@ void log_choice(const CommState& c, const CollectiveCall& call, size_t bytes, co
                std::string(autotune::nccl::nccl_name(*p)).c_str(), c.ranks, c.nodes);
 }
 
+ProfiledCall profiled_call(const CollectiveCall& call, const TunedChoice& choice) {
+  return ProfiledCall{call.collective,  call.count,      static_cast<int>(call.type),
+                      call.root,        call.send,       call.recv,
+                      choice.algorithm, choice.protocol, choice.channels};
+}
+
 ncclResult_t launch(const std::shared_ptr<CommState>& state, const CollectiveCall& call,
                     cudaStream_t stream) {
   CommState& c = *state;
@@ -71,7 +77,13 @@ ncclResult_t launch(const std::shared_ptr<CommState>& state, const CollectiveCal
     return static_cast<ncclResult_t>(r);
   }
   log_choice(c, call, bytes, choice);
-  if (cudaError_t e = cuda_ext::enqueue(stream, std::make_shared<CollectiveWork>(state, call, choice));
+  // Captured work reports its Coll event at each replay, from the stream (NCCL: a host callback).
+  const bool captured = status == cudaStreamCaptureStatusActive;
+  const ProfiledCall profiled = profiled_call(call, choice);
+  void* coll_event = captured ? nullptr : c.profiling->coll_event(profiled);
+  if (cudaError_t e = cuda_ext::enqueue(
+          stream,
+          std::make_shared<CollectiveWork>(state, call, choice, Profiled{profiled, coll_event, captured}));
       e != cudaSuccess) {
     STANDIN_WARN("Cuda failure '%s'", cudaGetErrorString(e));
     return ncclUnhandledCudaError;

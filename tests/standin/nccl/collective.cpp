@@ -175,8 +175,15 @@ double CollectiveWork::run(double start_us) noexcept {
   CommState& c = *comm_;
   c.running.fetch_add(1);
   double end = start_us;
+  completed_ = false;
   try {
+    // An aborted or destroyed communicator's profiling is gone; its work runs nothing.
+    CommProfiling* profiling = c.aborted.load() || c.destroyed.load() ? nullptr : c.profiling.get();
+    void* coll_event = !profiling           ? nullptr
+                       : profiled_.captured ? profiling->coll_event(profiled_.call)
+                                            : profiled_.coll_event;
     end = execute(start_us);
+    if (completed_ && coll_event) profiling->channel_events(coll_event, choice_.channels, start_us, end);
   } catch (const std::exception& e) {
     c.set_async_error(ncclInternalError, std::string("stand-in collective: ") + e.what());
     c.hang_until_abort();
@@ -279,6 +286,7 @@ double CollectiveWork::execute(double start_us) {
     }
     if (i == 0 && out && len > 0 && (choice_.corrupts || listed(faults.wrong, choice_))) out[0] ^= 0x5a;
   }
+  completed_ = true;
   return end;
 }
 

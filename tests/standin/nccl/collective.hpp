@@ -41,10 +41,19 @@ size_t recv_bytes(const CollectiveCall& call, const CommState& comm);
 size_t tuner_bytes(const CollectiveCall& call, int ranks);
 const char* collective_name(int collective);  // NCCL's: "AllReduce"
 
+// What the profiler plugin hears of this collective (profiling.hpp): its Coll event's handle, taken at
+// launch, or for captured work at each replay.
+struct Profiled {
+  ProfiledCall call;
+  void* coll_event = nullptr;
+  bool captured = false;
+};
+
 class CollectiveWork : public StreamWork {
  public:
-  CollectiveWork(std::shared_ptr<CommState> comm, const CollectiveCall& call, const TunedChoice& choice)
-      : comm_(std::move(comm)), call_(call), choice_(choice) {}
+  CollectiveWork(std::shared_ptr<CommState> comm, const CollectiveCall& call, const TunedChoice& choice,
+                 const Profiled& profiled)
+      : comm_(std::move(comm)), call_(call), choice_(choice), profiled_(profiled) {}
   double run(double start_us) noexcept override;
 
  private:
@@ -55,6 +64,8 @@ class CollectiveWork : public StreamWork {
   std::shared_ptr<CommState> comm_;
   CollectiveCall call_;
   TunedChoice choice_;
+  Profiled profiled_;
+  bool completed_ = false;  // this run reached its end (not stuck, not aborted)
 };
 
 }  // namespace autotune::standin

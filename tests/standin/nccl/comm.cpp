@@ -172,6 +172,7 @@ std::string set_up(CommState& c) {
   if (std::string fault = injected_init_failure(c.rank); !fault.empty()) return fault;
   try {
     CommShape shape{c.rank, c.ranks, c.nodes, c.min_local_ranks, c.max_local_ranks, c.nonce};
+    c.profiling = std::make_unique<CommProfiling>(c.nonce, c.nodes, c.ranks, c.rank);
     c.tuning = std::make_unique<CommTuning>(shape);
   } catch (const std::exception& e) {
     return e.what();
@@ -198,6 +199,8 @@ void announce(const CommState& c) {
                static_cast<const void*>(&c), c.rank, c.ranks, c.nodes, c.local_ranks, c.local_rank);
   STANDIN_INFO(kInit | kTuning, "comm %p tuner %s", static_cast<const void*>(&c),
                c.tuning->plugin_text().c_str());
+  STANDIN_INFO(kInit, "comm %p profiler %s", static_cast<const void*>(&c),
+               c.profiling->plugin_text().c_str());
   STANDIN_INFO(kInit, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d commId 0x%llx - Init COMPLETE",
                static_cast<const void*>(&c), c.rank, c.ranks, c.device,
                static_cast<unsigned long long>(c.nonce));
@@ -324,12 +327,14 @@ void abort_comm(CommState& c) {
   c.segment->wake_all();
   while (c.running.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   c.tuning.reset();
+  c.profiling.reset();
 }
 
 void destroy_comm(CommState& c) {
   while (c.running.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   c.destroyed.store(true);
   c.tuning.reset();
+  c.profiling.reset();
 }
 
 }  // namespace autotune::standin

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/standin/nccl/profiling.hpp"
 #include "tests/standin/nccl/shared_segment.hpp"
 #include "tests/standin/nccl/tuning.hpp"
 
@@ -34,6 +35,7 @@ class CommState {
   int nodes = 1;
   std::vector<int> node_of;  // per rank
   int local_rank = 0, local_ranks = 1, min_local_ranks = 1, max_local_ranks = 1;
+  std::unique_ptr<CommProfiling> profiling;  // created before the tuning, as NCCL inits the profiler first
   std::unique_ptr<CommTuning> tuning;
 
   uint64_t host_steps = 0;  // host-barrier steps since creation (split slots alternate by parity)

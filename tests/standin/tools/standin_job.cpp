@@ -9,7 +9,10 @@
 // into the tensor, pipeline and data parallel groups of a Megatron-style layout (rank = tp index + T * (dp
 // index + D * pp index): tensor groups are consecutive ranks) and runs the sizes on each kind in turn, all
 // groups of a kind at once, as training does ("job: dp AllReduce ...").
-//   standin_job [--collective allreduce] [--sizes 64K,1M] [--iters 20] [--parallelism tp=8,pp=2,dp=2]
+// --split 1 instead runs the world, then each node's ranks, then the ranks of the same local index across
+// nodes ("job: node ...", "job: rail ..."): three communicator shapes in one job.
+//   standin_job [--collective allreduce] [--sizes 64K,1M] [--iters 20] [--parallelism tp=8,pp=2,dp=2 |
+//   --split 1]
 #include <cuda_runtime_api.h>
 // The C API only: Open MPI's header otherwise pulls in its C++ bindings.
 #define OMPI_SKIP_MPICXX 1
@@ -54,7 +57,9 @@ struct Job {
   std::vector<uint64_t> sizes = {64 << 10, 1 << 20};
   int iters = 20;
   bool mpi = false;
+  bool split = false;
   int rank = 0, ranks = 1;
+  int node_color = 0, local = 0;  // under MPI: the node (its first world rank) and the rank on it
   std::vector<Gpu> gpus;
 };
 
@@ -106,6 +111,8 @@ void parse(Job& job, int argc, char** argv) {
       if (std::sscanf(value.c_str(), "tp=%d,pp=%d,dp=%d", &job.tp, &job.pp, &job.dp) != 3 || job.tp < 1 ||
           job.pp < 1 || job.dp < 1)
         usage("--parallelism: expected tp=T,pp=P,dp=D, found '" + value + "'");
+    } else if (flag == "--split") {
+      job.split = value == "1";
     } else if (flag == "--iters") {
       job.iters = std::atoi(value.c_str());
       if (job.iters < 1) usage("--iters: expected a positive count, found '" + value + "'");
@@ -115,6 +122,8 @@ void parse(Job& job, int argc, char** argv) {
   }
 }
 
+void prepare(Job& job);
+
 void create(Job& job) {
   if (job.mpi) {
     MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
@@ -123,6 +132,8 @@ void create(Job& job) {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job.rank, MPI_INFO_NULL, &node);
     int local = 0;
     MPI_Comm_rank(node, &local);
+    job.local = local;
+    MPI_Allreduce(&job.rank, &job.node_color, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);
     ncclUniqueId id;
     if (job.rank == 0) nccl(job, ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -139,6 +150,11 @@ void create(Job& job) {
     job.ranks = count;
     for (int i = 0; i < count; ++i) job.gpus.push_back(Gpu{i, i, comms[static_cast<size_t>(i)]});
   }
+  prepare(job);
+}
+
+// A communicator of ranks from the world's, by colour (ncclCommSplit, ranks ordered by world rank).
+void prepare(Job& job) {
   uint64_t largest = 0;
   for (uint64_t b : job.sizes) largest = std::max(largest, b);
   for (Gpu& g : job.gpus) {
@@ -250,13 +266,17 @@ int main(int argc, char** argv) {
   if (job.tp > 0 && (!job.mpi || job.tp * job.pp * job.dp != job.ranks))
     usage("--parallelism: expected tp*pp*dp = the ranks under mpirun (" + std::to_string(job.ranks) + ")");
   std::vector<std::pair<std::string, Job>> runs = {{"", job}};
+  std::vector<GroupKind> kinds;
   if (job.tp > 0) {
     runs.clear();
-    for (const GroupKind& kind : group_kinds(job)) {
-      Job group = job;
-      split_into(group, job, kind);
-      runs.emplace_back(kind.name + " ", group);
-    }
+    kinds = group_kinds(job);
+  } else if (job.split && job.mpi) {
+    kinds = {{"node", job.node_color, job.rank}, {"rail", job.local, job.rank}};
+  }
+  for (const GroupKind& kind : kinds) {
+    Job group = job;
+    split_into(group, job, kind);
+    runs.emplace_back(kind.name + " ", group);
   }
   double total = 0.0;
   for (auto& [label, run] : runs)
