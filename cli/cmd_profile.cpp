@@ -11,6 +11,7 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/rule_json.hpp"
 #include "common/atomic_file.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
@@ -20,6 +21,7 @@
 #include "profiles/profile_diff.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
+#include "report/table_format.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -90,23 +92,6 @@ std::pair<Profile, fs::path> resolve(const Common& c, const std::string& name_or
   return {*found.front().profile, found.front().file};
 }
 
-nlohmann::json rule_json(const Rule& r) {
-  nlohmann::json j = {{"collective", name(r.collective)},
-                      {"min_bytes", r.min_bytes},
-                      {"max_bytes", r.max_bytes},
-                      {"algorithm", name(r.algorithm)},
-                      {"protocol", name(r.protocol)},
-                      {"channels", r.channels},
-                      {"nodes", format_count_range(r.nodes)},
-                      {"ranks", format_count_range(r.ranks)}};
-  if (r.busbw_gbps) j["busbw_gbps"] = *r.busbw_gbps;
-  if (r.default_busbw_gbps) j["default_busbw_gbps"] = *r.default_busbw_gbps;
-  if (r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0)
-    j["gain"] = *r.busbw_gbps / *r.default_busbw_gbps;
-  if (r.samples) j["samples"] = *r.samples;
-  return j;
-}
-
 nlohmann::json profile_json(const Profile& p, const fs::path& file) {
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& r : p.rules) rules.push_back(rule_json(r));
@@ -156,23 +141,29 @@ void print_show(const Profile& p, const fs::path& file) {
   std::printf("rules       %zu\n", p.rules.size());
   if (p.rules.empty()) return;
   Profile sorted = parse_profile(format_profile(p), file.string());  // the canonical order
-  std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %6s\n", "collective", "nodes", "ranks",
-              "from", "to", "algorithm", "protocol", "channels", "busbw", "default", "gain");
+  std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %7s %-22s %s\n", "collective", "nodes",
+              "ranks", "from", "to", "algorithm", "protocol", "channels", "busbw", "default", "gain",
+              "interval", "evidence");
   for (const auto& r : sorted.rules) {
     std::string busbw = r.busbw_gbps ? fixed(*r.busbw_gbps, 1) : "-";
     std::string def = r.default_busbw_gbps ? fixed(*r.default_busbw_gbps, 1) : "-";
-    std::string gain = r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0
-                           ? fixed(*r.busbw_gbps / *r.default_busbw_gbps, 2) + "x"
-                           : "-";
-    std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %6s\n",
+    std::string evidence = r.gain ? std::to_string(r.gain->sizes) + " size(s), " +
+                                        std::to_string(r.samples.value_or(0)) + "/" +
+                                        std::to_string(r.gain->default_samples) + " samples"
+                           : r.samples ? std::to_string(*r.samples) + " samples"
+                                       : "-";
+    std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %7s %-22s %s\n",
                 std::string(name(r.collective)).c_str(), format_count_range(r.nodes).c_str(),
                 format_count_range(r.ranks).c_str(), human_byte_size(r.min_bytes).c_str(),
                 human_byte_size(r.max_bytes).c_str(), std::string(name(r.algorithm)).c_str(),
                 std::string(name(r.protocol)).c_str(),
                 r.channels == 0 ? "auto" : std::to_string(r.channels).c_str(), busbw.c_str(), def.c_str(),
-                gain.c_str());
+                report::format_rule_gain(r).c_str(), report::format_gain_interval(r).c_str(),
+                evidence.c_str());
   }
-  std::printf("  (busbw and default in GB/s; gain = busbw / default busbw)\n");
+  std::printf(
+      "  (busbw and default in GB/s at the range's largest measured size; gain = NCCL's default time / the "
+      "rule's time - 1, over the measured sizes; samples = the rule's / the default's timed repetitions)\n");
 }
 
 int do_list(const Common& c) {

@@ -13,6 +13,7 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/rule_json.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
@@ -107,18 +108,12 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   j["planned"] = r.plan.measurements;
   j["env"] = r.profile.env;
   j["rules"] = json::array();
-  for (const auto& d : r.derivation.rules)
-    j["rules"].push_back({{"collective", nccl::name(d.rule.collective)},
-                          {"nodes", d.scale.nodes},
-                          {"ranks", d.scale.ranks},
-                          {"min_bytes", d.rule.min_bytes},
-                          {"max_bytes", d.rule.max_bytes},
-                          {"algorithm", nccl::name(d.rule.algorithm)},
-                          {"protocol", nccl::name(d.rule.protocol)},
-                          {"channels", d.rule.channels},
-                          {"busbw_gbps", d.rule.busbw_gbps.value_or(0)},
-                          {"default_busbw_gbps", d.rule.default_busbw_gbps.value_or(0)},
-                          {"gain", d.mean_gain}});
+  for (const auto& d : r.derivation.rules) {
+    json rule = rule_json(d.rule);
+    rule["nodes"] = d.scale.nodes;
+    rule["ranks"] = d.scale.ranks;
+    j["rules"].push_back(rule);
+  }
   j["failed_candidates"] = json::array();
   for (const auto& f : r.derivation.failed)
     j["failed_candidates"].push_back({{"setting", f.setting},
@@ -142,6 +137,12 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   return j;
 }
 
+// "45 / 45": timed repetitions of the rule's choice and of NCCL's default behind it.
+std::string samples_text(const profiles::Rule& r) {
+  if (!r.samples) return "-";
+  return std::to_string(*r.samples) + (r.gain ? " / " + std::to_string(r.gain->default_samples) : "");
+}
+
 void print_summary(const tuner::TuneResult& r, const std::string& path) {
   std::cout << "profile: " << path << " (source = \"" << r.header.source << "\")\n";
   std::cout << "measurements: " << r.measured << " made, " << r.replayed << " from the journal\n\n";
@@ -149,16 +150,21 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
     std::cout << "no rules: NCCL's own choice was as good as any candidate everywhere\n";
   } else {
     report::TextTable t(
-        {"collective", "nodes", "ranks", "sizes", "algo/proto", "busbw", "default", "gain"},
+        {"collective", "nodes", "ranks", "sizes", "algo/proto", "busbw", "default", "gain", "interval",
+         "sizes measured", "samples"},
         {report::Align::left, report::Align::right, report::Align::right, report::Align::left,
-         report::Align::left, report::Align::right, report::Align::right, report::Align::right});
+         report::Align::left, report::Align::right, report::Align::right, report::Align::right,
+         report::Align::right, report::Align::right, report::Align::right});
     for (const auto& d : r.derivation.rules)
       t.add_row({std::string(nccl::name(d.rule.collective)), std::to_string(d.scale.nodes),
                  std::to_string(d.scale.ranks), report::human_size_range(d.rule.min_bytes, d.rule.max_bytes),
                  format_candidate(d.rule), report::format_gbps(d.rule.busbw_gbps.value_or(0)),
-                 report::format_gbps(d.rule.default_busbw_gbps.value_or(0)),
-                 report::format_gain(d.mean_gain)});
+                 report::format_gbps(d.rule.default_busbw_gbps.value_or(0)), report::format_rule_gain(d.rule),
+                 report::format_gain_interval(d.rule), std::to_string(d.measured_sizes),
+                 samples_text(d.rule)});
     std::cout << t.render();
+    std::cout << "(gain = NCCL's default time / the rule's time - 1: the geometric mean over the measured "
+                 "sizes; busbw at the largest)\n";
   }
   std::cout << "\n[env]: ";
   if (r.profile.env.empty()) std::cout << "none (NCCL's defaults)\n";

@@ -24,6 +24,20 @@ struct CountRange {
   bool operator==(const CountRange&) const = default;
 };
 
+// How sure the calibration was of a rule: its gain over NCCL's default (default time / rule time - 1, the
+// geometric mean over the measured sizes of its range; at one size the same as busbw / default busbw - 1),
+// and that gain's bootstrap interval [low, high] at `confidence`, from `sizes` measured sizes with
+// `default_samples` timed repetitions of NCCL's default beside the rule's own Rule::samples.
+struct GainEvidence {
+  double gain = 0.0;
+  double low = 0.0;
+  double high = 0.0;
+  double confidence = 0.0;
+  int sizes = 0;
+  int default_samples = 0;
+  bool operator==(const GainEvidence&) const = default;
+};
+
 struct Rule {
   nccl::Collective collective = nccl::Collective::allreduce;
   uint64_t min_bytes = 0;
@@ -37,12 +51,17 @@ struct Rule {
   std::optional<double> busbw_gbps;
   std::optional<double> default_busbw_gbps;
   std::optional<int> samples;
+  std::optional<GainEvidence> gain;
   int source_line = 0;  // where it was read from, for messages; not written back
 
   bool applies_to(int n_nodes, int n_ranks) const {
     return (!nodes || nodes->contains(n_nodes)) && (!ranks || ranks->contains(n_ranks));
   }
 };
+
+// The rule's gain as every command shows it (time ratio - 1): its evidence's, else busbw / default busbw - 1
+// where both are known, else nullopt.
+std::optional<double> gain_of(const Rule& rule);
 
 struct ClusterInfo {
   std::string name;

@@ -26,7 +26,8 @@ uint64_t request_key(const MeasureRequest& r) {
   return random::hash({static_cast<uint64_t>(r.collective), r.bytes,
                        c.algorithm ? static_cast<uint64_t>(*c.algorithm) + 1 : 0,
                        c.protocol ? static_cast<uint64_t>(*c.protocol) + 1 : 0,
-                       static_cast<uint64_t>(c.channels)});
+                       static_cast<uint64_t>(c.channels), static_cast<uint64_t>(r.repetitions),
+                       static_cast<uint64_t>(r.attempt)});
 }
 
 }  // namespace

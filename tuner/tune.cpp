@@ -40,7 +40,7 @@ StrategyInput strategy_input(const SearchSpace& space, const TuneOptions& o) {
   in.collectives = space.collectives;
   in.sizes = space.sizes;
   in.repetitions = o.repetitions;
-  in.min_gain = o.min_gain;
+  in.derive.min_gain = o.min_gain;
   int max_ranks = 1;
   for (const auto& s : space.scales) max_ranks = std::max(max_ranks, s.ranks);
   in.granularity = 4ull * static_cast<uint64_t>(max_ranks);
@@ -301,7 +301,10 @@ std::optional<std::vector<Measurement>> Calibration::measure(Unit& u,
   }
   if (!to_run.empty()) {
     std::vector<MeasureRequest> requests;
-    for (size_t i : to_run) requests.push_back(batch[i]);
+    for (size_t i : to_run) {
+      requests.push_back(batch[i]);
+      requests.back().attempt = attempt_of[i];
+    }
     std::vector<Measurement> got = run_requests(u, requests);
     std::vector<JournalRecord> records;
     const std::string now = utc_timestamp_now();
@@ -381,7 +384,7 @@ TuneResult Calibration::run() {
       if (j.failed) why += "; " + j.setting.id + " (" + scale_text(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
-  result_.derivation = derive(records_, DeriveOptions{o_.min_gain});
+  result_.derivation = derive(records_, input_.derive);
   result_.profile = build_profile(result_.derivation, result_.header);
   return std::move(result_);
 }

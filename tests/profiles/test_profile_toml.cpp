@@ -298,7 +298,8 @@ TEST_CASE("profile toml: rule errors", "[profile_toml]") {
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchanels = 4")) ==
         "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
         "protocol, "
-        "channels, nodes, ranks, busbw_gbps, default_busbw_gbps, samples; found an unknown key");
+        "channels, nodes, ranks, busbw_gbps, default_busbw_gbps, samples, gain, gain_low, gain_high, "
+        "confidence, sizes, default_samples; found an unknown key");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nnodes = \"8-2\"")) ==
         "profile.toml:23: rule[1].nodes: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found "
         "string "

@@ -35,9 +35,10 @@ using test::check_same_rules;
 using test::kBinary;
 using test::only_file;
 // Two jobs: NCCL's defaults and NCCL_CROSS_NIC=1; a small grid keeps each job to a fraction of a second.
+// The simulated truth has a real gain there (reducescatter around 2 MiB) for the profile to find.
 const std::string kTune =
-    " tune --simulate --example h100-8x-2nic --nodes 2 --cross-nic 1 --collectives allreduce "
-    "--min-bytes 1K --max-bytes 4M --strategy exhaustive --reps 3 --seed 11 ";
+    " tune --simulate --example h100-8x-2nic --nodes 2 --cross-nic 1 --collectives reducescatter "
+    "--min-bytes 64K --max-bytes 8M --strategy exhaustive --reps 3 --seed 11 ";
 
 fs::path temp_dir(const std::string& name) {
   return test::fresh_temp_dir("orchestrator", name);
@@ -152,7 +153,8 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
     return r.setting.id + "|" + std::to_string(r.scale.ranks) + "|" +
            std::to_string(static_cast<int>(r.measurement.request.collective)) + "|" +
            std::to_string(r.measurement.request.bytes) + "|" +
-           runners::to_string(r.measurement.request.candidate) + "|" + std::to_string(r.attempt);
+           runners::to_string(r.measurement.request.candidate) + "|" +
+           std::to_string(r.measurement.request.repetitions) + "|" + std::to_string(r.attempt);
   };
   for (const auto& r : in_process_journal.records) expected[key(r)] = r.measurement.times_us;
   for (const auto& r : merged.records) {
