@@ -242,10 +242,14 @@ std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Colle
     const CollectiveDecisions cd = decide_collective(table, c, Scale{}, o);
     const auto& s = cd.sizes;
     auto where = [&](size_t k) { return std::string(nccl::name(c)) + " at " + human_byte_size(s[k].bytes); };
-    // A rule firmly past the threshold: its inner sizes are settled.
+    // Inside a rule firmly past the threshold, with the same rule on both sides: settled. A rule's end
+    // sizes decide its edges and stay in question while their own intervals do.
     auto firm = [&](size_t k) {
+      if (!s[k].rule || k == 0 || k + 1 == s.size() || s[k - 1].rule != s[k].rule ||
+          s[k + 1].rule != s[k].rule)
+        return false;
       for (const auto& r : cd.rules)
-        if (s[k].rule && r.rule.min_bytes <= s[k].bytes && s[k].bytes <= r.rule.max_bytes)
+        if (r.rule.min_bytes <= s[k].bytes && s[k].bytes <= r.rule.max_bytes)
           return r.gain.low > 1.5 * o.min_gain;
       return false;
     };
