@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +74,16 @@ double parse_duration(const std::string& text) {
     throw InputError("<arguments>", 0,
                      "--budget: expected a duration like 20m, 90s or 1h30m, found '" + text + "'");
   return total;
+}
+
+// A whole number 0..2^64-1; "-1" is refused (a stream parse would take it as 2^64-1).
+uint64_t parse_seed(const std::string& text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    throw InputError("<arguments>", 0,
+                     "--seed: expected a whole number from 0 to 18446744073709551615, found '" + text + "'");
+  return v;
 }
 
 // "3%" or "0.03".
@@ -280,7 +291,7 @@ struct TuneArgs {
                            scales = "all", store_dir, format = "text", example, topology_file, from_journal,
                            channels, ib_hca, cross_nic, name, launcher, journal_part, report;
   int job_id = -1, nodes = 1, reps = 5;
-  uint64_t seed = 1;
+  std::string seed = "1";
   double noise = 0.03;
 };
 
@@ -304,7 +315,7 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "example", po::value(&a.example), "simulator: a bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
       "topology", po::value(&a.topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
       "nodes", po::value(&a.nodes)->default_value(1), "simulator: how many such nodes")(
-      "seed", po::value(&a.seed)->default_value(1), "simulator: noise seed")(
+      "seed", po::value(&a.seed)->default_value(a.seed), "simulator: noise seed")(
       "noise", po::value(&a.noise)->default_value(0.03), "simulator: relative noise per repetition")(
       "collectives", po::value(&a.collectives), "comma list (default: all five)")(
       "min-bytes", po::value(&a.min_bytes)->default_value(a.min_bytes), "smallest size (8, 64K, 1M)")(
@@ -339,7 +350,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   r.example = a.example;
   r.topology_file = a.topology_file;
   r.nodes = a.nodes;
-  r.seed = a.seed;
+  r.seed = parse_seed(a.seed);
   r.noise = a.noise;
   if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
@@ -414,6 +425,8 @@ int cmd_tune(const Args& args) {
     if (processes.is_root()) print_plan(setup);
     return kExitOk;
   }
+  if (processes.is_root())
+    setup.tune.say = [](const std::string& line) { std::fprintf(stderr, "tune: %s\n", line.c_str()); };
   if (setup.mode == tuner::CalibrationMode::orchestrator) {
     std::fprintf(stderr, "%zu job(s), one per process-wide setting; jobs run: %s\n",
                  setup.orchestration.settings.size(), tuner::describe(setup.launcher).c_str());

@@ -43,7 +43,7 @@ using nccl::parse_constant_index;
 using nccl::parse_protocol;
 namespace {
 
-constexpr int kMaxChannels = 64;
+using nccl::kMaxChannels;
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
@@ -95,7 +95,9 @@ bool is_rfc3339(std::string_view s) {
          digits(pos + 4, 2);
 }
 
-bool is_version(std::string_view s) { return nccl::Version::parse(s).has_value(); }
+bool is_version(std::string_view s) {
+  return nccl::Version::parse(s).has_value();
+}
 
 // --- Checks shared by the reader and validate_profile
 // -------------------------------------------------------

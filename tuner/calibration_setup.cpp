@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/input_error.hpp"
+#include "nccl/ib_hca_spec.hpp"
 #include "nccl/version.hpp"
 #include "profiles/store.hpp"
 #include "topology/analysis.hpp"
@@ -14,6 +15,45 @@ namespace autotune::tuner {
 namespace {
 
 using runners::ProcessSetting;
+
+[[noreturn]] void bad_argument(const std::string& what) {
+  throw InputError("<arguments>", 0, what);
+}
+
+// Every value a request carries, checked before anything is set up or measured: a bad one found after
+// minutes of measuring costs the minutes.
+void check_request(const CalibrationRequest& r) {
+  if (r.repetitions < 1 || r.repetitions > 10000)
+    bad_argument("--reps: expected 1 to 10000 timed repetitions per measurement, found " +
+                 std::to_string(r.repetitions));
+  if (!(r.noise >= 0.0 && r.noise < 1.0))
+    bad_argument("--noise: expected a relative noise per repetition in [0, 1) such as 0.03, found " +
+                 std::to_string(r.noise));
+  for (int ch : r.channels)
+    if (ch < 1 || ch > nccl::kMaxChannels)
+      bad_argument("--channels: expected channel counts from 1 to " + std::to_string(nccl::kMaxChannels) +
+                   " (NCCL's most), found " + std::to_string(ch));
+  if (r.cross_nic)
+    for (const auto& v : *r.cross_nic)
+      if (v != "0" && v != "1" && v != "2")
+        bad_argument("--cross-nic: expected values of NCCL_CROSS_NIC, 0, 1 or 2, found '" + v + "'");
+  if (r.ib_hca)
+    for (const auto& v : *r.ib_hca) try {
+        nccl::parse_ib_hca_spec(v);
+      } catch (const InputError& e) {
+        bad_argument("--ib-hca: the value '" + v + "': " + e.message());
+      }
+  for (const auto& n : r.scales)
+    if (n && *n < 1)
+      bad_argument("--scales: expected node counts of at least 1 or all, found " + std::to_string(*n));
+  if (r.min_bytes < 1 || r.min_bytes > r.max_bytes)
+    bad_argument("expected 0 < --min-bytes <= --max-bytes, found " + std::to_string(r.min_bytes) + " and " +
+                 std::to_string(r.max_bytes));
+  if (!(r.min_gain >= 0.0))
+    bad_argument("--min-gain: expected a gain of at least 0, found " + std::to_string(r.min_gain));
+  if (r.budget && !(r.budget->count() > 0.0)) bad_argument("--budget: expected a positive duration");
+  make_strategy(r.strategy);  // throws for a name it does not know
+}
 
 // The simulated node, and the stem its cluster is named after; nothing on GPUs (what mpirun started is the
 // cluster).
@@ -143,6 +183,7 @@ void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
     h.fingerprint = topology::fingerprint(*node, built ? built->major_minor() : 0);
     h.gpu_model = node->gpus.empty() ? "" : node->gpus[0].name;
     h.gpus_per_node = static_cast<int>(node->gpus.size());
+    h.nics_per_node = static_cast<int>(node->nics.size());
   }
   h.nodes = r.simulate ? r.nodes : 1;
   h.seed = r.simulate ? r.seed : 0;
@@ -165,6 +206,7 @@ void name_gpu_cluster(const CalibrationContext& c, CalibrationSetup& s) {
   s.first_runner = c.make_runner(s.runner);
   const auto info = s.first_runner->info();
   s.tune.space.scales = {{info.nodes, info.ranks}};
+  h.runner = info.description;
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
   h.gpu_model = info.gpu_model;
@@ -190,6 +232,7 @@ OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationCo
 }  // namespace
 
 CalibrationSetup set_up_calibration(const CalibrationRequest& r, const CalibrationContext& c) {
+  check_request(r);
   CalibrationSetup s;
   std::string stem;
   const std::optional<topology::Topology> node = load_node(r, &stem);
@@ -208,6 +251,12 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& r, const Calibrati
     s.launcher = choose_launcher(r.launcher, r.simulate, local_gpu_count(c.env), c.env);
   fill_provenance(r, c, node, stem, s.tune.header);
   if (!r.simulate && !r.dry_run) name_gpu_cluster(c, s);
+  if (r.simulate) {
+    // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
+    RunnerOptions whole = s.runner;
+    whole.nodes = r.nodes;
+    s.tune.header.runner = make_runner(whole)->info().description;
+  }
   s.tune.journal =
       profiles::Store(c.store).journal_path_for(s.tune.header.cluster, s.tune.header.nccl_version);
   if (s.mode == CalibrationMode::worker) {
@@ -220,6 +269,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& r, const Calibrati
 
 TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, const JobNoticeFn& notice) {
   if (s.mode == CalibrationMode::orchestrator) {
+    s.orchestration.say = s.tune.say;
     TuneResult result = orchestrate(s.orchestration, notice);
     // On GPUs the scales were not known ahead: the plan's count is the simulator's only.
     if (s.runner.simulate) result.plan.measurements = plan_tune(s.tune).measurements;

@@ -58,6 +58,9 @@ TEST_CASE("set-up: a simulated cluster measures in process, sweeps the probe's s
   CHECK(s.tune.header.source == "simulated");
   CHECK(s.tune.header.nccl_version == "2.28.9");
   CHECK(s.tune.header.tool_version == "9.9.9");
+  // What measures and the node's NICs go into the journal's header and from there into the profile.
+  CHECK_THAT(s.tune.header.runner, Catch::StartsWith("SIMULATED: NCCL cost model over 2 node(s) x 8"));
+  CHECK(s.tune.header.nics_per_node == 8);
   CHECK(s.tune.header.gpus_per_node == 8);
   CHECK_FALSE(s.tune.header.fingerprint.empty());
   CHECK(s.tune.journal == profiles::Store("/store").journal_path_for("h100-8x-2n-sim", "2.28.9"));
@@ -166,4 +169,39 @@ TEST_CASE(
   CHECK(s.tune.header.cluster == "node17-1n");
   CHECK(s.first_runner);
   CHECK(s.tune.processes == &alone);
+}
+
+TEST_CASE("set-up: every value is checked before anything is set up or measured") {
+  auto refused = [](CalibrationRequest r, const std::string& message) {
+    INFO(message);
+    CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains(message));
+  };
+  auto r = simulated(2);
+  r.channels = {8, 65};
+  refused(r, "--channels: expected channel counts from 1 to 64");
+  r = simulated(2);
+  r.cross_nic = std::vector<std::string>{"1", "3"};
+  refused(r, "--cross-nic: expected values of NCCL_CROSS_NIC, 0, 1 or 2, found '3'");
+  r = simulated(2);
+  r.ib_hca = std::vector<std::string>{"mlx5_0", " x"};
+  refused(r, "--ib-hca: the value ' x'");
+  r = simulated(2);
+  r.repetitions = 0;
+  refused(r, "--reps: expected 1 to 10000");
+  r = simulated(2);
+  r.noise = 1.0;
+  refused(r, "--noise: expected a relative noise");
+  r = simulated(2);
+  r.scales = {std::optional<int>(-1)};
+  refused(r, "--scales: expected node counts of at least 1");
+  r = simulated(2);
+  r.strategy = "random";
+  refused(r, "--strategy: expected exhaustive or adaptive");
+  r = simulated(2);
+  r.min_bytes = 0;
+  refused(r, "expected 0 < --min-bytes <= --max-bytes");
+  // On GPUs too, before a runner is made (world()'s would throw a logic_error).
+  CalibrationRequest gpu;
+  gpu.channels = {100};
+  CHECK_THROWS_AS(set_up_calibration(gpu, world()), autotune::InputError);
 }

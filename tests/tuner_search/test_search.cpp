@@ -404,6 +404,32 @@ TEST_CASE("tune: the budget stops measuring and says what was skipped") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use all of it") {
+  fs::path dir = temp_dir("budget-default");
+  TuneOptions o = options_for(dir / "j.jsonl", "exhaustive");
+  // Listed last, measured first.
+  o.space.settings = {{"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}, {"default", {}}};
+  o.budget = std::chrono::duration<double>(1.0);
+  struct SlowRunner : FakeRunner {
+    using FakeRunner::FakeRunner;
+    std::vector<Measurement> run(std::span<const MeasureRequest> batch) override {
+      ::usleep(20000);
+      return FakeRunner::run(batch);
+    }
+  };
+  auto r = tune(
+      o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}); });
+  REQUIRE(r.jobs.size() == 2);
+  CHECK(r.jobs[0].setting.id == "default");
+  CHECK(r.jobs[0].measured > 0);
+  // The default job used the budget it was given: nothing was left for the other setting.
+  CHECK(r.jobs[1].measured == 0);
+  CHECK_FALSE(r.jobs[1].skipped.empty());
+  CHECK(r.derivation.setting.id == "default");
+  CHECK(r.profile.env.empty());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("tune: re-deriving from a journal with another threshold measures nothing") {
   FakeCluster fc;
   fs::path dir = temp_dir("from-journal");

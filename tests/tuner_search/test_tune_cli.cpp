@@ -72,6 +72,28 @@ TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCC
   }
 }
 
+TEST_CASE("tune on an existing name without --resume keeps the previous journal whole and says so") {
+  fs::path dir = temp_dir("keep-journal");
+  const std::string args =
+      "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K "
+      "--store " +
+      dir.string();
+  REQUIRE(run(args) == 0);
+  const fs::path journal = only_file(dir, ".jsonl");
+  const std::string first = autotune::read_file(journal);
+  const fs::path err = dir / "stderr";
+  int status = std::system((kBinary + " " + args + " >/dev/null 2>" + err.string()).c_str());
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::vector<fs::path> journals;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") journals.push_back(e.path());
+  REQUIRE(journals.size() == 2);
+  const fs::path kept = journals[0] == journal ? journals[1] : journals[0];
+  CHECK(autotune::read_file(kept) == first);
+  CHECK_THAT(autotune::read_file(err), Catch::Contains("journal is kept as " + kept.string()));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("tune --simulate killed midway resumes to the same profile") {
   fs::path whole = temp_dir("whole"), killed = temp_dir("killed");
   const std::string common =
