@@ -52,7 +52,9 @@ std::optional<Common> parse(const std::string& sub, const Args& args) {
   spec.options.add_options()("store", po::value(&c.store), "profile store directory")(
       "format", po::value(&c.format), "text|json (list, show, diff); nccl-csv|toml (export)")(
       "name", po::value(&c.name), "import: cluster name (default: the file's stem, or the profile's own)")(
-      "nccl-version", po::value(&c.nccl_version), "import from CSV: NCCL version the rules are for")(
+      "nccl-version", po::value(&c.nccl_version),
+      "import: the NCCL version the rules are for (CSV: required "
+      "unless the build's; TOML: replaces the profile's)")(
       "output,o", po::value(&c.output), "export: write to this file (atomically) instead of stdout")(
       "args", po::value(&c.args), "arguments");
   spec.positional.add("args", -1);
@@ -89,7 +91,9 @@ std::pair<Profile, fs::path> resolve(const Common& c, const std::string& name_or
     throw InputError("<arguments>", 0,
                      "expected a profile file or a cluster name in the store " + store.dir().string() +
                          "; found \"" + name_or_file + "\"");
-  return {*found.front().profile, found.front().file};
+  // The store lists profiles as the plugin reads them (rules from their compiled form, without evidence):
+  // what a person asks to see is the TOML itself.
+  return {read_profile(found.front().file), found.front().file};
 }
 
 nlohmann::json profile_json(const Profile& p, const fs::path& file) {
@@ -301,6 +305,10 @@ int do_import(const Common& c) {
   } else {
     p = read_profile(in);
     if (!c.name.empty()) p.cluster.name = c.name;
+    // The rules were calibrated for the version the profile says unless the importer knows better: the
+    // store files the profile under the version, and the plugin applies it only to that NCCL.
+    if (!c.nccl_version.empty()) p.provenance.nccl_version = c.nccl_version;
+    validate_profile(p, in.string());
   }
   fs::path saved = open_store(c).save(p);
   std::printf("imported %zu rules into %s\n", p.rules.size(), saved.c_str());

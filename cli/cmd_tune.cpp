@@ -76,32 +76,6 @@ double parse_duration(const std::string& text) {
   return total;
 }
 
-// A whole number 0..2^64-1; "-1" is refused (a stream parse would take it as 2^64-1).
-uint64_t parse_seed(const std::string& text) {
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-    throw InputError("<arguments>", 0,
-                     "--seed: expected a whole number from 0 to 18446744073709551615, found '" + text + "'");
-  return v;
-}
-
-// "3%" or "0.03".
-double parse_gain(const std::string& text) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size() - 1 && text.back() == '%')
-      v /= 100.0;
-    else if (used != text.size())
-      throw std::invalid_argument(text);
-    if (v >= 0 && v < 10) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError("<arguments>", 0,
-                   "--min-gain: expected a fraction (0.03) or a percentage (3%), found '" + text + "'");
-}
-
 std::string format_candidate(const profiles::Rule& r) {
   std::string s = std::string(nccl::name(r.algorithm)) + "/" + std::string(nccl::name(r.protocol));
   if (r.channels > 0) s += "/ch" + std::to_string(r.channels);
@@ -350,7 +324,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   r.example = a.example;
   r.topology_file = a.topology_file;
   r.nodes = a.nodes;
-  r.seed = parse_seed(a.seed);
+  r.seed = parse_seed(a.seed, "--seed");
   r.noise = a.noise;
   if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
@@ -363,7 +337,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic);
   r.strategy = a.strategy;
   r.repetitions = a.reps;
-  r.min_gain = parse_gain(a.min_gain);
+  r.min_gain = parse_gain(a.min_gain, "--min-gain");
   if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
   r.resume = vm.count("resume") > 0;
   r.name = a.name;
@@ -416,7 +390,8 @@ int cmd_tune(const Args& args) {
     return kExitOk;
   };
   if (!a.from_journal.empty())
-    return finish(tuner::tune_from_journal(a.from_journal, {parse_gain(a.min_gain)}), a.from_journal);
+    return finish(tuner::tune_from_journal(a.from_journal, {parse_gain(a.min_gain, "--min-gain")}),
+                  a.from_journal);
 
   const tuner::CalibrationRequest request = tune_request(a, *vm, args);
   const auto& processes = runners::job_processes();

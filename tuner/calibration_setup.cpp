@@ -64,16 +64,9 @@ std::optional<topology::Topology> load_node(const CalibrationRequest& r, std::st
                        "--example, --topology and --nodes describe the simulator: add --simulate");
     return std::nullopt;
   }
-  if (!r.example.empty() && !r.topology_file.empty())
-    throw InputError("<arguments>", 0, "either --example or --topology, found both");
   if (r.nodes < 1)
     throw InputError("<arguments>", 0, "--nodes: expected at least 1, found " + std::to_string(r.nodes));
-  if (!r.topology_file.empty()) {
-    *stem = std::filesystem::path(r.topology_file).stem().string();
-    return topology::read_topology_file(r.topology_file);
-  }
-  *stem = r.example.empty() ? "h100-8x" : r.example;
-  return topology::load_example(*stem);
+  return simulated_node(r.example, r.topology_file, stem);
 }
 
 // Orchestrate: one job per process-wide setting, each a fresh set of processes. The simulator models the
@@ -187,7 +180,7 @@ void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
   }
   h.nodes = r.simulate ? r.nodes : 1;
   h.seed = r.simulate ? r.seed : 0;
-  h.cluster = !r.name.empty() ? r.name : (r.simulate ? stem + "-" + std::to_string(r.nodes) + "n-sim" : "");
+  h.cluster = !r.name.empty() ? r.name : (r.simulate ? simulated_cluster_name(stem, r.nodes) : "");
 }
 
 // On GPUs the cluster is what the launcher or mpirun gives: the orchestrator names it from the launcher's
@@ -230,6 +223,22 @@ OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationCo
 }
 
 }  // namespace
+
+topology::Topology simulated_node(const std::string& example, const std::string& topology_file,
+                                  std::string* stem) {
+  if (!example.empty() && !topology_file.empty())
+    throw InputError("<arguments>", 0, "either --example or --topology, found both");
+  if (!topology_file.empty()) {
+    *stem = std::filesystem::path(topology_file).stem().string();
+    return topology::read_topology_file(topology_file);
+  }
+  *stem = example.empty() ? "h100-8x" : example;
+  return topology::load_example(*stem);
+}
+
+std::string simulated_cluster_name(const std::string& stem, int nodes) {
+  return stem + "-" + std::to_string(nodes) + "n-sim";
+}
 
 CalibrationSetup set_up_calibration(const CalibrationRequest& r, const CalibrationContext& c) {
   check_request(r);
