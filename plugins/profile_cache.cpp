@@ -128,6 +128,10 @@ ProfileCache& ProfileCache::instance() {
 }
 
 LoadResult ProfileCache::load(const std::string& path) {
+  // A profile that is not there is missing, not untrusted: say which, before the trust check would.
+  struct stat there {};
+  if (::stat(path.c_str(), &there) != 0 && (errno == ENOENT || errno == ENOTDIR))
+    return {nullptr, "no such file (" + errno_text(errno) + ")"};
   if (!profiles::insecure_allowed()) {
     if (auto reason = profiles::untrusted_reason(path))
       return {nullptr, "not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)"};
