@@ -35,6 +35,8 @@ struct SimCluster {
   double intra_gbps = 0.0;   // per GPU, one direction: NVLink links x per-link speed, or the PCIe link
   std::vector<SimNic> nics;  // the NICs NCCL would use (after NCCL_IB_HCA)
   int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
+  // What the file did not say and the model had to assume, in words (shown with every simulated figure).
+  std::vector<std::string> assumptions;
 
   int ranks() const { return gpus_per_node * nodes; }
   // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's per-generation tables.
@@ -45,8 +47,11 @@ struct SimCluster {
   bool ll128_safe() const { return nvlink && sm >= 70; }
 };
 
-// Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1. A GPU whose SM is
-// unknown (skeleton files) gets it from its name ("H100" -> 90) or else is treated as Ampere.
+// Throws InputError (file = topology origin) for what it cannot model without guessing: no GPU, nodes < 1,
+// a GPU whose architecture is unknown (no SM in the file and a name or device id it does not know), or
+// more than one node with no NIC that has an active port (a skeleton file names none). A GPU whose SM is
+// missing gets it from its name ("H100" -> 90). Several GPUs of an NVLink generation with no NVLink listed
+// are modelled as PCIe only, and that assumption is recorded.
 SimCluster describe_cluster(const topology::Topology& topo, int nodes);
 
 }  // namespace autotune::sim

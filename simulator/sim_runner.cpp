@@ -52,6 +52,7 @@ RunnerInfo SimRunner::info() const {
       c.nodes, c.gpus_per_node, c.gpu_model, c.sm, c.nvlink ? "NVLink" : "PCIe", c.intra_gbps,
       c.nvswitch ? ", NVSwitch" : "", c.nvls ? ", NVLS" : "", c.nics.size(), c.net_gbps(), noise_ * 100.0,
       seed_);
+  for (const auto& a : c.assumptions) i.description += "; ASSUMED: " + a;
   return i;
 }
 

@@ -6,6 +6,7 @@
 #include "nccl/ib_hca_spec.hpp"
 #include "nccl/version.hpp"
 #include "profiles/store.hpp"
+#include "simulator/sim_cluster.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
@@ -265,6 +266,8 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& r, const Calibrati
     RunnerOptions whole = s.runner;
     whole.nodes = r.nodes;
     s.tune.header.runner = make_runner(whole)->info().description;
+    for (const auto& a : sim::describe_cluster(*node, r.nodes).assumptions)
+      s.notes.push_back("the simulator assumed: " + a);
   }
   s.tune.journal =
       profiles::Store(c.store).journal_path_for(s.tune.header.cluster, s.tune.header.nccl_version);

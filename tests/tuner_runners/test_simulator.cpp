@@ -108,7 +108,8 @@ TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and confi
   CHECK(best_gain > 1.05);
   CHECK(best_gain < 2.0);
   // Without deviations the truth is NCCL's cost model, checked against figures computed by hand from NCCL's
-  // constant tables and against public nccl-tests numbers (NCCL-FACTS.md), not against the code's own estimate:
+  // constant tables and against public nccl-tests numbers (NCCL-FACTS.md), not against the code's own
+  // estimate:
   SimModel exact = h100_model(1, {}, SimDeviations{.enabled = false});
   // an 8-byte Ring/LL AllReduce on 8 GPUs is the base latency 6.6 us plus 2(n-1) = 14 NVLink hops of 0.6 us;
   CHECK(exact.true_time_us(Collective::allreduce, 8, SimChoice{Algorithm::ring, Protocol::ll, 32}) ==
@@ -118,8 +119,9 @@ TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and confi
         Approx(6.8 + 2 * 7 * 0.6).margin(0.05));
   // one H100 node reaches 365-370 GB/s busbw with Ring and 475-480 GB/s with NVLS at large sizes.
   auto busbw = [&](Algorithm a) {
-    return busbw_gbps(Collective::allreduce, 8, 8 * kGiB,
-                      exact.true_time_us(Collective::allreduce, 8 * kGiB, SimChoice{a, Protocol::simple, 32}));
+    return busbw_gbps(
+        Collective::allreduce, 8, 8 * kGiB,
+        exact.true_time_us(Collective::allreduce, 8 * kGiB, SimChoice{a, Protocol::simple, 32}));
   };
   CHECK(busbw(Algorithm::ring) == Approx(367.5).epsilon(0.03));
   CHECK(busbw(Algorithm::nvls) == Approx(477.5).epsilon(0.03));
@@ -304,4 +306,36 @@ TEST_CASE("nccl-tests' bandwidth definitions", "[bandwidth]") {
   CHECK(busbw_gbps(Collective::reduce, 8, 1000000000, 1e6) == Approx(1.0));
   CHECK(element_count(Collective::allreduce, 8, 1024) == 256);
   CHECK(element_count(Collective::allgather, 8, 1024) == 32);
+}
+
+TEST_CASE("describe_cluster refuses what it would have to guess and says what it assumed", "[sim]") {
+  // A GPU nothing says the architecture of: no SM, a name and device id the simulator does not know.
+  topology::Topology unknown = test::h100_node();
+  for (auto& g : unknown.gpus) g.sm = 0, g.name = "Mystery Accelerator";
+  CHECK_THROWS_WITH(describe_cluster(unknown, 1),
+                    Catch::Contains("a GPU whose architecture the simulator knows") &&
+                        Catch::Contains("'Mystery Accelerator'"));
+  // More than one node and no NIC with an active port: nothing to model the network with.
+  topology::Topology no_nics = test::h100_node();
+  no_nics.nics.clear();
+  CHECK_NOTHROW(describe_cluster(no_nics, 1));
+  CHECK_THROWS_WITH(describe_cluster(no_nics, 2),
+                    Catch::Contains("at least one NIC that has an active port"));
+  topology::Topology ports_down = test::h100_node();
+  for (auto& n : ports_down.nics) n.ports[0].state = "DOWN";
+  CHECK_THROWS_AS(describe_cluster(ports_down, 2), InputError);
+  // H100s with no NVLink listed (a skeleton file): PCIe only, and said so, also in what the runner reports.
+  topology::Topology no_nvlink = test::h100_node();
+  for (auto& g : no_nvlink.gpus) g.nvlinks.clear();
+  no_nvlink.nvswitches.clear();
+  SimCluster c = describe_cluster(no_nvlink, 1);
+  CHECK_FALSE(c.nvlink);
+  REQUIRE(c.assumptions.size() == 1);
+  CHECK_THAT(c.assumptions[0], Catch::Contains("no NVLink listed for the 8"));
+  const runners::SingleProcess alone;
+  SimRunner runner(SimModel(c), 1, 0.03, alone);
+  CHECK_THAT(runner.info().description, Catch::Contains("ASSUMED: no NVLink listed"));
+  // A node whose GPUs say they are PCIe cards assumes nothing.
+  CHECK(describe_cluster(test::a100_pcie_node(), 1).assumptions.empty());
+  CHECK(describe_cluster(test::h100_node(), 2).assumptions.empty());
 }
