@@ -5,21 +5,34 @@
 //   (the process already holds that version of the file), beside toml++ parsing the same file's text alone
 //   (the floor under the cold figure, timed alternately with it, outside the benchmark's own timing);
 // - cold init with the compiled rules (<profile>.rules, profiles/compiled_rules.hpp) beside the same text,
-//   against cold init from the TOML alone (the baseline, same run).
+//   against cold init from the TOML alone (the baseline, same run);
+// - cold start in a fresh process (issue 17): a new process per sample (fork + exec of cold_init_child) opens
+//   the plugin and times its first init at 10,000 rules, with the compiled rules, from the TOML alone and
+//   from the same rules as NCCL's example-plugin CSV; beside it, when AUTOTUNE_BENCH_EXAMPLE_PLUGIN names a
+//   build of NCCL's example tuner plugin, that plugin on the same CSV (samples interleaved, same machine
+//   load); otherwise the figure issue 17 quotes for it.
 // Targets (issue 3): < 50 ns per call and >= 10x faster than the scan at 1,000 rules; cold init < 5 ms at
-// 10,000 (with the compiled rules the store writes).
+// 10,000 (with the compiled rules the store writes). Issue 17: the fresh-process first init with compiled
+// rules under 3 ms and no slower than NCCL's example plugin on the same rules.
 #include <benchmark/benchmark.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <toml++/toml.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "common/atomic_file.hpp"
 #include "profiles/compiled_rules.hpp"
+#include "profiles/nccl_csv.hpp"
 #include "tests/plugins/nccl_harness.hpp"
 #include "tests/plugins/plugin_fixtures.hpp"
 
@@ -64,6 +77,7 @@ struct Fixture {
   std::vector<std::filesystem::path> paths;
   std::vector<std::vector<ScanRule>> scan;
   std::filesystem::path compiled;  // the 10,000-rule text again, with its .rules beside it
+  std::filesystem::path csv;       // the same 10,000 rules as NCCL's example-plugin CSV
   Fixture() {
     for (int n : {10, 1000, 10000}) {
       auto p = make_profile(n);
@@ -80,6 +94,8 @@ struct Fixture {
     write_text(compiled, text);
     autotune::profiles::write_compiled_rules(
         compiled, autotune::profiles::parse_profile(text, compiled.string()), text);
+    csv = dir / "rules10000.csv";
+    write_text(csv, autotune::profiles::format_nccl_csv(make_profile(10000).rules));
   }
   static Fixture& get() {
     static Fixture f;
@@ -201,6 +217,126 @@ void BM_init(benchmark::State& state) {
   if (cold && !compiled) record(state, "toml_parse/" + std::to_string(rules), parse_total);
 }
 
+// --- Cold start in a fresh process ---------------------------------------------------------------------
+
+struct ColdSample {
+  double open_ms, wall_ms, cpu_ms;
+};
+
+// One fresh process: cold_init_child opens `plugin` and times its first init; `var` names the profile.
+std::optional<ColdSample> cold_sample(const std::string& plugin, const char* var,
+                                      const std::string& profile) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "NCCL_AUTOTUNE_PROFILE=", 22) != 0 &&
+        std::strncmp(*e, "NCCL_TUNER_CONFIG_FILE=", 23) != 0)
+      env.push_back(*e);
+  env.push_back(std::string(var) + "=" + profile);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string child = AUTOTUNE_COLD_CHILD, code = "23206";
+  char* argv[] = {child.data(), const_cast<char*>(plugin.c_str()), code.data(), nullptr};
+  int out[2];
+  if (pipe(out) != 0) return std::nullopt;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
+    execve(child.c_str(), argv, envp.data());
+    _exit(127);
+  }
+  close(out[1]);
+  char buf[128] = {};
+  const ssize_t n = read(out[0], buf, sizeof buf - 1);
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  long long open_ns = 0, wall_ns = 0, cpu_ns = 0;
+  if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      std::sscanf(buf, "%lld %lld %lld", &open_ns, &wall_ns, &cpu_ns) != 3)
+    return std::nullopt;
+  return ColdSample{open_ns / 1e6, wall_ns / 1e6, cpu_ns / 1e6};
+}
+
+struct ColdCase {
+  const char* label;
+  std::string plugin;
+  const char* var;
+  std::string profile;
+  std::vector<ColdSample> samples;
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+std::string spread(const std::vector<ColdSample>& s, double ColdSample::*field) {
+  std::vector<double> v;
+  for (const auto& x : s) v.push_back(x.*field);
+  std::sort(v.begin(), v.end());
+  char buf[96];
+  if (v.empty()) return "no samples";
+  std::snprintf(buf, sizeof buf, "%.2f ms (min %.2f, p90 %.2f)", v[v.size() / 2], v.front(),
+                v[std::min(v.size() - 1, v.size() * 9 / 10)]);
+  return buf;
+}
+
+// Returns whether the targets were met; prints the figures.
+bool cold_start_report(int samples) {
+  const Fixture& f = Fixture::get();
+  std::vector<ColdCase> cases = {
+      {"autotune, compiled rules (.rules beside the TOML)",
+       AUTOTUNE_PLUGIN_PATH,
+       "NCCL_AUTOTUNE_PROFILE",
+       f.compiled.string(),
+       {}},
+      {"autotune, TOML alone", AUTOTUNE_PLUGIN_PATH, "NCCL_AUTOTUNE_PROFILE", f.paths[2].string(), {}},
+      {"autotune, the same rules as NCCL's example CSV",
+       AUTOTUNE_PLUGIN_PATH,
+       "NCCL_TUNER_CONFIG_FILE",
+       f.csv.string(),
+       {}},
+  };
+  const char* example = std::getenv("AUTOTUNE_BENCH_EXAMPLE_PLUGIN");
+  if (example && *example)
+    cases.push_back(
+        {"NCCL's example plugin, same CSV", example, "NCCL_TUNER_CONFIG_FILE", f.csv.string(), {}});
+  for (auto& c : cases) cold_sample(c.plugin, c.var, c.profile);  // page cache warm, as for later jobs
+  for (int i = 0; i < samples; ++i)
+    for (auto& c : cases)
+      if (auto s = cold_sample(c.plugin, c.var, c.profile)) c.samples.push_back(*s);
+  std::printf(
+      "\nCold start in a fresh process (fork + exec per sample, %d samples each, interleaved), 10000 rules,\n"
+      "first init's CPU time [wall time] (dlopen not included):\n",
+      samples);
+  for (const auto& c : cases)
+    std::printf("  %-50s %s  [%s]\n", c.label, spread(c.samples, &ColdSample::cpu_ms).c_str(),
+                spread(c.samples, &ColdSample::wall_ms).c_str());
+  std::vector<double> ours_v, example_v;
+  for (const auto& s : cases[0].samples) ours_v.push_back(s.cpu_ms);
+  const double ours = median_of(ours_v);
+  bool met = !cases[0].samples.empty() && ours < 3.0;
+  if (cases.size() > 3) {
+    for (const auto& s : cases[3].samples) example_v.push_back(s.cpu_ms);
+    const double theirs = median_of(example_v);
+    met = met && !example_v.empty() && ours <= theirs;
+    std::printf(
+        "  compiled rules vs NCCL's example plugin: %.2f ms vs %.2f ms, %.2fx  (target < 3 ms and no slower: "
+        "%s)\n",
+        ours, theirs, theirs / ours, met ? "met" : "MISSED");
+  } else {
+    std::printf(
+        "  NCCL's example plugin not measured here (set AUTOTUNE_BENCH_EXAMPLE_PLUGIN to a build of it); "
+        "issue 17\n"
+        "  quotes 3.0-4.1 ms for it on this machine. Compiled rules %.2f ms  (target < 3 ms: %s)\n",
+        ours, met ? "met" : "MISSED");
+  }
+  return met;
+}
+
 }  // namespace
 
 BENCHMARK(BM_getCollInfo)->Arg(10)->Arg(1000)->Arg(10000);
@@ -250,6 +386,9 @@ int main(int argc, char** argv) {
           met ? "met" : "MISSED");
     }
   }
+  const char* cold_env = std::getenv("AUTOTUNE_BENCH_COLD_SAMPLES");
+  const int cold_samples = cold_env ? std::atoi(cold_env) : 25;
+  if (cold_samples > 0) all_met = cold_start_report(cold_samples) && all_met;
   std::printf("  zero allocations per call: checked by test_plugin_alloc\n");
   std::printf("  targets: %s\n", all_met ? "all met" : "NOT all met");
   return 0;

@@ -110,7 +110,7 @@ std::vector<std::pair<int, uint64_t>> make_queries(int n_rules) {
 
 void BM_RuleTableFind(benchmark::State& state) {
   auto rules = make_rules(static_cast<int>(state.range(0)));
-  RuleTable table = RuleTable::compile(rules, 4, 32);
+  RuleTable table = RuleTable::compile(rules, CommShape::of(4, 32));
   auto queries = make_queries(static_cast<int>(state.range(0)));
   size_t i = 0;
   for (auto _ : state) {
@@ -129,7 +129,7 @@ void BM_LinearScan(benchmark::State& state) {
     const auto& [c, bytes] = queries[i++ & 4095];
     const Rule* found = nullptr;
     for (const Rule& r : rules)
-      if (static_cast<int>(r.collective) == c && r.applies_to(4, 32) && bytes >= r.min_bytes &&
+      if (static_cast<int>(r.collective) == c && r.applies_to(CommShape::of(4, 32)) && bytes >= r.min_bytes &&
           bytes <= r.max_bytes) {
         found = &r;
         break;

@@ -101,7 +101,7 @@ void seeds(const char* example, int nodes, const char* strategy, double noise) {
   uint64_t measured = 0, samples = 0;
   double timed = 0.0;
   for (uint64_t seed = 1; seed <= 5; ++seed) {
-    runs.push_back(testing::simulated_tune({example, nodes, strategy, seed, noise, {}}));
+    runs.push_back(testing::simulated_tune({example, nodes, strategy, seed, noise, {}, {}}));
     auto t = testing::truth_check(runs.back(), 0.03);
     truth += fmt_found(t);
     measured += runs.back().result.measured;
@@ -119,8 +119,8 @@ void seeds(const char* example, int nodes, const char* strategy, double noise) {
 
 // Adaptive's range edges against exhaustive's, same seed, every bundled example.
 void edges(const char* example, int nodes) {
-  auto ex = testing::simulated_tune({example, nodes, "exhaustive", 1, 0.03, {}});
-  auto ad = testing::simulated_tune({example, nodes, "adaptive", 1, 0.03, {}});
+  auto ex = testing::simulated_tune({example, nodes, "exhaustive", 1, 0.03, {}, {}});
+  auto ad = testing::simulated_tune({example, nodes, "adaptive", 1, 0.03, {}, {}});
   auto e1 = testing::edge_agreement(ex, ad), e2 = testing::edge_agreement(ad, ex);
   std::printf(
       "edges %-12s x%d: %d of %d exhaustive edges have adaptive's within one grid step, %d of %d the other "

@@ -6,34 +6,83 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
+#include "simulator/sim_fault.hpp"
 #include "topology/examples.hpp"
 #include "topology/reader.hpp"
 #include "tuner/runner_factory.hpp"
 
 namespace autotune::cli {
 
+namespace {
+
+// nccl-tests times every size out-of-place and in-place. A runner measures one of the two (its buffers are
+// laid out for it), so each half gets its own runner, one after the other; the simulator draws the in-place
+// half with the next seed, as a second measurement has its own noise. `info` is the out-of-place runner's.
+std::vector<nccl_tests::BenchRow> measure_both_halves(const tuner::RunnerOptions& options,
+                                                      const std::vector<nccl::Collective>& kinds,
+                                                      const std::vector<uint64_t>& sizes,
+                                                      const runners::Candidate& candidate, int reps,
+                                                      runners::RunnerInfo& info) {
+  const bool progress = runners::job_processes().is_root() && isatty(STDERR_FILENO);
+  std::vector<nccl_tests::BenchRow> rows;
+  for (bool in_place : {false, true}) {
+    tuner::RunnerOptions half = options;
+    half.in_place = in_place;
+    half.seed = options.seed + (in_place ? 1 : 0);
+    auto runner = tuner::make_runner(half);
+    size_t row = 0;
+    for (auto c : kinds) {
+      // One size per batch so progress shows and a long real sweep can be watched.
+      for (uint64_t bytes : sizes) {
+        runners::MeasureRequest r;
+        r.collective = c;
+        r.bytes = bytes;
+        r.candidate = candidate;
+        r.repetitions = reps;
+        auto out = runner->run(std::span<const runners::MeasureRequest>(&r, 1));
+        if (!in_place) rows.push_back({});
+        (in_place ? rows[row].in_place : rows[row].out_of_place) = out.at(0);
+        ++row;
+        if (progress)
+          std::fprintf(stderr, "\r%s %s %llu B   ", in_place ? "in-place" : "out-of-place",
+                       std::string(nccl::name(c)).c_str(), static_cast<unsigned long long>(bytes));
+      }
+    }
+    if (!in_place) info = runner->info();
+  }
+  if (progress) std::fprintf(stderr, "\r%50s\r", "");
+  return rows;
+}
+
+}  // namespace
+
 int cmd_bench(const Args& args) {
   CommandSpec spec;
   spec.usage =
       "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] "
-      "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X]] [--iters N] "
+      "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X] [--sim-fault F]...] "
+      "[--iters N] "
       "[--reps N] "
       "[--format table|json]";
   spec.description =
-      "Measures collectives over a size range and prints nccl-tests' table (or JSON). On GPUs it runs real "
-      "NCCL "
-      "collectives (under mpirun: one process per GPU; otherwise all GPUs of this node); --simulate uses the "
-      "labelled model of NCCL instead. --algo/--proto/--channels force NCCL's choice through the tuner "
-      "plugin; "
-      "without them NCCL decides.";
+      "Measures collectives over a size range, out-of-place and in-place, and prints nccl-tests' table (one\n"
+      "test per collective, plus the algorithm/protocol/channels NCCL ran; import-nccl-tests reads it back) "
+      "or\n"
+      "JSON. On GPUs it runs real NCCL collectives (under mpirun: one process per GPU; otherwise all GPUs "
+      "of\n"
+      "this node); --simulate uses the labelled model of NCCL instead. --algo/--proto/--channels force "
+      "NCCL's\n"
+      "choice through the tuner plugin; without them NCCL decides.";
   std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, topology_file,
               example, format = "table";
   uint64_t factor = 2, seed = 1;
   int channels = 0, nodes = 1, iters = 0, reps = 5;
   double noise = 0.03;
+  std::vector<std::string> faults;
   spec.options.add_options()("collectives,c", po::value(&collectives)->default_value(collectives),
                              "comma list of collectives")(
       "minbytes,b", po::value(&min_size)->default_value(min_size), "smallest size (8, 64K, 1M, 8G)")(
@@ -49,7 +98,10 @@ int cmd_bench(const Args& args) {
       "nodes", po::value(&nodes)->default_value(1), "simulator: number of such nodes")(
       "seed", po::value(&seed)->default_value(1), "simulator: noise seed")(
       "noise", po::value(&noise)->default_value(0.03), "simulator: relative noise per repetition")(
-      "iters", po::value(&iters)->default_value(0), "operations per timed repetition (0 = scaled with size)")(
+      "sim-fault", po::value(&faults)->composing(),
+      "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
+      "node=N,gpu=K,nvlink=F")("iters", po::value(&iters)->default_value(0),
+                               "operations per timed repetition (0 = scaled with size)")(
       "reps", po::value(&reps)->default_value(5), "timed repetitions per size")(
       "format", po::value(&format)->default_value(format), "table or json");
   auto vm = parse_command_line(spec, args);
@@ -73,8 +125,8 @@ int cmd_bench(const Args& args) {
       throw InputError("<argument>", 0, "a protocol name for --proto, found '" + proto + "'");
   }
   auto kinds = parse_collective_list(collectives, "--collectives");
-  auto sizes = nccl_tests::size_sweep(nccl_tests::parse_size(min_size, "<argument -b>"),
-                                      nccl_tests::parse_size(max_size, "<argument -e>"), factor);
+  auto sizes =
+      nccl_tests::size_sweep(require_byte_size(min_size, "-b"), require_byte_size(max_size, "-e"), factor);
 
   tuner::RunnerOptions options;
   options.simulate = vm->count("simulate") > 0;
@@ -83,42 +135,27 @@ int cmd_bench(const Args& args) {
   options.noise = noise;
   options.iterations = iters;
   options.max_bytes = sizes.back();
+  for (const auto& f : faults) options.faults.push_back(sim::parse_sim_fault(f));
   if (options.simulate) {
     if (!topology_file.empty() && !example.empty())
       throw InputError("<argument>", 0, "either --topology or --example, found both");
     options.topology = topology_file.empty() ? topology::load_example(example.empty() ? "h100-8x" : example)
                                              : topology::read_topology_file(topology_file);
-  } else if (!topology_file.empty() || !example.empty() || nodes != 1) {
+  } else if (!topology_file.empty() || !example.empty() || nodes != 1 || !faults.empty()) {
     throw InputError("<argument>", 0,
-                     "--topology, --example and --nodes describe the simulator: add --simulate");
+                     "--topology, --example, --nodes and --sim-fault describe the simulator: add --simulate");
   }
 
-  auto runner = tuner::make_runner(options);
   const auto& processes = runners::job_processes();
-  const bool progress = processes.is_root() && isatty(STDERR_FILENO);
-  std::vector<runners::Measurement> results;
-  for (auto c : kinds) {
-    // One size per batch so progress shows and a long real sweep can be watched.
-    for (uint64_t bytes : sizes) {
-      runners::MeasureRequest r;
-      r.collective = c;
-      r.bytes = bytes;
-      r.candidate = candidate;
-      r.repetitions = reps;
-      auto out = runner->run(std::span<const runners::MeasureRequest>(&r, 1));
-      results.insert(results.end(), out.begin(), out.end());
-      if (progress)
-        std::fprintf(stderr, "\r%s %llu B   ", std::string(nccl::name(c)).c_str(),
-                     static_cast<unsigned long long>(bytes));
-    }
-  }
-  if (progress) std::fprintf(stderr, "\r%40s\r", "");
+  runners::RunnerInfo info;
+  auto rows = measure_both_halves(options, kinds, sizes, candidate, reps, info);
   if (!processes.is_root()) return kExitOk;  // rank 0 reports
-  auto info = runner->info();
-  std::cout << (format == "json" ? nccl_tests::format_json(info, results)
-                                 : nccl_tests::format_table(info, results));
+  std::cout << (format == "json" ? nccl_tests::format_json(info, rows)
+                                 : nccl_tests::format_table(info, rows));
   int wrong = 0;
-  for (const auto& m : results) wrong += m.outcome == runners::Outcome::wrong_result;
+  for (const auto& r : rows)
+    wrong += (r.out_of_place.outcome == runners::Outcome::wrong_result) +
+             (r.in_place.outcome == runners::Outcome::wrong_result);
   return wrong ? kExitFailed : kExitOk;
 }
 

@@ -17,22 +17,23 @@ int cmd_import_nccl_tests(const Args& args) {
   CommandSpec spec;
   spec.usage =
       "nccl-autotune import-nccl-tests LOG... (--journal FILE | --store DIR --cluster NAME) "
-      "[--algo A --proto P [--channels N] | --default] [--nodes N] [--collective C]";
+      "[--algo A --proto P [--channels N] | --default] [--nodes N] [--ranks R] [--collective C]";
   spec.description =
-      "Reads the text output of nccl-tests (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
-      "broadcast_perf,\n"
-      "reduce_perf; alltoall_perf and sendrecv_perf are read but not imported: NCCL's tuner never sees them) "
+      "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf,\n"
+      "reduce_perf), as text of any version from 2.0 to 2.19 or as -J JSON, one or several tests per file, "
       "and\n"
-      "appends every complete row to a journal as a measurement with source \"imported\". What the log does "
-      "not\n"
-      "say comes from the options: the algorithm and protocol it was forced to (NCCL_ALGO/NCCL_PROTO lines "
-      "in the\n"
-      "log say it too), or --default when NCCL chose; the node count when the log shows no hosts. Rows with "
-      "wrong\n"
-      "results are kept as wrong_result and never become rules.";
+      "the table `nccl-autotune bench` prints; appends every complete row to a journal as a measurement "
+      "with\n"
+      "source \"imported\". Every test not imported is named on stderr with its reason (alltoall_perf and\n"
+      "sendrecv_perf are point-to-point, which NCCL's tuner never sees). What the log does not say comes "
+      "from\n"
+      "the options: the algorithm and protocol it was forced to (NCCL_ALGO/NCCL_PROTO lines in the log say "
+      "it\n"
+      "too), or --default when NCCL chose; the rank and node counts of a table printed without its header.\n"
+      "Rows with wrong results are kept as wrong_result and never become rules.";
   std::vector<std::string> logs;
   std::string journal, store, cluster, algo, proto, collective, fingerprint;
-  int channels = 0, nodes = 0;
+  int channels = 0, nodes = 0, ranks = 0;
   spec.options.add_options()                                                                          //
       ("log", po::value(&logs)->multitoken(), "nccl-tests output file(s)")                            //
       ("journal", po::value(&journal), "journal file to create or append to")                         //
@@ -43,6 +44,7 @@ int cmd_import_nccl_tests(const Args& args) {
       ("channels", po::value(&channels), "channel count the logs were forced to (0 = NCCL decided)")  //
       ("default", "the logs ran NCCL's own choice (the baseline rules are measured against)")         //
       ("nodes", po::value(&nodes), "node count, when the log does not show it")                       //
+      ("ranks", po::value(&ranks), "rank count, when the log does not show it (a table alone)")       //
       ("collective", po::value(&collective), "the collective, when neither log nor file name says")   //
       ("fingerprint", po::value(&fingerprint), "topology fingerprint for a new journal");
   spec.positional.add("log", -1);
@@ -77,6 +79,11 @@ int cmd_import_nccl_tests(const Args& args) {
       throw InputError("<arguments>", 0, "expected --nodes of at least 1, found " + std::to_string(nodes));
     options.nodes = nodes;
   }
+  if (vm->count("ranks")) {
+    if (ranks < 1)
+      throw InputError("<arguments>", 0, "expected --ranks of at least 1, found " + std::to_string(ranks));
+    options.ranks = ranks;
+  }
   std::filesystem::path journal_path;
   if (!journal.empty() == !store.empty())
     throw InputError("<arguments>", 0,
@@ -93,11 +100,13 @@ int cmd_import_nccl_tests(const Args& args) {
   options.command = "nccl-autotune import-nccl-tests";
   for (const auto& a : args) options.command += " " + a;
 
-  std::vector<nccl_tests::NcclTestsLog> parsed;
+  std::vector<nccl_tests::NcclTestsFile> parsed;
   std::optional<std::string> coll;
   if (!collective.empty()) coll = collective;
-  for (const auto& path : logs) parsed.push_back(nccl_tests::read_nccl_tests_log(path, coll));
+  for (const auto& path : logs) parsed.push_back(nccl_tests::read_nccl_tests_file(path, coll));
   nccl_tests::ImportResult result = nccl_tests::import_nccl_tests(parsed, options);
+  for (const auto& n : result.not_imported)
+    std::cerr << "not imported: " << n.test << ": " << n.reason << "\n";
   for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
   if (!store.empty()) {
     // Where `tune --resume` and `report` look: beside the profile of this cluster and NCCL version.
@@ -114,9 +123,9 @@ int cmd_import_nccl_tests(const Args& args) {
   if (!fresh) {
     auto existing =
         tuner::load_journal(journal_path);  // refuses a file that is not a journal, before appending
-    if (existing.header && existing.header->source != "imported")
+    if (existing.header && existing.header->source != result.header.source)
       std::cerr << "warning: " << journal_path.string() << " holds " << existing.header->source
-                << " measurements; the imported ones are marked \"imported\" line by line\n";
+                << " measurements; these are marked \"" << result.header.source << "\" line by line\n";
   } else if (journal_path.has_parent_path()) {
     std::filesystem::create_directories(journal_path.parent_path());
   }
@@ -127,8 +136,9 @@ int cmd_import_nccl_tests(const Args& args) {
   size_t wrong = 0;
   for (const auto& r : result.records) wrong += r.measurement.outcome != runners::Outcome::ok;
   std::cout << "imported " << result.records.size() << " measurements (" << wrong
-            << " with wrong results) from " << parsed.size() << (parsed.size() == 1 ? " log" : " logs")
-            << " into " << journal_path.string() << "\n";
+            << " with wrong results) from " << result.tests_imported << " of " << result.tests
+            << (result.tests == 1 ? " test" : " tests") << " in " << parsed.size()
+            << (parsed.size() == 1 ? " file" : " files") << " into " << journal_path.string() << "\n";
   return kExitOk;
 }
 

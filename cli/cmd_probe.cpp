@@ -10,6 +10,7 @@
 #include "nccl/version.hpp"
 #include "common/input_error.hpp"
 #include "topology/analysis.hpp"
+#include "topology/dcgm_diag.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
 #include "topology/output.hpp"
@@ -20,17 +21,23 @@ namespace autotune::cli {
 int cmd_probe(const Args& args) {
   CommandSpec spec;
   spec.usage =
-      "nccl-autotune probe [--input FILE | --sysfs-root DIR | --example NAME] [--format text|json|nccl-xml]";
+      "nccl-autotune probe [--input FILE | --sysfs-root DIR | --example NAME] [--dcgm [LEVEL]] "
+      "[--counter-interval MS] [--format text|json|nccl-xml]";
   spec.description =
-      "Reads the live node (or a recorded hwloc/NCCL topology XML, a recorded sysfs tree, or a bundled "
-      "example) and "
-      "prints its GPUs, NICs, GPU-NIC paths, NVLS/CollNet/GDR evidence, health findings and fingerprint. "
-      "Sources "
-      "that are missing are reported with the reason. See docs/probe.md.";
-  spec.options.add_options()("input", po::value<std::string>(), "hwloc XML or NCCL topology XML file")(
+      "Reads the live node (or a recorded hwloc/NCCL topology XML, a probe JSON record, a recorded sysfs "
+      "tree, "
+      "or a bundled example) and prints its GPUs, NICs, GPU-NIC paths, NVLS/CollNet/GDR evidence, health "
+      "findings (block / warn), the fabric settings it needs and its fingerprint. Sources that are missing "
+      "are reported with the reason. See docs/probe.md and docs/health.md.";
+  spec.options.add_options()("input", po::value<std::string>(),
+                             "hwloc XML, NCCL topology XML or probe JSON record (probe --format json)")(
       "sysfs-root", po::value<std::string>(), "a recorded sysfs tree (its top folder or its sys/ folder)")(
       "example", po::value<std::string>(), "a bundled example node (see --list-examples)")(
       "list-examples", "print the bundled example names")(
+      "dcgm", po::value<int>()->implicit_value(1),
+      "live node: also run DCGM's diagnostics, dcgmi diag -r LEVEL (1 quick .. 4 extended; default 1)")(
+      "counter-interval", po::value<int>()->default_value(1000),
+      "live node: milliseconds between the two reads of each NVML error counter (0: read once)")(
       "format", po::value<std::string>()->default_value("text"), "text, json or nccl-xml");
   const auto vm = parse_command_line(spec, args);
   if (!vm) return kExitOk;
@@ -44,6 +51,20 @@ int cmd_probe(const Args& args) {
   if (vm->count("input") + vm->count("sysfs-root") + vm->count("example") > 1)
     throw InputError("<arguments>", 0, "expected at most one of --input, --sysfs-root, --example");
 
+  const bool live = !vm->count("input") && !vm->count("example") && !vm->count("sysfs-root");
+  const int interval = (*vm)["counter-interval"].as<int>();
+  if (interval < 0 || interval > 60000)
+    throw InputError("<arguments>", 0,
+                     "expected --counter-interval 0..60000 ms, found " + std::to_string(interval));
+  if (!(*vm)["counter-interval"].defaulted() && !live)
+    throw InputError("<arguments>", 0,
+                     "expected --counter-interval on the live node only (it times NVML's reads)");
+  if (vm->count("dcgm") && !live)
+    throw InputError("<arguments>", 0, "expected --dcgm on the live node only (it runs dcgmi here)");
+  const int dcgm_level = vm->count("dcgm") ? (*vm)["dcgm"].as<int>() : 0;
+  if (vm->count("dcgm") && (dcgm_level < 1 || dcgm_level > 4))
+    throw InputError("<arguments>", 0, "expected --dcgm level 1 to 4, found " + std::to_string(dcgm_level));
+
   topology::Topology topo;
   if (vm->count("input")) {
     topo = topology::read_topology_file((*vm)["input"].as<std::string>());
@@ -52,7 +73,14 @@ int cmd_probe(const Args& args) {
   } else {
     topology::LiveOptions options;
     if (vm->count("sysfs-root")) options.sysfs_root = (*vm)["sysfs-root"].as<std::string>();
+    options.health = true;
+    options.counter_interval_ms = interval;
     topo = topology::probe_live(options);
+  }
+  if (dcgm_level > 0) {
+    std::cerr << "probe: running dcgmi diag -r " << dcgm_level << " (level 1 takes about a minute)\n";
+    topo.health.dcgm = topology::run_dcgm_diag(*topology::make_command_runner(), dcgm_level);
+    if (!topo.health.dcgm->ran) std::cerr << "probe: " << topo.health.dcgm->why << "\n";
   }
   if (format == "nccl-xml") {
     std::cout << topology::to_nccl_xml(topo);

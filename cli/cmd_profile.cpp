@@ -16,6 +16,7 @@
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "nccl/version.hpp"
+#include "profiles/any_profile.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile_diff.hpp"
@@ -285,11 +286,18 @@ std::string now_rfc3339() {
 }
 
 int do_import(const Common& c) {
-  need_args(c, 1, 1, "one file (.csv in NCCL's example-plugin format, or .toml)");
+  need_args(c, 1, 1, "one file (NCCL's example-plugin CSV, such as nccl_tuner.conf, or a .toml profile)");
   fs::path in = c.args[0];
   Profile p;
-  if (in.extension() == ".csv") {
-    p.rules = parse_nccl_csv(read_file(in), in.string());
+  std::vector<CsvSkipped> dropped;
+  // Told apart as the plugin tells them apart (NCCL's own example file is nccl_tuner.conf), by content.
+  const std::string text = read_file(in);
+  if (in.extension() == ".csv" || (in.extension() != ".toml" && looks_like_nccl_csv(text))) {
+    p.rules = parse_nccl_csv(text, in.string());
+    // Lines NCCL never runs (broadcast with tree) are valid in NCCL's example format, where they never
+    // apply; a TOML profile cannot hold them. Said once the rest is known to import (bad input gets one
+    // line).
+    dropped = drop_combinations_nccl_never_runs(p.rules);
     p.cluster.name = c.name.empty() ? in.stem().string() : c.name;
     p.provenance.created = now_rfc3339();
     p.provenance.tool_version = kToolVersion;
@@ -303,7 +311,7 @@ int do_import(const Common& c) {
                        "--nccl-version: expected the NCCL version these rules are for; found none");
     validate_profile(p, in.string());
   } else {
-    p = read_profile(in);
+    p = parse_profile(text, in.string());
     if (!c.name.empty()) p.cluster.name = c.name;
     // The rules were calibrated for the version the profile says unless the importer knows better: the
     // store files the profile under the version, and the plugin applies it only to that NCCL.
@@ -311,6 +319,9 @@ int do_import(const Common& c) {
     validate_profile(p, in.string());
   }
   fs::path saved = open_store(c).save(p);
+  for (const auto& d : dropped)
+    std::fprintf(stderr, "nccl-autotune profile import: %s:%d: line skipped: %s\n", in.c_str(), d.line,
+                 d.message.c_str());
   std::printf("imported %zu rules into %s\n", p.rules.size(), saved.c_str());
   return kExitOk;
 }

@@ -95,6 +95,7 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   j["rules"] = json::array();
   for (const auto& d : r.derivation.rules) {
     json rule = rule_json(d.rule);
+    rule["shape"] = runners::shape_text(d.scale);
     rule["nodes"] = d.scale.nodes;
     rule["ranks"] = d.scale.ranks;
     j["rules"].push_back(rule);
@@ -134,16 +135,15 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
   if (r.derivation.rules.empty()) {
     std::cout << "no rules: NCCL's own choice was as good as any candidate everywhere\n";
   } else {
-    report::TextTable t(
-        {"collective", "nodes", "ranks", "sizes", "algo/proto", "busbw", "default", "gain", "interval",
-         "sizes measured", "samples"},
-        {report::Align::left, report::Align::right, report::Align::right, report::Align::left,
-         report::Align::left, report::Align::right, report::Align::right, report::Align::right,
-         report::Align::right, report::Align::right, report::Align::right});
+    report::TextTable t({"collective", "shape", "sizes", "algo/proto", "busbw", "default", "gain", "interval",
+                         "sizes measured", "samples"},
+                        {report::Align::left, report::Align::right, report::Align::left, report::Align::left,
+                         report::Align::right, report::Align::right, report::Align::right,
+                         report::Align::right, report::Align::right, report::Align::right});
     for (const auto& d : r.derivation.rules)
-      t.add_row({std::string(nccl::name(d.rule.collective)), std::to_string(d.scale.nodes),
-                 std::to_string(d.scale.ranks), report::human_size_range(d.rule.min_bytes, d.rule.max_bytes),
-                 format_candidate(d.rule), report::format_gbps(d.rule.busbw_gbps.value_or(0)),
+      t.add_row({std::string(nccl::name(d.rule.collective)), runners::shape_text(d.scale),
+                 report::human_size_range(d.rule.min_bytes, d.rule.max_bytes), format_candidate(d.rule),
+                 report::format_gbps(d.rule.busbw_gbps.value_or(0)),
                  report::format_gbps(d.rule.default_busbw_gbps.value_or(0)), report::format_rule_gain(d.rule),
                  report::format_gain_interval(d.rule), std::to_string(d.measured_sizes),
                  samples_text(d.rule)});
@@ -158,13 +158,13 @@ void print_summary(const tuner::TuneResult& r, const std::string& path) {
   for (const auto& n : r.derivation.notes) std::cout << "note: " << n << "\n";
   for (const auto& f : r.derivation.failed)
     std::cout << "failed candidate: " << nccl::name(f.collective) << " " << runners::to_string(f.candidate)
-              << " under '" << f.setting << "' at " << f.scale.nodes
-              << " node(s): " << runners::name(f.outcome) << " at " << f.sizes.size() << " size(s)"
+              << " under '" << f.setting << "' at " << runners::describe_shape(f.scale) << ": "
+              << runners::name(f.outcome) << " at " << f.sizes.size() << " size(s)"
               << (f.detail.empty() ? "" : ": " + f.detail) << "\n";
   for (const auto& job : r.jobs) {
     if (job.failed)
-      std::cout << "failed job '" << job.setting.id << "' at " << job.scale.nodes
-                << " node(s): " << job.detail << "\n";
+      std::cout << "failed job '" << job.setting.id << "' at " << runners::describe_shape(job.scale) << ": "
+                << job.detail << "\n";
     for (const auto& s : job.skipped) std::cout << "not measured: " << s << "\n";
   }
 }
@@ -250,7 +250,7 @@ int worker_summary(const tuner::TuneResult& r, bool root) {
               << " measured, " << r.replayed << " from the part, " << (failed ? "failed" : "finished")
               << "\n";
     for (const auto& j : r.jobs)
-      if (j.failed) std::cout << "failed at " << j.scale.nodes << " node(s): " << j.detail << "\n";
+      if (j.failed) std::cout << "failed at " << runners::describe_shape(j.scale) << ": " << j.detail << "\n";
   }
   return failed ? kExitFailed : kExitOk;
 }
@@ -262,8 +262,8 @@ namespace {
 // The options as typed; tune_request() turns them into values.
 struct TuneArgs {
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
-                           scales = "all", store_dir, format = "text", example, topology_file, from_journal,
-                           channels, ib_hca, cross_nic, name, launcher, journal_part, report;
+                           scales, shapes, parallelism, store_dir, format = "text", example, topology_file,
+                           from_journal, channels, ib_hca, cross_nic, name, launcher, journal_part, report;
   int job_id = -1, nodes = 1, reps = 5;
   std::string seed = "1";
   double noise = 0.03;
@@ -273,7 +273,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
   spec.usage =
       "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N]] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
-      "[--scales 1,2,all] [--launcher \"srun -N 2\"] [--resume] [--dry-run] [--from-journal FILE] [--store "
+      "[--shapes 4x8,4x1 | --parallelism tp=8,pp=2,dp=4 | --scales 1,2,all] [--launcher \"srun -N 2\"] "
+      "[--resume] [--dry-run] [--from-journal FILE] [--store "
       "DIR] "
       "[--format text|json]";
   spec.description =
@@ -295,7 +296,13 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "min-bytes", po::value(&a.min_bytes)->default_value(a.min_bytes), "smallest size (8, 64K, 1M)")(
       "max-bytes", po::value(&a.max_bytes)->default_value(a.max_bytes), "largest size")(
       "channels", po::value(&a.channels), "comma list of channel counts to try (default: NCCL decides)")(
-      "scales", po::value(&a.scales)->default_value(a.scales), "node counts to calibrate: 1,2,4,all")(
+      "shapes", po::value(&a.shapes),
+      "communicator shapes to calibrate, nodes x ranks per node: 4x8,4x1,2x1,1x8 (default: the whole job, "
+      "one "
+      "node, one rank per node across all nodes, and the powers of two between)")(
+      "parallelism", po::value(&a.parallelism),
+      "the communicators a job of this layout creates: tp=8,pp=2,dp=4 (Megatron order), hsdp=8 or fsdp")(
+      "scales", po::value(&a.scales), "whole nodes at these node counts: 1,2,4,all")(
       "ib-hca", po::value(&a.ib_hca), "NCCL_IB_HCA values to try, separated by ';' (default: the probe's)")(
       "cross-nic", po::value(&a.cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(
       "strategy", po::value(&a.strategy)->default_value(a.strategy), "adaptive or exhaustive")(
@@ -331,8 +338,15 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
   if (!a.channels.empty())
     for (const auto& item : split(a.channels)) r.channels.push_back(parse_int(item, "--channels"));
-  for (const auto& item : split(a.scales))
-    r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(item, "--scales")));
+  const int named = !a.shapes.empty() + !a.parallelism.empty() + !a.scales.empty();
+  if (named > 1)
+    throw InputError("<arguments>", 0,
+                     "expected one of --shapes, --parallelism and --scales, found " + std::to_string(named));
+  if (!a.shapes.empty()) r.shapes = tuner::parse_shapes(a.shapes);
+  if (!a.parallelism.empty()) r.parallelism = tuner::parse_parallelism(a.parallelism);
+  if (!a.scales.empty())
+    for (const auto& item : split(a.scales))
+      r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(item, "--scales")));
   if (!a.ib_hca.empty()) r.ib_hca = split(a.ib_hca, ';');
   if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic);
   r.strategy = a.strategy;

@@ -19,6 +19,7 @@ int cmd_env(const Args& args);
 int cmd_report(const Args& args);
 int cmd_verify(const Args& args);
 int cmd_import_nccl_tests(const Args& args);
+int cmd_explain(const Args& args);
 
 // "nccl-autotune 0.1.0 (built with NCCL 2.28.9; runtime libnccl.so.2: 2.28.9)"
 std::string version_text();

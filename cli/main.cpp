@@ -31,6 +31,7 @@ const Command kCommands[] = {
     {"verify", autotune::cli::cmd_verify, "check that a profile's rules still win (after an NCCL upgrade)"},
     {"report", autotune::cli::cmd_report, "render an HTML report of a calibration"},
     {"import-nccl-tests", autotune::cli::cmd_import_nccl_tests, "turn nccl-tests logs into measurements"},
+    {"explain", autotune::cli::cmd_explain, "show what a profile decides for a communicator at every size"},
 };
 
 void print_usage(std::FILE* out) {

@@ -17,6 +17,7 @@
 #include "nccl/algo_proto_spec.hpp"
 #include "nccl/env_policy.hpp"
 #include "nccl/ib_hca_spec.hpp"
+#include "nccl/socket_ifname_spec.hpp"
 
 namespace {
 
@@ -72,7 +73,7 @@ void policy(std::string_view input) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0:
       round_trip(text, parse_algo_spec, format_algo_spec, "NCCL_ALGO");
       break;
@@ -87,6 +88,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)spec.selects("", 0);
       } catch (const autotune::InputError&) {
       }
+      break;
+    case 3:
+      round_trip(text, parse_socket_ifname_spec, format_socket_ifname_spec, "NCCL_SOCKET_IFNAME");
       break;
     default:
       policy(text);

@@ -1,12 +1,14 @@
 // Fuzzes the NCCL tuner plugin as NCCL (or a wrong NCCL version) could call it: a fuzzed profile written to a
-// file that NCCL_AUTOTUNE_PROFILE names, then init and getCollInfo through one ABI version (v2..v6) with
+// file that NCCL_AUTOTUNE_PROFILE names, then init, getCollInfo and (v6/v7) getChunkSize through one ABI
+// version (v2..v7) with
 // fuzzed arguments: collective ids out of range, huge and zero sizes, wrong table dimensions, NULL pointers
 // NCCL never passes. The plugin is compiled in (its adapters are the exported structs). It must never crash
 // and always return ncclSuccess; it may change a cost-table entry only from a usable time (>= 0) to 0.0,
-// never revive a disabled one, and may only set a channel count in 1..64.
+// never revive a disabled one, may only set a channel count in 1..64, and getChunkSize either leaves NCCL's
+// chunk or names a non-zero one.
 //
 // Input: a 16-byte header, then the profile text.
-//   [0] ABI version (2 + v % 5)      [1] collective id (% 8)       [2..9] nBytes (little-endian)
+//   [0] ABI version (2 + v % 6)      [1] collective id (% 8)       [2..9] nBytes (little-endian)
 //   [10] numPipeOps (int8)           [11] NULL flags (see below)   [12] numAlgo (int8)   [13] numProto (int8)
 //   [14] nRanks   [15] nNodes
 
@@ -24,6 +26,7 @@
 #include "nccl/tuner_abi.h"
 
 extern "C" {
+extern ncclTuner_v7_t ncclTunerPlugin_v7;
 extern ncclTuner_v6_t ncclTunerPlugin_v6;
 extern ncclTuner_v5_t ncclTunerPlugin_v5;
 extern ncclTuner_v4_t ncclTunerPlugin_v4;
@@ -69,7 +72,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 16) return 0;
-  const int version = 2 + data[0] % 5;
+  const int version = 2 + data[0] % 6;
   // plugins/tuner_abi.h declares ncclFunc_t as a plain C enum (Broadcast 0 .. AllReduce 4), whose C++ value
   // range is 0..7: loading anything outside it is undefined in C++ before the plugin even sees it. So ids
   // 5..7 (P2P, which NCCL never passes to a tuner) are the out-of-range ids fuzzed here.
@@ -93,13 +96,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   ncclDebugLogger_t log = (nulls & kNullLog) ? nullptr : log_sink;
   ncclNvlDomainInfo_v5_t nvl{1, static_cast<int>(ranks), static_cast<int>(ranks)};
-  ncclTunerConstants_v5_t constants{};
+  ncclTunerConstants_v7_t constants{};  // v5/v6 get the first part of it: the v5 struct is its prefix in size
   void* ctx = nullptr;
   void** ctx_out = (nulls & kNullCtxOut) ? nullptr : &ctx;
   ncclNvlDomainInfo_v5_t* nvl_arg = (nulls & kNullNvl) ? nullptr : &nvl;
-  ncclTunerConstants_v5_t* constants_arg = (nulls & kNullConstants) ? nullptr : &constants;
+  ncclTunerConstants_v7_t* constants_v7 = (nulls & kNullConstants) ? nullptr : &constants;
+  auto* constants_arg = reinterpret_cast<ncclTunerConstants_v5_t*>(constants_v7);
   ncclResult_t rc = ncclInternalError;
   switch (version) {
+    case 7:
+      rc = ncclTunerPlugin_v7.init(ctx_out, 7, ranks, nodes, log, nvl_arg, constants_v7);
+      break;
     case 6:
       rc = ncclTunerPlugin_v6.init(ctx_out, 7, ranks, nodes, log, nvl_arg, constants_arg);
       break;
@@ -137,6 +144,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int reg = (nulls & kRegBuff) ? 1 : 0;
   for (int call = 0; call < 2; ++call) {
     switch (version) {
+      case 7:
+        rc = ncclTunerPlugin_v7.getCollInfo(call_ctx, coll, bytes, pipe_ops, cost, num_algo, num_proto, reg,
+                                            channels_arg);
+        break;
       case 6:
         rc = ncclTunerPlugin_v6.getCollInfo(call_ctx, coll, bytes, pipe_ops, cost, num_algo, num_proto, reg,
                                             channels_arg);
@@ -168,6 +179,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (table[i] != 0.0f) fail("getCollInfo wrote a cost other than 0.0", version);
   }
   if (channels < 0 || channels > 64) fail("getCollInfo set a channel count outside 0..64", version);
+  if (version >= 6) {
+    // NCCL asks for the chunk of what it runs: any algorithm and protocol id a wrong NCCL could pass.
+    size_t chunk = 131072;
+    auto fn = version == 7 ? ncclTunerPlugin_v7.getChunkSize : ncclTunerPlugin_v6.getChunkSize;
+    rc = fn(call_ctx, coll, bytes, num_algo, num_proto, channels, (nulls & kNullChannels) ? nullptr : &chunk);
+    if (rc != ncclSuccess) fail("getChunkSize returned an error", version);
+    if (chunk == 0) fail("getChunkSize named a chunk of 0 bytes", version);
+  }
   if (version == 2 && algorithm != -1 && (algorithm < 0 || algorithm >= NCCL_NUM_ALGORITHMS))
     fail("getCollInfo (v2) named an algorithm out of range", version);
   if (version == 2 && protocol != -1 && (protocol < 0 || protocol >= NCCL_NUM_PROTOCOLS))
@@ -175,6 +194,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   if (ctx_out) {
     switch (version) {
+      case 7:
+        rc = ncclTunerPlugin_v7.finalize(ctx);
+        break;
       case 6:
         rc = ncclTunerPlugin_v6.finalize(ctx);
         break;

@@ -8,7 +8,7 @@ src="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:?usage: make_seeds.sh OUT_DIR}"
 shared="$src/../shared/fixtures/topology"
 rm -rf "$out"
-for t in profile_toml env_values nccl_xml hwloc_xml journal nccl_csv nccl_tests_log plugin compiled_rules; do
+for t in profile_toml env_values nccl_xml hwloc_xml probe_json journal nccl_csv nccl_tests_log plugin compiled_rules; do
   mkdir -p "$out/fuzz_$t"
 done
 
@@ -84,20 +84,20 @@ if [[ -f "$src/tests/profiles/test_profile_toml.cpp" ]]; then
     while IFS= read -r -d '' tail; do printf '%s\n%s\0' "$header" "$tail"; done | save fuzz_profile_toml with-header
 fi
 
-# Env values: the string literals of the spec tests, each tried as ALGO (0), PROTO (1), IB_HCA (2) and, for
-# the policy (3), as the value of every allowlisted key the tests name.
+# Env values: the string literals of the spec tests, each tried as ALGO (0), PROTO (1), IB_HCA (2),
+# SOCKET_IFNAME (3) and, for the policy (4), as the value of every allowlisted key the tests name.
 if [[ -f "$src/tests/profiles/test_specs.cpp" ]]; then
   literals=$(grep -o '"[^"\\]*"' "$src/tests/profiles/test_specs.cpp" | sed 's/^"//; s/"$//' | sort -u)
-  keys=$(grep -oh 'NCCL_[A-Z0-9_]*\|LD_[A-Z_]*' "$src"/profiles/env_policy.cpp "$src"/tests/profiles/*.cpp | sort -u)
+  keys=$(grep -oh 'NCCL_[A-Z0-9_]*\|LD_[A-Z_]*' "$src"/nccl/env_policy.cpp "$src"/tests/profiles/*.cpp | sort -u)
   n=0
   while IFS= read -r value; do
-    for selector in 0 1 2; do printf '%s%s' "$selector" "$value" >"$out/fuzz_env_values/spec-$selector-$n"; done
+    for selector in 0 1 2 3; do printf '%s%s' "$selector" "$value" >"$out/fuzz_env_values/spec-$selector-$n"; done
     n=$((n + 1))
   done <<<"$literals"
   n=0
   for key in $keys; do
     while IFS= read -r value; do
-      printf '3%s=%s' "$key" "$value" >"$out/fuzz_env_values/env-$n"
+      printf '4%s=%s' "$key" "$value" >"$out/fuzz_env_values/env-$n"
       n=$((n + 1))
     done <<<"$(printf '%s\n' "$literals" | head -20; echo 1; echo 64; echo '=mlx5_0:1')"
   done
@@ -107,6 +107,12 @@ fi
 for f in "$src"/tests/**/*.xml "$src"/topology/examples/*.xml "$shared"/nccl-xml/*.xml "$shared"/hwloc-xml/*.xml; do
   if grep -q '<system' "$f"; then copy_files fuzz_nccl_xml "$f"; fi
   if grep -q '<topology' "$f"; then copy_files fuzz_hwloc_xml "$f"; fi
+done
+
+# Probe records and dcgmi output: the health fixtures and the texts of the record and DCGM tests.
+copy_files fuzz_probe_json "$src"/tests/topology/fixtures/health/*.json
+for f in "$src"/tests/topology/test_dcgm.cpp "$src"/tests/topology/test_probe_json.cpp; do
+  [[ -f "$f" ]] && raw_strings "$f" | save fuzz_probe_json "$(basename "$f")"
 done
 
 # Journal: the format document's examples and the journal tests' texts.

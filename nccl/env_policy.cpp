@@ -9,11 +9,12 @@
 #include "common/input_error.hpp"
 #include "nccl/algo_proto_spec.hpp"
 #include "nccl/ib_hca_spec.hpp"
+#include "nccl/socket_ifname_spec.hpp"
 
 namespace autotune::nccl {
 namespace {
 
-enum class Kind { integer, path_level, ib_hca, algo, proto };
+enum class Kind { integer, path_level, ib_hca, socket_ifname, algo, proto };
 
 struct Allowed {
   std::string_view key;
@@ -27,7 +28,7 @@ constexpr std::array<std::string_view, 11> kPathLevels = {"LOC", "NVL", "NVB", "
                                                           "PXN", "P2C", "PHB", "SYS", "NET"};
 
 // Sorted by key.
-constexpr std::array<Allowed, 21> kAllowed = {{
+constexpr std::array<Allowed, 23> kAllowed = {{
     {"NCCL_ALGO", Kind::algo},
     // Every channel to every peer allocates this much GPU memory; 64 MiB (16 times NCCL's default) is as far
     // as a shared profile may push every job on the cluster.
@@ -35,6 +36,9 @@ constexpr std::array<Allowed, 21> kAllowed = {{
     {"NCCL_COLLNET_ENABLE", Kind::integer, 0, 1},
     {"NCCL_CROSS_NIC", Kind::integer, 0, 2},
     {"NCCL_IB_ADAPTIVE_ROUTING", Kind::integer, 0, 1},
+    // A GID table has at most 256 entries; NCCL reads -1 (its default from 2.21: choose per port) too, which
+    // a profile has no reason to set.
+    {"NCCL_IB_GID_INDEX", Kind::integer, 0, 255},
     {"NCCL_IB_HCA", Kind::ib_hca},
     {"NCCL_IB_PCI_RELAXED_ORDERING", Kind::integer, 0, 2},
     {"NCCL_IB_QPS_PER_CONNECTION", Kind::integer, 1, 128},
@@ -50,6 +54,7 @@ constexpr std::array<Allowed, 21> kAllowed = {{
     {"NCCL_P2P_LEVEL", Kind::path_level, 0, 10},
     {"NCCL_PROTO", Kind::proto},
     {"NCCL_SHM_DISABLE", Kind::integer, 0, 1},
+    {"NCCL_SOCKET_IFNAME", Kind::socket_ifname},
     {"NCCL_SOCKET_NTHREADS", Kind::integer, 1, 16},
 }};
 
@@ -82,6 +87,10 @@ void check_integer(const Allowed& a, std::string_view value) {
   std::string range = "an integer " + std::to_string(a.min) + ".." + std::to_string(a.max);
   if (a.multiple_of > 1) range += " that is a multiple of " + std::to_string(a.multiple_of);
   if (!n || *n < a.min || *n > a.max || *n % a.multiple_of != 0) fail(a.key, range, value);
+  // NCCL parses its integer variables with strtoll(..., 0): "010" is octal 8 and "0x10" is 16 there.
+  const std::string_view digits = value.substr(value.front() == '-' ? 1 : 0);
+  if (digits.size() > 1 && digits.front() == '0')
+    fail(a.key, range + " without leading zeros (NCCL reads 010 as octal 8)", value);
 }
 
 }  // namespace
@@ -134,6 +143,9 @@ void check_env_entry(std::string_view key, std::string_view value) {
     }
     case Kind::ib_hca:
       parse_ib_hca_spec(value);
+      break;
+    case Kind::socket_ifname:
+      parse_socket_ifname_spec(value);
       break;
     case Kind::algo:
       parse_algo_spec(value);

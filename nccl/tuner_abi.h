@@ -1,7 +1,9 @@
-/* NCCL's tuner-plugin ABI, versions 2 to 6, as NCCL 2.21 through 2.30 call it: our own declaration, written
+/* NCCL's tuner-plugin ABI, versions 2 to 7, as NCCL 2.21 through 2.32 call it: our own declaration, written
  * from the facts in ../shared/NCCL-FACTS.md and NCCL's internal headers (not from NCCL's example plugin,
- * whose 2.28 header lacks the last constants table). Plain C, so the harness, the bench and the plugin agree
- * on one layout; the static asserts pin the sizes NCCL relies on. */
+ * whose 2.28 header lacks the last constants table). v7 (NCCL 2.32.6, src/include/plugin/tuner/tuner_v7.h)
+ * has v6's functions; only its constants struct differs: a fifth compute-capability row (Rubin) in each of
+ * the five bandwidth tables. Plain C, so the harness, the bench and the plugin agree on one layout; the
+ * static asserts pin the sizes and offsets NCCL relies on. */
 #ifndef NCCL_AUTOTUNE_TUNER_ABI_H
 #define NCCL_AUTOTUNE_TUNER_ABI_H
 
@@ -52,8 +54,12 @@ typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, 
 #define NCCL_NUM_ALGORITHMS 7 /* Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT */
 #define NCCL_NUM_PROTOCOLS 3  /* LL, LL128, Simple */
 #define NCCL_ALGO_PROTO_IGNORE -1.0
+#define NCCL_NUM_HW_LINKS 3      /* NVLink, PCI, network */
+#define NCCL_NUM_TUNING_SCALES 3 /* 1 node, 2 nodes, more */
+#define NCCL_NUM_COMPCAPS_V5 4   /* Volta, Ampere, Hopper, Blackwell */
+#define NCCL_NUM_COMPCAPS_V7 5   /* ... and Rubin */
 
-/* NCCL 2.28.3+ (v5) and 2.30 (v6, same structs). */
+/* NCCL 2.28.3+ (v5), 2.30 (v6, same structs) and 2.32.6 (v7, the same NVLink domain info). */
 typedef struct {
   int nNvlDomains;
   int minRanksPerNvlDomain;
@@ -64,13 +70,40 @@ typedef struct {
  * [Volta, Ampere, Hopper, Blackwell][1 node, 2 nodes, more]. NCCL pre-fills every field with its defaults. */
 typedef struct {
   double baseLatencies[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  double hwLatencies[3][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-  double llMaxBws[4][3];
-  double perChMaxRingLL128Bws[4][3];
-  double perChMaxTreeLL128Bws[4][3];
-  double perChMaxTreeBws[4][3];
-  double perChMaxNVLSTreeBws[4][3];
+  double hwLatencies[NCCL_NUM_HW_LINKS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  double llMaxBws[NCCL_NUM_COMPCAPS_V5][NCCL_NUM_TUNING_SCALES];
+  double perChMaxRingLL128Bws[NCCL_NUM_COMPCAPS_V5][NCCL_NUM_TUNING_SCALES];
+  double perChMaxTreeLL128Bws[NCCL_NUM_COMPCAPS_V5][NCCL_NUM_TUNING_SCALES];
+  double perChMaxTreeBws[NCCL_NUM_COMPCAPS_V5][NCCL_NUM_TUNING_SCALES];
+  double perChMaxNVLSTreeBws[NCCL_NUM_COMPCAPS_V5][NCCL_NUM_TUNING_SCALES];
 } ncclTunerConstants_v5_t;
+
+/* NCCL 2.32.6+ (v7): the [5][3] tables are [Volta, Ampere, Hopper, Blackwell, Rubin][1 node, 2, more]. NCCL
+ * hands a v6 or v5 plugin a v5 copy (the first four rows) and copies those rows back after its init. */
+typedef struct {
+  double baseLatencies[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  double hwLatencies[NCCL_NUM_HW_LINKS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+  double llMaxBws[NCCL_NUM_COMPCAPS_V7][NCCL_NUM_TUNING_SCALES];
+  double perChMaxRingLL128Bws[NCCL_NUM_COMPCAPS_V7][NCCL_NUM_TUNING_SCALES];
+  double perChMaxTreeLL128Bws[NCCL_NUM_COMPCAPS_V7][NCCL_NUM_TUNING_SCALES];
+  double perChMaxTreeBws[NCCL_NUM_COMPCAPS_V7][NCCL_NUM_TUNING_SCALES];
+  double perChMaxNVLSTreeBws[NCCL_NUM_COMPCAPS_V7][NCCL_NUM_TUNING_SCALES];
+} ncclTunerConstants_v7_t;
+
+/* v7's chunk-size callback and the rest as in v6; NCCL's v7 header aliases the NVLink domain info of v5. */
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes,
+                       ncclDebugLogger_t logFunction, ncclNvlDomainInfo_v5_t* nvlDomainInfo,
+                       ncclTunerConstants_v7_t* constants);
+  ncclResult_t (*getCollInfo)(void* ctx, ncclFunc_t collType, size_t nBytes, int numPipeOps,
+                              float** collCostTable, int numAlgo, int numProto, int regBuff, int* nChannels);
+  ncclResult_t (*finalize)(void* ctx);
+  /* Optional (NULL: NCCL keeps its own). NCCL clamps the result to its buffer's limit, then rounds it down to
+   * the protocol's grain (nccl/chunk_size.hpp). */
+  ncclResult_t (*getChunkSize)(void* ctx, ncclFunc_t collType, size_t nBytes, int algo, int proto,
+                               int nChannels, size_t* chunkSize);
+} ncclTuner_v7_t;
 
 typedef struct {
   const char* name;
@@ -126,11 +159,25 @@ typedef struct {
 }
 static_assert(sizeof(ncclTunerConstants_v5_t) == 1152,
               "ncclTunerConstants_v5_t must match NCCL's 1152 bytes");
+static_assert(sizeof(ncclTunerConstants_v7_t) == 1272,
+              "ncclTunerConstants_v7_t must match NCCL's 1272 bytes");
+/* 21 + 63 doubles of latencies come first in both; the bandwidth tables follow, 12 or 15 doubles each. */
+static_assert(offsetof(ncclTunerConstants_v7_t, llMaxBws) == 672 &&
+                  offsetof(ncclTunerConstants_v5_t, llMaxBws) == 672,
+              "the latencies take 84 doubles");
+static_assert(offsetof(ncclTunerConstants_v7_t, perChMaxNVLSTreeBws) == 672 + 4 * 120,
+              "v7's bandwidth tables are [5][3]");
+static_assert(offsetof(ncclTunerConstants_v5_t, perChMaxNVLSTreeBws) == 672 + 4 * 96,
+              "v5's bandwidth tables are [4][3]");
+static_assert(offsetof(ncclTuner_v7_t, getChunkSize) == 4 * sizeof(void*),
+              "getChunkSize follows finalize, as in NCCL's header");
 static_assert(sizeof(ncclNvlDomainInfo_v5_t) == 12, "ncclNvlDomainInfo_v5_t must match NCCL's 12 bytes");
 static_assert(sizeof(ncclResult_t) == sizeof(int), "ncclResult_t is an int-sized enum");
 #else
 _Static_assert(sizeof(ncclTunerConstants_v5_t) == 1152,
                "ncclTunerConstants_v5_t must match NCCL's 1152 bytes");
+_Static_assert(sizeof(ncclTunerConstants_v7_t) == 1272,
+               "ncclTunerConstants_v7_t must match NCCL's 1272 bytes");
 #endif
 
 #endif

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <strings.h>
 
+#include <cstring>
+
 #include "nccl/vocabulary.hpp"
 
 namespace autotune::nccl {
@@ -14,8 +16,23 @@ constexpr const char* kSymbols[] = {"",
                                     "ncclTunerPlugin_v3",
                                     "ncclTunerPlugin_v4",
                                     "ncclTunerPlugin_v5",
-                                    "ncclTunerPlugin_v6"};
-constexpr int kNewestVersion = 6;
+                                    "ncclTunerPlugin_v6",
+                                    "ncclTunerPlugin_v7"};
+constexpr int kNewestVersion = 7;
+
+// NCCL's own conversion between the v5 and v7 constants: the latencies whole, the first four rows of each
+// bandwidth table (the v5 struct has no Rubin row).
+template <typename To, typename From>
+void copy_rows(To& to, const From& from) {
+  std::memcpy(to.baseLatencies, from.baseLatencies, sizeof to.baseLatencies);
+  std::memcpy(to.hwLatencies, from.hwLatencies, sizeof to.hwLatencies);
+  constexpr size_t rows = sizeof(ncclTunerConstants_v5_t::llMaxBws);
+  std::memcpy(to.llMaxBws, from.llMaxBws, rows);
+  std::memcpy(to.perChMaxRingLL128Bws, from.perChMaxRingLL128Bws, rows);
+  std::memcpy(to.perChMaxTreeLL128Bws, from.perChMaxTreeLL128Bws, rows);
+  std::memcpy(to.perChMaxTreeBws, from.perChMaxTreeBws, rows);
+  std::memcpy(to.perChMaxNVLSTreeBws, from.perChMaxNVLSTreeBws, rows);
+}
 
 float (*cells(float* table))[kNumProtocols] {
   return reinterpret_cast<float(*)[kNumProtocols]>(table);
@@ -56,7 +73,8 @@ int collnet_support(float* table) {
 }  // namespace
 
 std::vector<int> tuner_versions_looked_up(int code) {
-  int newest = code >= 23000   ? 6
+  int newest = code >= 23206   ? 7
+               : code >= 23000 ? 6
                : code >= 22803 ? 5
                : code >= 22400 ? 4
                : code >= 22203 ? 3
@@ -113,8 +131,34 @@ TunerPlugin::~TunerPlugin() {
 
 ncclResult_t TunerPlugin::init(void** context, uint64_t comm_id, size_t ranks, size_t nodes,
                                ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t* nvl,
+                               ncclTunerConstants_v7_t* constants) const {
+  if (version_ == 7)
+    return static_cast<const ncclTuner_v7_t*>(symbol_)->init(context, comm_id, ranks, nodes, log, nvl,
+                                                             constants);
+  if (version_ < 5 || constants == nullptr)
+    return init(context, comm_id, ranks, nodes, log, nvl, static_cast<ncclTunerConstants_v5_t*>(nullptr));
+  ncclTunerConstants_v5_t older;
+  copy_rows(older, *constants);
+  const ncclResult_t r = init(context, comm_id, ranks, nodes, log, nvl, &older);
+  copy_rows(*constants, older);
+  return r;
+}
+
+ncclResult_t TunerPlugin::init(void** context, uint64_t comm_id, size_t ranks, size_t nodes,
+                               ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t* nvl,
                                ncclTunerConstants_v5_t* constants) const {
   switch (version_) {
+    case 7: {
+      if (constants == nullptr)
+        return static_cast<const ncclTuner_v7_t*>(symbol_)->init(context, comm_id, ranks, nodes, log, nvl,
+                                                                 nullptr);
+      ncclTunerConstants_v7_t newer{};
+      copy_rows(newer, *constants);
+      const ncclResult_t r =
+          static_cast<const ncclTuner_v7_t*>(symbol_)->init(context, comm_id, ranks, nodes, log, nvl, &newer);
+      copy_rows(*constants, newer);
+      return r;
+    }
     case 6:
       return static_cast<const ncclTuner_v6_t*>(symbol_)->init(context, comm_id, ranks, nodes, log, nvl,
                                                                constants);
@@ -135,6 +179,9 @@ ncclResult_t TunerPlugin::get_coll_info(void* context, ncclFunc_t collective, si
                                         float* table, int reg_buff, int* channels) const {
   float** as_nccl = reinterpret_cast<float**>(table);  // NCCL passes the contiguous table this way
   switch (version_) {
+    case 7:
+      return static_cast<const ncclTuner_v7_t*>(symbol_)->getCollInfo(
+          context, collective, bytes, pipe_ops, as_nccl, kNumAlgorithms, kNumProtocols, reg_buff, channels);
     case 6:
       return static_cast<const ncclTuner_v6_t*>(symbol_)->getCollInfo(
           context, collective, bytes, pipe_ops, as_nccl, kNumAlgorithms, kNumProtocols, reg_buff, channels);
@@ -164,6 +211,8 @@ ncclResult_t TunerPlugin::get_coll_info(void* context, ncclFunc_t collective, si
 
 ncclResult_t TunerPlugin::finalize(void* context) const {
   switch (version_) {
+    case 7:
+      return static_cast<const ncclTuner_v7_t*>(symbol_)->finalize(context);
     case 6:
       return static_cast<const ncclTuner_v6_t*>(symbol_)->finalize(context);
     case 5:
@@ -180,10 +229,12 @@ ncclResult_t TunerPlugin::finalize(void* context) const {
 
 bool TunerPlugin::get_chunk_size(void* context, ncclFunc_t collective, size_t bytes, int algorithm,
                                  int protocol, int channels, size_t* chunk, ncclResult_t* result) const {
-  if (version_ != 6) return false;
-  const auto* v6 = static_cast<const ncclTuner_v6_t*>(symbol_);
-  if (!v6->getChunkSize) return false;
-  ncclResult_t r = v6->getChunkSize(context, collective, bytes, algorithm, protocol, channels, chunk);
+  // v7 lays its getChunkSize out as v6 does (static_asserts in tuner_abi.h).
+  decltype(ncclTuner_v6_t::getChunkSize) fn = nullptr;
+  if (version_ == 6) fn = static_cast<const ncclTuner_v6_t*>(symbol_)->getChunkSize;
+  if (version_ == 7) fn = static_cast<const ncclTuner_v7_t*>(symbol_)->getChunkSize;
+  if (!fn) return false;
+  ncclResult_t r = fn(context, collective, bytes, algorithm, protocol, channels, chunk);
   if (result) *result = r;
   return true;
 }

@@ -21,8 +21,9 @@
 namespace autotune::nccl {
 
 // The struct versions an NCCL release looks up, first found wins: 2.21 {2}, 2.22.3 {3, 2}, 2.24 {4, 3, 2},
-// 2.28.3 {5, 4, 3, 2}, 2.30 {6, 5, 4, 3, 2}. Empty before 2.21 (no tuner plugins). `code` is NCCL's
-// version code (22809 for 2.28.9).
+// 2.28.3 {5, 4, 3, 2}, 2.30 {6, 5, 4, 3, 2}, 2.32.6 {7, 6, 5, 4, 3, 2} (2.31 and 2.32.3 still start at v6:
+// their src/plugin/tuner.cc has no v7). Empty before 2.21 (no tuner plugins). `code` is NCCL's version
+// code (22809 for 2.28.9).
 std::vector<int> tuner_versions_looked_up(int code);
 
 struct TunerOpenOptions {
@@ -48,14 +49,26 @@ class TunerPlugin {
   std::string_view name() const { return name_; }
   const std::string& library() const { return library_; }  // the name it was opened by
 
-  // v2-v4 get ranks, nodes and the logger only; nvl and constants go to v5 and v6.
+  // v2-v4 get ranks, nodes and the logger only; nvl and constants go to v5 and later. As NCCL 2.32.6 does,
+  // a v7 plugin gets the v7 struct itself and a v5/v6 plugin a v5 copy of its first four rows, which are
+  // copied back after init (the Rubin row stays as it came). `constants` may be NULL.
+  ncclResult_t init(void** context, uint64_t comm_id, size_t ranks, size_t nodes, ncclDebugLogger_t log,
+                    ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v7_t* constants) const;
+  // As an NCCL before 2.32.6 does, with the v5 struct. A v7 plugin then gets a v7 copy whose Rubin row is
+  // zero (such an NCCL has none), and its first four rows are copied back.
   ncclResult_t init(void** context, uint64_t comm_id, size_t ranks, size_t nodes, ncclDebugLogger_t log,
                     ncclNvlDomainInfo_v5_t* nvl, ncclTunerConstants_v5_t* constants) const;
+  // No constants struct at all (as `nullptr` reads without naming a version).
+  ncclResult_t init(void** context, uint64_t comm_id, size_t ranks, size_t nodes, ncclDebugLogger_t log,
+                    ncclNvlDomainInfo_v5_t* nvl, std::nullptr_t) const {
+    return init(context, comm_id, ranks, nodes, log, nvl, static_cast<ncclTunerConstants_v5_t*>(nullptr));
+  }
   // `table` is the contiguous [kNumAlgorithms][kNumProtocols] cost table; *channels comes in as 0.
   ncclResult_t get_coll_info(void* context, ncclFunc_t collective, size_t bytes, int pipe_ops, float* table,
                              int reg_buff, int* channels) const;
   ncclResult_t finalize(void* context) const;
-  // v6's optional getChunkSize; false (and *chunk untouched) when the plugin has none.
+  // v6's and v7's optional getChunkSize; false (and *chunk untouched) when the plugin has none. NCCL then
+  // clamps and aligns what came back (nccl/chunk_size.hpp); this does not.
   bool get_chunk_size(void* context, ncclFunc_t collective, size_t bytes, int algorithm, int protocol,
                       int channels, size_t* chunk, ncclResult_t* result) const;
 

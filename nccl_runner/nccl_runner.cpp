@@ -15,6 +15,7 @@
 #include "nccl_runner/sweep_hook_client.hpp"
 #include "runners/bandwidth.hpp"
 #include "runners/collective_check.hpp"
+#include "runners/group_layout.hpp"
 #include "runners/lock_step.hpp"
 #include "runners/measure_plan.hpp"
 #include "runners/watchdog.hpp"
@@ -72,6 +73,9 @@ struct Device {
   int id = 0;
   int rank = 0;
   ncclComm_t comm = nullptr;
+  int group = 0;               // which group of the shape it measures in (-1: none, it sits the shape out)
+  int member = 0;              // its rank in that group's communicator
+  ncclComm_t world = nullptr;  // every rank of the job; `comm` is split from it for a shape
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr;
   cudaEvent_t stop = nullptr;
@@ -87,8 +91,11 @@ struct NcclRunner::State {
   const ProcessGroup& processes;
   SweepHookClient hook;
   std::vector<Device> devices;
-  int ranks = 1;
+  int ranks = 1;  // the job's
   int nodes = 1;
+  int local_size = 1;
+  int members = 1;                             // ranks of each measured communicator
+  std::optional<runners::GroupLayout> layout;  // set when a shape smaller than the job is measured
   std::string gpu_model;
   std::string nccl_version;
   uint64_t capacity = 0;
@@ -102,6 +109,9 @@ struct NcclRunner::State {
   void open_devices();  // this process's GPUs, streams and events; throws runtime_error
   void count_nodes();   // collective: every process calls it
   void create_comms(runners::LockStep& steps);
+  void place_devices();  // each device's group for the shape; collective
+  void split_comms(runners::LockStep& steps);
+  bool active(const Device& d) const { return d.group >= 0; }
   void drop_comms(bool abort);
   void free_graphs();
   void ensure_capacity(uint64_t bytes);
@@ -119,6 +129,7 @@ struct NcclRunner::State {
   double agree_max(double value) const;
 
   Measurement measure(const MeasureRequest& r);
+  void combine_times(const std::vector<std::vector<double>>& per_device, Measurement& m) const;
   std::optional<std::pair<Outcome, std::string>> precheck(const MeasureRequest& r) const;
   void check_results(const MeasureRequest& r, const BufferCounts& counts);
 };
@@ -157,7 +168,7 @@ void NcclRunner::State::create_comms(runners::LockStep& steps) {
       try {
         Device& d = devices.front();
         cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
-        nccl_check(ncclCommInitRank(&d.comm, ranks, id, d.rank), "ncclCommInitRank");
+        nccl_check(ncclCommInitRank(&d.world, ranks, id, d.rank), "ncclCommInitRank");
       } catch (const StepFailure& e) {
         throw cannot(e);
       }
@@ -171,19 +182,72 @@ void NcclRunner::State::create_comms(runners::LockStep& steps) {
     } catch (const StepFailure& e) {
       throw cannot(e);
     }
-    for (size_t i = 0; i < devices.size(); ++i) devices[i].comm = comms[i];
+    for (size_t i = 0; i < devices.size(); ++i) devices[i].world = comms[i];
   }
+  split_comms(steps);
   comms_ok = true;
 }
 
-void NcclRunner::State::drop_comms(bool abort) {
+// Which group each device measures in: ranks are placed node by node (rank = node x ranks per node + local
+// rank, as srun and mpirun place them by default), and every process checks that its own rank says so.
+void NcclRunner::State::place_devices() {
+  if (!options.shape || *options.shape == runners::Scale{nodes, ranks}) return;
+  int block_placed = 1;
+  for (const auto& d : devices)
+    block_placed &= d.rank % local_size == (processes.distributed() ? processes.local_rank() : d.id) ? 1 : 0;
+  processes.allreduce_min(std::span<int>(&block_placed, 1));
+  if (!block_placed)
+    throw std::runtime_error(
+        "measuring shape " + runners::shape_text(*options.shape) +
+        " needs ranks placed node by node (block distribution, srun -m block); this job's are not");
+  layout.emplace(*options.shape, nodes, local_size, options.node_offset);
+  members = options.shape->ranks;
   for (auto& d : devices) {
-    if (!d.comm) continue;
+    const auto place = layout->place(d.rank / local_size, d.rank % local_size);
+    d.group = place.group;
+    d.member = place.member;
+  }
+}
+
+// Every group of the shape at once, split from the job's communicator (ncclCommSplit: collective over it, so
+// every device takes part, those in no group with NCCL_SPLIT_NOCOLOR). Without a shape the job's communicator
+// is measured itself.
+void NcclRunner::State::split_comms(runners::LockStep& steps) {
+  if (!layout) {
+    for (auto& d : devices) d.comm = d.world, d.member = d.rank;
+    return;
+  }
+  steps.step([&] {
+    try {
+      const bool group = devices.size() > 1;
+      if (group) nccl_check(ncclGroupStart(), "ncclGroupStart");
+      for (auto& d : devices) {
+        cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
+        nccl_check(
+            ncclCommSplit(d.world, active(d) ? d.group : NCCL_SPLIT_NOCOLOR, d.member, &d.comm, nullptr),
+            "ncclCommSplit");
+      }
+      if (group) nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    } catch (const StepFailure& e) {
+      throw std::runtime_error(std::string("cannot split the NCCL communicator into groups of ") +
+                               runners::shape_text(*options.shape) + ": " + e.what());
+    }
+  });
+}
+
+void NcclRunner::State::drop_comms(bool abort) {
+  auto drop = [abort](ncclComm_t& c) {
+    if (!c) return;
     if (abort)
-      ncclCommAbort(d.comm);
+      ncclCommAbort(c);
     else
-      ncclCommDestroy(d.comm);
+      ncclCommDestroy(c);
+    c = nullptr;
+  };
+  for (auto& d : devices) {
+    if (d.comm != d.world) drop(d.comm);
     d.comm = nullptr;
+    drop(d.world);
   }
   comms_ok = false;
 }
@@ -217,13 +281,14 @@ std::pair<const void*, void*> NcclRunner::State::pointers(const Device& d, Colle
                                                           const BufferCounts& counts) const {
   if (!options.in_place) return {d.send, d.recv};
   float* base = static_cast<float*>(d.recv);
-  const uint64_t block = static_cast<uint64_t>(d.rank) * counts.op_count;
+  const uint64_t block = static_cast<uint64_t>(d.member) * counts.op_count;
   if (c == Collective::allgather) return {base + block, base};
   if (c == Collective::reducescatter) return {base, base + block};
   return {base, base};
 }
 
 void NcclRunner::State::issue(Device& d, Collective c, const BufferCounts& counts) {
+  if (!active(d)) return;  // in no group of this shape: it sits the measurement out
   auto [send, recv] = pointers(d, c, counts);
   const size_t n = counts.op_count;
   ncclResult_t r = ncclSuccess;
@@ -351,6 +416,7 @@ void NcclRunner::State::wait(uint64_t bytes, int ops) {
 std::vector<double> NcclRunner::State::elapsed_us(int ops) {
   std::vector<double> out;
   for (auto& d : devices) {
+    if (!active(d)) continue;
     float ms = 0.0f;
     cuda_check(cudaEventElapsedTime(&ms, d.start, d.stop), "cudaEventElapsedTime");
     out.push_back(per_operation_us(ms, ops));
@@ -383,10 +449,11 @@ std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(const
 void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCounts& counts) {
   const uint64_t recv_bytes = counts.recv * sizeof(float);
   for (auto& d : devices) {
+    if (!active(d)) continue;
     cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
     // All bits set is a NaN: a buffer NCCL never wrote can never compare equal.
     if (recv_bytes) cuda_check(cudaMemsetAsync(d.recv, 0xff, recv_bytes, d.stream), "cudaMemsetAsync");
-    std::vector<float> input = make_input(r.collective, ranks, d.rank, r.bytes);
+    std::vector<float> input = make_input(r.collective, members, d.member, r.bytes);
     auto [send, recv] = pointers(d, r.collective, counts);
     (void)recv;
     if (!input.empty())
@@ -401,7 +468,8 @@ void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCount
   uint64_t wrong = 0;
   std::string first;
   for (auto& d : devices) {
-    auto expected = expected_output(r.collective, ranks, d.rank, r.bytes);
+    if (!active(d)) continue;
+    auto expected = expected_output(r.collective, members, d.member, r.bytes);
     if (!expected) continue;
     std::vector<float> found(expected->size());
     auto [send, recv] = pointers(d, r.collective, counts);
@@ -413,7 +481,9 @@ void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCount
           "cudaMemcpyAsync (output)");
     cuda_check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
     CheckResult check = compare_exact(*expected, found);
-    if (!check.ok() && first.empty()) first = fmt::format("rank {}: {}", d.rank, check.describe());
+    if (!check.ok() && first.empty())
+      first = fmt::format("rank {}{}: {}", d.rank, layout ? fmt::format(" (group {})", d.group) : "",
+                          check.describe());
     wrong += check.wrong;
   }
   if (wrong) throw StepFailure(Outcome::wrong_result, first);
@@ -428,7 +498,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
     return m;
   }
   const Candidate& cand = r.candidate;
-  const BufferCounts counts = buffer_counts(r.collective, ranks, r.bytes);
+  const BufferCounts counts = buffer_counts(r.collective, members, r.bytes);
   const bool forcing = !cand.is_default();
 
   // Every step is agreed by every process before any of them goes on (runners/lock_step.hpp).
@@ -454,7 +524,8 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   };
 
   int iterations = options.iterations;
-  std::vector<std::vector<double>> per_device(devices.size());
+  std::vector<std::vector<double>> per_device(
+      std::count_if(devices.begin(), devices.end(), [&](const Device& d) { return active(d); }));
   if (!comms_ok) {
     free_graphs();
     create_comms(steps);  // throws RunnerBroken on every process when any cannot: the runner cannot go on
@@ -508,18 +579,43 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
     return m;
   }
   if (m.outcome == Outcome::unsupported) return m;
-  // Every process reaches here with the same outcome, so all of them combine.
-  CombinedTimes local = combine_ranks(per_device);
-  std::vector<double> sum = local.mean_us;
-  for (double& s : sum) s *= static_cast<double>(devices.size());
-  processes.allreduce_max(local.max_us);
-  processes.allreduce_sum(sum);
-  m.times_us = local.max_us;
-  for (double s : sum) m.mean_times_us.push_back(s / ranks);
+  combine_times(per_device, m);
   const double median = m.median_us();
   m.algbw_gbps = algbw_gbps(r.bytes, median);
-  m.busbw_gbps = busbw_gbps(r.collective, ranks, r.bytes, median);
+  m.busbw_gbps = busbw_gbps(r.collective, members, r.bytes, median);
   return m;
+}
+
+// Every process reaches here with the same outcome and repetitions, so all of them combine (also one whose
+// devices sit the shape out): per repetition the slowest rank of any group and the mean over the ranks that
+// measured, and per group the median of its slowest rank.
+void NcclRunner::State::combine_times(const std::vector<std::vector<double>>& per_device,
+                                      Measurement& m) const {
+  const size_t reps = static_cast<size_t>(m.request.repetitions);
+  const int groups = layout ? layout->groups() : 1;
+  std::vector<double> max_us(reps, 0.0), sum_us(reps, 0.0), group_us(static_cast<size_t>(groups) * reps, 0.0);
+  size_t k = 0;
+  for (const auto& d : devices) {
+    if (!active(d)) continue;
+    const auto& times = per_device[k++];
+    for (size_t rep = 0; rep < reps && rep < times.size(); ++rep) {
+      max_us[rep] = std::max(max_us[rep], times[rep]);
+      sum_us[rep] += times[rep];
+      double& slot = group_us[static_cast<size_t>(d.group) * reps + rep];
+      slot = std::max(slot, times[rep]);
+    }
+  }
+  processes.allreduce_max(max_us);
+  processes.allreduce_sum(sum_us);
+  processes.allreduce_max(group_us);
+  m.times_us = max_us;
+  for (double s : sum_us) m.mean_times_us.push_back(s / (groups * members));
+  if (!layout) return;
+  for (int g = 0; g < groups; ++g) {
+    std::vector<double> v(group_us.begin() + g * reps, group_us.begin() + (g + 1) * reps);
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    m.group_times_us.push_back(v.empty() ? 0.0 : v[v.size() / 2]);
+  }
 }
 
 void NcclRunner::State::open_devices() {
@@ -560,6 +656,8 @@ void NcclRunner::State::count_nodes() {
   double leaders = processes.local_rank() == 0 ? 1.0 : 0.0;
   processes.allreduce_sum(std::span<double>(&leaders, 1));
   nodes = static_cast<int>(leaders);
+  local_size = processes.distributed() ? processes.local_size() : static_cast<int>(devices.size());
+  members = ranks;
 }
 
 NcclRunner::NcclRunner(const MeasureOptions& options, const ProcessGroup& processes)
@@ -570,6 +668,7 @@ NcclRunner::NcclRunner(const MeasureOptions& options, const ProcessGroup& proces
   runners::LockStep setup(processes);
   setup.step([&] { s.open_devices(); });
   s.count_nodes();
+  s.place_devices();
   s.create_comms(setup);
   if (options.max_bytes > 0)
     setup.step([&] {
@@ -588,9 +687,11 @@ RunnerInfo NcclRunner::info() const {
   RunnerInfo i;
   i.kind = "nccl";
   i.source = "measured";
-  i.ranks = s.ranks;
-  i.nodes = s.nodes;
-  i.gpus_per_node = s.processes.distributed() ? s.processes.local_size() : static_cast<int>(s.devices.size());
+  // The measured communicator: the job's, or each group of the shape.
+  i.ranks = s.layout ? s.layout->shape().ranks : s.ranks;
+  i.nodes = s.layout ? s.layout->shape().nodes : s.nodes;
+  i.gpus_per_node = s.layout ? s.layout->shape().ranks_per_node() : s.local_size;
+  i.groups = s.layout ? s.layout->groups() : 1;
   i.gpu_model = s.gpu_model;
   i.nccl_version = s.nccl_version;
   const std::string forcing = s.hook.usable()
@@ -598,10 +699,13 @@ RunnerInfo NcclRunner::info() const {
                                   : "cannot force (" + s.hook.problem() + "): NCCL's default only";
   i.description = fmt::format(
       "NCCL {} on {} rank(s), {} node(s) x {} {} ({}); {}; {}{}, results {}", s.nccl_version, s.ranks,
-      s.nodes, i.gpus_per_node, s.gpu_model,
+      s.nodes, s.local_size, s.gpu_model,
       s.processes.distributed() ? "MPI, one process per GPU" : "one process driving every GPU", forcing,
       s.options.in_place ? "in-place" : "out-of-place", s.options.cuda_graph ? ", CUDA graph" : "",
       s.options.check_results ? "checked" : "not checked");
+  if (s.layout)
+    i.description += fmt::format("; {} groups of {} at once, split from the job's {} node(s) x {}", i.groups,
+                                 runners::shape_text(s.layout->shape()), s.nodes, s.local_size);
   if (s.rebuilds > 0) i.description += fmt::format("; communicator rebuilt {} time(s)", s.rebuilds);
   return i;
 }

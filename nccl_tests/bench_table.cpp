@@ -7,7 +7,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "autotune/version.hpp"
 #include "common/input_error.hpp"
+#include "nccl_tests/nccl_tests_log.hpp"
 #include "runners/bandwidth.hpp"
 
 namespace autotune::nccl_tests {
@@ -17,36 +19,6 @@ using runners::element_count;
 using runners::Measurement;
 using runners::Outcome;
 using runners::RunnerInfo;
-
-uint64_t parse_size(std::string_view text, const std::string& context) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  uint64_t shift = 0;
-  bool ok = digits > 0 && digits <= 15;
-  if (ok && digits < text.size()) {
-    ok = digits + 1 == text.size();
-    switch (std::toupper(static_cast<unsigned char>(text[digits]))) {
-      case 'K':
-        shift = 10;
-        break;
-      case 'M':
-        shift = 20;
-        break;
-      case 'G':
-        shift = 30;
-        break;
-      case 'T':
-        shift = 40;
-        break;
-      default:
-        ok = false;
-    }
-  }
-  const uint64_t value = ok ? std::stoull(std::string(text.substr(0, digits))) : 0;  // at most 15 digits
-  if (!ok || value > (UINT64_MAX >> shift))
-    throw InputError(context, 0, "a size such as 8, 64K, 1M or 8G, found '" + std::string(text) + "'");
-  return value << shift;
-}
 
 std::vector<uint64_t> size_sweep(uint64_t min_bytes, uint64_t max_bytes, uint64_t factor) {
   if (min_bytes == 0) throw InputError("<argument>", 0, "a minimum size above 0 (-b), found 0");
@@ -64,66 +36,164 @@ std::vector<uint64_t> size_sweep(uint64_t min_bytes, uint64_t max_bytes, uint64_
   return sizes;
 }
 
+std::string_view nccl_tests_program(Collective c) {
+  switch (c) {
+    case Collective::allreduce:
+      return "all_reduce_perf";
+    case Collective::allgather:
+      return "all_gather_perf";
+    case Collective::reducescatter:
+      return "reduce_scatter_perf";
+    case Collective::broadcast:
+      return "broadcast_perf";
+    case Collective::reduce:
+      return "reduce_perf";
+  }
+  return "unknown_perf";
+}
+
 namespace {
+
+bool measured(const Measurement& m) {
+  return m.outcome == Outcome::ok || m.outcome == Outcome::wrong_result;
+}
+
+// nccl-tests' getFloatStr: two decimals, or fewer where the value would not fit its column.
+std::string float_str(double v, int width) {
+  for (const char* f : {"{:>{}.2f}", "{:>{}.1f}", "{:>{}.0f}"}) {
+    std::string s = fmt::format(fmt::runtime(f), v, width);
+    if (static_cast<int>(s.size()) <= width) return s;
+  }
+  return width >= 7 ? fmt::format("{:>{}.1e}", v, width) : fmt::format("{:>{}.0e}", v, width);
+}
 
 std::string used_text(const Measurement& m) {
   if (!m.used_algorithm && !m.used_protocol) return "-";
-  std::string s = m.used_algorithm ? std::string(nccl::name(*m.used_algorithm)) : "?";
-  s += "/";
-  s += m.used_protocol ? std::string(nccl::name(*m.used_protocol)) : "?";
-  if (m.used_channels > 0) s += "/ch" + std::to_string(m.used_channels);
-  return s;
+  runners::Candidate used{m.used_algorithm, m.used_protocol, m.used_channels};
+  return to_string(used);
+}
+
+// The time, algbw, busbw and #wrong of one half, as nccl-tests 2.19 prints them.
+std::string half_text(const Measurement& m) {
+  if (!measured(m)) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "-", "-", "-", "-");
+  return fmt::format("  {}  {}  {}  {:>6}", float_str(m.median_us(), 7), float_str(m.algbw_gbps, 6),
+                     float_str(m.busbw_gbps, 6), m.outcome == Outcome::wrong_result ? 1 : 0);
+}
+
+std::string last_column(const BenchRow& r) {
+  for (const Measurement* m : {&r.out_of_place, &r.in_place})
+    if (!measured(*m)) return std::string(name(m->outcome));
+  std::string a = used_text(r.out_of_place), b = used_text(r.in_place);
+  return a == b ? a : a + "|" + b;
+}
+
+std::string redop_of(Collective c) {
+  return c == Collective::broadcast || c == Collective::allgather ? "none" : "sum";
+}
+
+void table_header(std::string& out) {
+  out += "#\n";
+  out += fmt::format(
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place"
+      "          \n",
+      "", "", "", "", "");
+  out += fmt::format(
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}"
+      "  {}\n",
+      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+      "#wrong", "algo/proto/channels");
+  out += fmt::format(
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}\n",
+      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+// One collective's rows as one nccl-tests test, from its start line to its concluded line.
+void one_test(std::string& out, const RunnerInfo& info, std::span<const BenchRow> rows) {
+  const Collective c = rows.front().out_of_place.request.collective;
+  const std::string program(nccl_tests_program(c));
+  out += "# Collective test starting: " + program + "\n";
+  out += bench_header_line(info.ranks, info.nodes, to_string(rows.front().out_of_place.request.candidate),
+                           info.source == "simulated" ? "simulated" : "measured", info.nccl_version) +
+         "\n";
+
+  table_header(out);
+  int wrong_halves = 0, counted = 0;
+  double busbw_sum = 0.0;
+  for (const BenchRow& r : rows) {
+    const uint64_t bytes = r.out_of_place.request.bytes;
+    const bool rooted = c == Collective::broadcast || c == Collective::reduce;
+    out += fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", bytes, element_count(c, info.ranks, bytes),
+                       "float", redop_of(c), rooted ? 0 : -1);
+    out += half_text(r.out_of_place) + half_text(r.in_place) + "  " + last_column(r) + "\n";
+    // One reason line per half that did not go well; one for both when they failed alike.
+    const bool alike =
+        r.out_of_place.outcome == r.in_place.outcome && r.out_of_place.detail == r.in_place.detail;
+    for (const auto& [half, m] :
+         {std::pair{"out-of-place", &r.out_of_place}, std::pair{"in-place", &r.in_place}}) {
+      if (m->outcome != Outcome::ok && !(alike && m == &r.in_place))
+        out += fmt::format("#   {} B{}: {}: {}\n", bytes, alike ? "" : std::string(" ") + half,
+                           name(m->outcome), m->detail);
+      if (m->outcome == Outcome::wrong_result) ++wrong_halves;
+      if (measured(*m)) busbw_sum += m->busbw_gbps, ++counted;
+    }
+  }
+  out += fmt::format("# Out of bounds values : {} {}\n", wrong_halves, wrong_halves ? "FAILED" : "OK");
+  out += fmt::format("# Avg bus bandwidth    : {:g} {}\n", counted ? busbw_sum / counted : 0.0,
+                     info.source == "simulated" ? "(simulated)" : "");
+  out += "#\n# Collective test concluded: " + program + "\n#\n";
 }
 
 }  // namespace
 
-std::string format_table(const RunnerInfo& info, std::span<const Measurement> results) {
+std::string format_table(const RunnerInfo& info, std::span<const BenchRow> rows) {
   std::string out;
   const bool simulated = info.source == "simulated";
+  out += fmt::format(
+      "# nccl-autotune {} bench: nccl-tests' table, plus the algorithm, protocol and channels NCCL "
+      "ran\n",
+      kToolVersion);
   if (simulated) out += "# simulated: these numbers come from a model of NCCL, not from GPUs\n";
   out += "# " + info.description + "\n";
   out += fmt::format("# ranks {} ({} node(s) x {} GPU(s)), {}, NCCL {}\n#\n", info.ranks, info.nodes,
                      info.gpus_per_node, info.gpu_model, info.nccl_version);
-  std::string current;
-  double busbw_sum = 0.0;
-  int busbw_count = 0;
-  for (const auto& m : results) {
-    std::string section =
-        std::string(nccl::nccl_name(m.request.collective)) + " " + to_string(m.request.candidate);
-    if (section != current) {
-      current = section;
-      out += fmt::format("# {} (forced: {}){}\n", nccl::nccl_name(m.request.collective),
-                         to_string(m.request.candidate), simulated ? "  [simulated]" : "");
-      out += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>6}  {:>10} {:>8} {:>8} {:>6}  {}\n", "size", "count",
-                         "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "algo/proto/channels");
-      out += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>6}  {:>10} {:>8} {:>8} {:>6}\n", "(B)", "(elements)",
-                         "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
-    }
-    const bool rooted =
-        m.request.collective == Collective::broadcast || m.request.collective == Collective::reduce;
-    uint64_t count = element_count(m.request.collective, info.ranks, m.request.bytes);
-    std::string redop =
-        m.request.collective == Collective::broadcast || m.request.collective == Collective::allgather
-            ? "none"
-            : "sum";
-    std::string prefix = fmt::format(" {:>11} {:>12} {:>8} {:>6} {:>6}", m.request.bytes, count, "float",
-                                     redop, rooted ? "0" : "-1");
-    if (m.outcome == Outcome::ok || m.outcome == Outcome::wrong_result) {
-      int wrong = m.outcome == Outcome::wrong_result ? 1 : 0;
-      out += fmt::format("{}  {:>10.2f} {:>8.2f} {:>8.2f} {:>6}  {}\n", prefix, m.median_us(), m.algbw_gbps,
-                         m.busbw_gbps, wrong, used_text(m));
-      if (m.outcome == Outcome::ok) busbw_sum += m.busbw_gbps, ++busbw_count;
-    } else {
-      out += fmt::format("{}  {:>10} {:>8} {:>8} {:>6}  {}: {}\n", prefix, "-", "-", "-", "-",
-                         name(m.outcome), m.detail);
-    }
+  for (size_t begin = 0; begin < rows.size();) {
+    size_t end = begin;
+    while (end < rows.size() &&
+           rows[end].out_of_place.request.collective == rows[begin].out_of_place.request.collective)
+      ++end;
+    one_test(out, info, rows.subspan(begin, end - begin));
+    begin = end;
   }
-  out += fmt::format("# Avg bus bandwidth    : {:.3f}{}\n", busbw_count ? busbw_sum / busbw_count : 0.0,
-                     simulated ? "  (simulated)" : "");
   return out;
 }
 
-std::string format_json(const RunnerInfo& info, std::span<const Measurement> results) {
+namespace {
+
+nlohmann::json half_json(const RunnerInfo& info, const Measurement& m, const char* half) {
+  nlohmann::json r;
+  r["collective"] = nccl::name(m.request.collective);
+  r["half"] = half;
+  r["bytes"] = m.request.bytes;
+  r["count"] = element_count(m.request.collective, info.ranks, m.request.bytes);
+  r["type"] = "float";
+  r["candidate"] = to_string(m.request.candidate);
+  r["outcome"] = name(m.outcome);
+  if (!m.detail.empty()) r["detail"] = m.detail;
+  r["time_us"] = m.median_us();
+  r["algbw_gbps"] = m.algbw_gbps;
+  r["busbw_gbps"] = m.busbw_gbps;
+  r["wrong"] = m.outcome == Outcome::wrong_result ? 1 : 0;
+  r["times_us"] = m.times_us;
+  r["mean_times_us"] = m.mean_times_us;
+  if (m.used_algorithm) r["algorithm"] = nccl::name(*m.used_algorithm);
+  if (m.used_protocol) r["protocol"] = nccl::name(*m.used_protocol);
+  if (m.used_channels > 0) r["channels"] = m.used_channels;
+  return r;
+}
+
+}  // namespace
+
+std::string format_json(const RunnerInfo& info, std::span<const BenchRow> rows) {
   nlohmann::json j;
   j["source"] = info.source;
   j["runner"] = {{"kind", info.kind},
@@ -133,28 +203,12 @@ std::string format_json(const RunnerInfo& info, std::span<const Measurement> res
                  {"gpu_model", info.gpu_model},
                  {"nccl_version", info.nccl_version},
                  {"description", info.description}};
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& m : results) {
-    nlohmann::json r;
-    r["collective"] = nccl::name(m.request.collective);
-    r["bytes"] = m.request.bytes;
-    r["count"] = element_count(m.request.collective, info.ranks, m.request.bytes);
-    r["type"] = "float";
-    r["candidate"] = to_string(m.request.candidate);
-    r["outcome"] = name(m.outcome);
-    if (!m.detail.empty()) r["detail"] = m.detail;
-    r["time_us"] = m.median_us();
-    r["algbw_gbps"] = m.algbw_gbps;
-    r["busbw_gbps"] = m.busbw_gbps;
-    r["wrong"] = m.outcome == Outcome::wrong_result ? 1 : 0;
-    r["times_us"] = m.times_us;
-    r["mean_times_us"] = m.mean_times_us;
-    if (m.used_algorithm) r["algorithm"] = nccl::name(*m.used_algorithm);
-    if (m.used_protocol) r["protocol"] = nccl::name(*m.used_protocol);
-    if (m.used_channels > 0) r["channels"] = m.used_channels;
-    rows.push_back(std::move(r));
+  nlohmann::json results = nlohmann::json::array();
+  for (const BenchRow& r : rows) {
+    results.push_back(half_json(info, r.out_of_place, "out_of_place"));
+    results.push_back(half_json(info, r.in_place, "in_place"));
   }
-  j["results"] = std::move(rows);
+  j["results"] = std::move(results);
   return j.dump(2) + "\n";
 }
 

@@ -1,6 +1,10 @@
 #include "nccl_tests/import_nccl_tests.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
 #include <set>
 
 #include "common/input_error.hpp"
@@ -25,6 +29,23 @@ namespace {
 std::string where(const NcclTestsLog& log, int line) {
   return line > 0 ? log.file + ":" + std::to_string(line) : log.file;
 }
+
+// What a test's records are pooled by: NCCL's tuner sees the collective, the bytes and the communicator,
+// never the data type, the reduction or whether a CUDA graph launched it.
+struct SeriesKey {
+  Collective collective;
+  Scale scale;
+  std::string candidate;
+  auto operator<=>(const SeriesKey&) const = default;
+};
+struct SeriesKind {
+  std::string type, redop;
+  bool graph = false;
+  std::string test;  // the first test imported for it
+  std::string text() const {
+    return type + (redop.empty() || redop == "none" ? "" : " " + redop) + (graph ? " with CUDA graphs" : "");
+  }
+};
 
 // NCCL_ALGO / NCCL_PROTO as NCCL printed them: one name, or `func:name` entries. Only a single choice for
 // this collective says what was measured; lists and negations ("^LL128") leave NCCL a choice.
@@ -63,6 +84,12 @@ std::optional<T> single_choice(const std::string& value, const std::string& coll
   return parsed;
 }
 
+std::string fmt_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string version_from_code(int code) {
   auto v = nccl::Version::from_code(code);
   return v ? v->text() : "";
@@ -73,12 +100,23 @@ std::string version_from_code(int code) {
 Candidate imported_candidate(const NcclTestsLog& log, const ImportOptions& options,
                              std::vector<std::string>* warnings) {
   Candidate from_log;
+  bool log_says = false;
+  if (log.forced) {  // bench's header: exactly what it forced, "default" included
+    auto forced = runners::parse_candidate(*log.forced);
+    if (!forced)
+      throw InputError(
+          log.file, log.first_line,
+          "expected a candidate after 'forced' (default, ring/simple, ...), found '" + *log.forced + "'");
+    from_log = *forced;
+    log_says = true;
+  }
   if (log.env_algo)
     from_log.algorithm = single_choice<nccl::Algorithm>(*log.env_algo, log.collective, nccl::parse_algorithm,
                                                         log, "NCCL_ALGO");
   if (log.env_proto)
     from_log.protocol = single_choice<nccl::Protocol>(*log.env_proto, log.collective, nccl::parse_protocol,
                                                       log, "NCCL_PROTO");
+  log_says |= !from_log.is_default();
   bool options_say = options.as_default || options.algorithm || options.protocol;
   Candidate c = from_log;
   if (options_say) {
@@ -87,16 +125,16 @@ Candidate imported_candidate(const NcclTestsLog& log, const ImportOptions& optio
       asked.algorithm = options.algorithm;
       asked.protocol = options.protocol;
     }
-    if (!from_log.is_default() && asked != from_log && warnings)
-      warnings->push_back(log.file + ": the log says it ran " + to_string(from_log) + "; imported as " +
+    if (log_says && asked != from_log && warnings)
+      warnings->push_back(log.name() + ": the log says it ran " + to_string(from_log) + "; imported as " +
                           to_string(asked) + " as the options say");
     c = asked;
-  } else if (from_log.is_default()) {
+  } else if (!log_says) {
     throw InputError(log.file, 0,
                      "the log does not say what NCCL was forced to (no 'NCCL_ALGO set by environment' line): "
                      "give --algo A --proto P, or --default when it ran NCCL's own choice");
   }
-  if (!options.as_default) c.channels = options.channels;
+  if (!options.as_default && options.channels > 0) c.channels = options.channels;
   if (auto coll = log.nccl_collective()) {
     if (c.algorithm && !nccl::is_allowed(*coll, *c.algorithm))
       throw InputError(log.file, 0,
@@ -112,7 +150,126 @@ Candidate imported_candidate(const NcclTestsLog& log, const ImportOptions& optio
   return c;
 }
 
-ImportResult import_nccl_tests(std::span<const NcclTestsLog> logs, const ImportOptions& options) {
+namespace {
+
+// The communicator a test ran on: options first (with a warning where the log says otherwise), then what the
+// log states, its NCCL nNodes line, its hosts.
+Scale imported_scale(const NcclTestsLog& log, const ImportOptions& options,
+                     std::vector<std::string>& warnings) {
+  Scale scale;
+  const int shown_ranks = log.ranks();
+  if (options.ranks) {
+    scale.ranks = *options.ranks;
+    if (shown_ranks > 0 && shown_ranks != *options.ranks)
+      warnings.push_back(log.name() + ": the log shows " + std::to_string(shown_ranks) +
+                         " ranks; imported as " + std::to_string(*options.ranks) + " as --ranks says");
+  } else if (shown_ranks > 0) {
+    scale.ranks = shown_ranks;
+  } else {
+    throw InputError(
+        log.file, log.first_line,
+        "the log does not show how many ranks ran (no '# Rank' lines, as in a table alone): give "
+        "--ranks R");
+  }
+  const int shown_nodes = log.stated_nodes.value_or(log.nccl_nodes.value_or(log.hosts()));
+  if (options.nodes) {
+    scale.nodes = *options.nodes;
+    if (shown_nodes > 0 && shown_nodes != *options.nodes)
+      warnings.push_back(log.name() + ": the log shows " + std::to_string(shown_nodes) +
+                         " nodes; imported as " + std::to_string(*options.nodes) + " as --nodes says");
+  } else if (shown_nodes > 0) {
+    scale.nodes = shown_nodes;
+  } else {
+    throw InputError(log.file, log.first_line,
+                     "the log does not show how many nodes it ran on: give --nodes N");
+  }
+  if (scale.nodes < 1 || scale.nodes > scale.ranks)
+    throw InputError(log.file, log.first_line,
+                     "expected between 1 and " + std::to_string(scale.ranks) + " nodes for " +
+                         std::to_string(scale.ranks) + " ranks, found " + std::to_string(scale.nodes));
+  return scale;
+}
+
+// nccl-tests prints busbw = algbw x the collective's factor for its rank count: a published pair that does
+// not fit the ranks imported says the rank count (an option, or a log cut and pasted) is wrong.
+void check_published_busbw(const NcclTestsLog& log, Collective coll, int ranks,
+                           std::vector<std::string>& warnings) {
+  const NcclTestsRow* best = nullptr;
+  for (const auto& row : log.rows)
+    if (!best || row.out_of_place.algbw_gbps > best->out_of_place.algbw_gbps) best = &row;
+  if (!best || !(best->out_of_place.algbw_gbps >= 1.0)) return;  // too few digits printed to tell
+  const NcclTestsResult& h = best->out_of_place;
+  const double factor = busbw_gbps(coll, ranks, 1000, 1.0) / algbw_gbps(1000, 1.0);
+  // Both values are printed with two decimals (or three significant digits when large).
+  const double tolerance = 0.011 * (1 + factor) + 0.002 * h.busbw_gbps;
+  if (std::abs(h.busbw_gbps - h.algbw_gbps * factor) > tolerance)
+    warnings.push_back(where(log, best->line) + ": the printed busbw " + fmt_number(h.busbw_gbps) +
+                       " is not algbw " + fmt_number(h.algbw_gbps) + " x " + fmt_number(factor) + " (" +
+                       log.collective + " on " + std::to_string(ranks) +
+                       " ranks): the log ran on another rank count than imported");
+}
+
+std::string runner_text(const NcclTestsLog& log) {
+  const std::string file = std::filesystem::path(log.file).filename().string();
+  std::string tool =
+      log.forced ? "nccl-autotune bench"
+                 : "nccl-tests" + (log.header.tests_version.empty() ? "" : " " + log.header.tests_version);
+  return tool + " " + (log.header.program.empty() ? log.collective : log.header.program) +
+         (log.header.graph > 0 ? " with CUDA graphs" : "") + " (" + file + ":" +
+         std::to_string(log.first_line) + ")";
+}
+
+void note_header(JournalHeader& h, const NcclTestsLog& log, const Scale& scale) {
+  if (h.cluster.empty() && !log.header.ranks.empty()) h.cluster = log.header.ranks.front().host;
+  if (h.gpu_model.empty() && !log.header.ranks.empty()) h.gpu_model = log.header.ranks.front().gpu_name;
+  if (h.nccl_version.empty())
+    h.nccl_version = log.nccl_version.empty() ? version_from_code(log.header.nccl_library) : log.nccl_version;
+  if (h.nodes == 0 || scale.ranks > h.nodes * std::max(h.gpus_per_node, 1)) {
+    h.nodes = scale.nodes;
+    h.gpus_per_node = scale.ranks / scale.nodes;
+  }
+  if (h.runner.empty()) h.runner = runner_text(log);
+}
+
+JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, Collective coll,
+                          const Scale& scale, const Candidate& candidate, const ImportOptions& options) {
+  JournalRecord r;
+  r.setting = ProcessSetting{"default", {}};
+  r.scale = scale;
+  r.source = log.source == "simulated" ? "simulated" : "imported";
+  r.runner = runner_text(log);
+  r.time = options.time;
+  r.published_busbw_gbps = {row.out_of_place.busbw_gbps, row.in_place.busbw_gbps};
+  Measurement& m = r.measurement;
+  m.request.collective = coll;
+  m.request.bytes = row.bytes;
+  m.request.candidate = candidate;
+  // Each half of a row is one timed loop of `iters` operations: two repetitions.
+  m.request.repetitions = 2;
+  m.times_us = {row.out_of_place.time_us, row.in_place.time_us};
+  m.mean_times_us = m.times_us;
+  const double median = m.median_us();
+  m.algbw_gbps = algbw_gbps(row.bytes, median);
+  m.busbw_gbps = busbw_gbps(coll, scale.ranks, row.bytes, median);
+  // bench's column: what NCCL ran (the out-of-place half's, where the halves differ).
+  if (auto used = runners::parse_candidate(row.used.substr(0, row.used.find('|')))) {
+    m.used_algorithm = used->algorithm;
+    m.used_protocol = used->protocol;
+    m.used_channels = used->channels;
+  }
+  if (row.wrong()) {
+    m.outcome = Outcome::wrong_result;
+    auto count = [](const NcclTestsResult& x) { return x.check ? fmt_number(*x.check) : std::string("N/A"); };
+    m.detail = where(log, row.line) + ": nccl-tests found wrong results (" +
+               (log.header.old_error_column ? "error " : "#wrong ") + count(row.out_of_place) +
+               " out-of-place, " + count(row.in_place) + " in-place)";
+  }
+  return r;
+}
+
+}  // namespace
+
+ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const ImportOptions& options) {
   ImportResult out;
   JournalHeader& h = out.header;
   h.created = options.time;
@@ -124,106 +281,74 @@ ImportResult import_nccl_tests(std::span<const NcclTestsLog> logs, const ImportO
   h.settings = {ProcessSetting{"default", {}}};
   std::set<Collective> collectives;
   std::set<Scale> scales;
+  std::map<SeriesKey, SeriesKind> series;
   uint64_t min_bytes = UINT64_MAX, max_bytes = 0;
 
-  for (const NcclTestsLog& log : logs) {
-    for (const auto& w : log.warnings) out.warnings.push_back(where(log, w.line) + ": " + w.text);
-    auto coll = log.nccl_collective();
-    if (!coll) {
-      out.warnings.push_back(log.file + ": " + log.collective +
-                             " is point-to-point (NCCL's tuner never sees it): not imported");
-      continue;
-    }
-    Candidate candidate = imported_candidate(log, options, &out.warnings);
-    int ranks = log.ranks();
-    Scale scale;
-    scale.ranks = ranks;
-    if (options.nodes) {
-      scale.nodes = *options.nodes;
-      int said = log.nccl_nodes.value_or(log.hosts());
-      if (said > 0 && said != *options.nodes)
-        out.warnings.push_back(log.file + ": the log shows " + std::to_string(said) + " nodes; imported as " +
-                               std::to_string(*options.nodes) + " as --nodes says");
-    } else if (log.nccl_nodes) {
-      scale.nodes = *log.nccl_nodes;
-    } else if (log.hosts() > 0) {
-      scale.nodes = log.hosts();
-    } else {
-      throw InputError(log.file, 0, "the log does not show how many nodes it ran on: give --nodes N");
-    }
-    if (scale.nodes < 1 || scale.nodes > ranks)
-      throw InputError(log.file, 0,
-                       "expected between 1 and " + std::to_string(ranks) + " nodes for " +
-                           std::to_string(ranks) + " ranks, found " + std::to_string(scale.nodes));
-    scales.insert(scale);
-    collectives.insert(*coll);
-    if (h.cluster.empty() && !log.header.ranks.empty()) h.cluster = log.header.ranks.front().host;
-    if (h.gpu_model.empty() && !log.header.ranks.empty()) h.gpu_model = log.header.ranks.front().gpu_name;
-    if (h.nccl_version.empty())
-      h.nccl_version =
-          log.nccl_version.empty() ? version_from_code(log.header.nccl_library) : log.nccl_version;
-    if (scale.ranks > h.nodes * std::max(h.gpus_per_node, 1) || h.nodes == 0) {
-      h.nodes = scale.nodes;
-      h.gpus_per_node = scale.ranks / scale.nodes;
-    }
-    std::string runner = "nccl-tests" +
-                         (log.header.tests_version.empty() ? "" : " " + log.header.tests_version) + " " +
-                         (log.header.program.empty() ? log.collective : log.header.program) + " (" +
-                         std::filesystem::path(log.file).filename().string() + ")";
-    if (h.runner.empty()) h.runner = runner;
-
-    // A log run with several data types (-d all) measures each size once per type; the first type is what a
-    // profile is about (NCCL's tuner sees bytes, not types), the others would pool unlike timings.
-    const std::string& type = log.rows.front().type;
-    const std::string& redop = log.rows.front().redop;
-    size_t other_types = 0;
-    for (const NcclTestsRow& row : log.rows) {
-      if (row.type != type || row.redop != redop) {
-        ++other_types;
+  for (const NcclTestsFile& file : files) {
+    out.tests += static_cast<int>(file.tests.size() + file.unreadable.size());
+    for (const auto& u : file.unreadable) out.not_imported.push_back({u.where, "not readable: " + u.reason});
+    for (const NcclTestsLog& log : file.tests) {
+      for (const auto& w : log.warnings) out.warnings.push_back(where(log, w.line) + ": " + w.text);
+      auto coll = log.nccl_collective();
+      if (!coll) {
+        out.not_imported.push_back(
+            {log.name(), log.collective + " is point-to-point: NCCL's tuner never sees it"});
         continue;
       }
-      JournalRecord r;
-      r.setting = ProcessSetting{"default", {}};
-      r.scale = scale;
-      r.source = "imported";
-      r.runner = runner;
-      r.time = options.time;
-      Measurement& m = r.measurement;
-      m.request.collective = *coll;
-      m.request.bytes = row.bytes;
-      m.request.candidate = candidate;
-      // Each half of a row is one timed loop of `iters` operations: two repetitions.
-      m.request.repetitions = 2;
-      m.times_us = {row.out_of_place.time_us, row.in_place.time_us};
-      m.mean_times_us = m.times_us;
-      double median = m.median_us();
-      m.algbw_gbps = algbw_gbps(row.bytes, median);
-      m.busbw_gbps = busbw_gbps(*coll, ranks, row.bytes, median);
-      if (row.wrong()) {
-        m.outcome = Outcome::wrong_result;
-        auto count = [](const NcclTestsResult& x) {
-          return x.check ? std::to_string(*x.check) : std::string("N/A");
-        };
-        m.detail = where(log, row.line) + ": nccl-tests found wrong results (" +
-                   (log.header.old_error_column ? "error " : "#wrong ") + count(row.out_of_place) +
-                   " out-of-place, " + count(row.in_place) + " in-place)";
+      Candidate candidate = imported_candidate(log, options, &out.warnings);
+      Scale scale = imported_scale(log, options, out.warnings);
+      check_published_busbw(log, *coll, scale.ranks, out.warnings);
+      // A test run with several data types (-d all) measures each size once per type: the first type is
+      // imported, as is the first type of each collective, scale and candidate across tests.
+      const NcclTestsRow& first = log.rows.front();
+      SeriesKind kind{first.type, first.redop, log.header.graph > 0, log.name()};
+      auto [it, fresh] = series.try_emplace(SeriesKey{*coll, scale, to_string(candidate)}, kind);
+      if (!fresh && (it->second.type != kind.type || it->second.redop != kind.redop ||
+                     it->second.graph != kind.graph)) {
+        out.not_imported.push_back({log.name(), "ran " + kind.text() + " where " + it->second.test + " ran " +
+                                                    it->second.text() + " for the same " + log.collective +
+                                                    ", scale and candidate (not pooled)"});
+        continue;
       }
-      // Identical requests count up, as the journal's `attempt` asks.
-      for (const JournalRecord& prev : out.records)
-        if (prev.scale == r.scale && prev.measurement.request.collective == m.request.collective &&
-            prev.measurement.request.bytes == m.request.bytes &&
-            prev.measurement.request.candidate == candidate)
-          ++r.attempt;
-      min_bytes = std::min(min_bytes, row.bytes);
-      max_bytes = std::max(max_bytes, row.bytes);
-      out.records.push_back(std::move(r));
+      if (log.source == "simulated")
+        out.warnings.push_back(
+            log.name() + ": a simulated table (nccl-autotune bench --simulate): imported as " + "simulated");
+      size_t other_types = 0, imported = 0;
+      for (const NcclTestsRow& row : log.rows) {
+        if (row.type != first.type || row.redop != first.redop) {
+          ++other_types;
+          continue;
+        }
+        JournalRecord r = make_record(log, row, *coll, scale, candidate, options);
+        // Identical requests count up, as the journal's `attempt` asks.
+        for (const JournalRecord& prev : out.records)
+          if (prev.scale == r.scale && prev.measurement.request.collective == *coll &&
+              prev.measurement.request.bytes == row.bytes && prev.measurement.request.candidate == candidate)
+            ++r.attempt;
+        min_bytes = std::min(min_bytes, row.bytes);
+        max_bytes = std::max(max_bytes, row.bytes);
+        if (r.source == "simulated") h.source = "simulated";
+        out.records.push_back(std::move(r));
+        ++imported;
+      }
+      if (other_types > 0)
+        out.warnings.push_back(log.name() + ": " + std::to_string(other_types) +
+                               " rows of other data types or operations than the first (" + kind.text() +
+                               ") not imported");
+      if (imported == 0) continue;
+      ++out.tests_imported;
+      scales.insert(scale);
+      collectives.insert(*coll);
+      note_header(h, log, scale);
     }
-    if (other_types > 0)
-      out.warnings.push_back(log.file + ": " + std::to_string(other_types) + " rows of other data types or " +
-                             "operations than the first (" + type + (redop.empty() ? "" : " " + redop) +
-                             ") not imported");
   }
-  if (out.records.empty()) throw InputError("no nccl-tests row could be imported (see the warnings)");
+  if (out.records.empty()) {
+    std::string why;
+    for (const auto& n : out.not_imported) why += (why.empty() ? "" : "; ") + n.test + ": " + n.reason;
+    for (const auto& w : out.warnings) why += (why.empty() ? "" : "; ") + w;
+    throw InputError("no nccl-tests row could be imported" +
+                     (why.empty() ? std::string() : " (" + why + ")"));
+  }
   h.collectives.assign(collectives.begin(), collectives.end());
   h.scales.assign(scales.begin(), scales.end());
   h.min_bytes = min_bytes;

@@ -12,6 +12,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "runners/runner.hpp"
 
 namespace autotune::nccl_tests {
 namespace {
@@ -80,10 +81,14 @@ struct Patterns {
   const std::regex env_algo{R"(NCCL_ALGO set by environment to (\S+))"};
   const std::regex env_proto{R"(NCCL_PROTO set by environment to (\S+))"};
   const std::regex n_nodes{R"(\bnNodes (\d+))"};
-  // Prefixes launchers add: `mpirun --tag-output` ("[1,0]<stdout>:") and `srun --label` ("3: ").
-  const std::regex launcher_prefix{R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))"};
   const std::regex tests_version{R"(^#\s*nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)"};
   const std::regex program{R"(^#\s*Collective test starting:\s*(\S+))"};
+  const std::regex concluded{R"(^#\s*Collective test concluded:\s*(\S+))"};
+  const std::regex bench_header{
+      R"(^#\s*nccl-autotune bench: ranks (\d+) nodes (\d+) forced (\S+) source (measured|simulated) nccl (\S+)\s*$)"};
+  // An old harness's announcement of the next run: "Running: mpirun -np 16 -x NCCL_ALGO=Ring
+  // ./all_reduce_perf".
+  const std::regex running_env{R"(\b(NCCL_ALGO|NCCL_PROTO)=([^\s;'"]+))"};
   const std::regex thread_line{
       R"(^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+) step: (\d+)\((factor|bytes)\) warmup iters: (\d+) iters: (\d+))"};
   const std::regex validation{R"(validation: (\d+))"};
@@ -103,6 +108,7 @@ const Patterns& patterns() {
 struct Layout {
   int size = -1, count = -1, type = -1, redop = -1, root = -1;
   int oop = -1, inplace = -1;  // index of each half's time column; algbw, busbw, check follow
+  int used = -1;               // bench's algo/proto/channels column
   size_t values = 0;           // columns a complete row has, timestamp excluded
   bool timestamp = false;
 
@@ -128,6 +134,7 @@ Layout layout_of(const std::vector<std::string>& columns) {
     if (c == "root") l.root = idx;
     if (c == "time" || c == "cputime") (l.oop < 0 ? l.oop : l.inplace) = idx;
     if (c == "timestamp") l.timestamp = true;
+    if (c == "algo/proto/channels") l.used = idx;
   }
   l.values = columns.size() - (l.timestamp ? 1 : 0);
   return l;
@@ -149,8 +156,9 @@ class Parser {
     }
   }
 
-  NcclTestsLog run(std::string_view text) {
-    int line_no = 0;
+  NcclTestsLog run(std::string_view text, int first_line) {
+    log_.first_line = first_line;
+    int line_no = first_line - 1;
     size_t pos = 0;
     while (pos <= text.size()) {
       size_t nl = text.find('\n', pos);
@@ -159,10 +167,14 @@ class Parser {
       ++line_no;
       pos = nl + 1;
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (nl == text.size() && line.empty()) break;
+      if (nl == text.size() && line.empty()) {
+        --line_no;  // the text ended with its last newline
+        break;
+      }
       take(line, line_no);
     }
-    finish(line_no);
+    log_.last_line = std::max(line_no, first_line);
+    finish(log_.last_line);
     return std::move(log_);
   }
 
@@ -171,9 +183,8 @@ class Parser {
 
   void take(std::string line, int line_no) {
     std::smatch m;
-    if (!line.empty() && (line[0] == '[' || line.find(": ") != std::string::npos) &&
-        std::regex_search(line, m, patterns().launcher_prefix))
-      line = m.suffix().str();
+    if (std::string_view bare = strip_launcher_prefix(line); bare.size() != line.size())
+      line = std::string(bare);
     // NCCL's own lines: they may start in the middle of a row that nccl-tests was printing in pieces.
     // std::regex is slow: NCCL_DEBUG=INFO logs at scale run to 100k lines, so test for a literal first.
     if (line.find(" NCCL ") != std::string::npos && std::regex_search(line, m, patterns().nccl_line)) {
@@ -202,6 +213,10 @@ class Parser {
     if (t.empty()) return;
     if (t[0] == '#') {
       comment(t, line_no);
+      return;
+    }
+    if (t.rfind("Running:", 0) == 0) {
+      running(t);
       return;
     }
     if (!fragment_.empty()) {
@@ -239,10 +254,36 @@ class Parser {
     if (s.find("NCCL WARN") != std::string::npos) warnings_from_nccl_++;
   }
 
+  // The program a `Running:` line starts, and what it exports (NCCL's own "set by environment" lines win).
+  void running(const std::string& t) {
+    seen_header_ = true;
+    for (const std::string& word : split_ws(t)) {
+      std::string base = std::filesystem::path(word).filename().string();
+      if (log_.header.program.empty() && base.size() > 5 && base.ends_with("_perf") &&
+          nccl_tests_collective_name(base))
+        log_.header.program = base;
+    }
+    for (auto it = std::sregex_iterator(t.begin(), t.end(), patterns().running_env);
+         it != std::sregex_iterator(); ++it) {
+      auto& slot = (*it)[1] == "NCCL_ALGO" ? running_algo_ : running_proto_;
+      slot = (*it)[2].str();
+    }
+  }
+
   void comment(const std::string& t, int line_no) {
     std::smatch m;
     auto& h = log_.header;
-    if (std::regex_search(t, m, patterns().tests_version)) {
+    if (t.find("nccl-autotune bench:") != std::string::npos &&
+        std::regex_search(t, m, patterns().bench_header)) {
+      seen_header_ = true;
+      log_.stated_ranks = header_int(m[1], line_no);
+      log_.stated_nodes = header_int(m[2], line_no);
+      log_.forced = m[3].str();
+      log_.source = m[4].str();
+      if (std::regex_match(m[5].str(), std::regex(R"(\d+\.\d+\.\d+)"))) log_.nccl_version = m[5].str();
+    } else if (std::regex_search(t, m, patterns().concluded)) {
+      if (h.program.empty()) h.program = m[1];
+    } else if (std::regex_search(t, m, patterns().tests_version)) {
       seen_header_ = true;
       h.tests_version = m[1];
       if (m[2].matched) h.nccl_library = header_int(m[2], line_no);
@@ -361,8 +402,15 @@ class Parser {
     if (!bytes || !count) return bad_row(line_no, line);
     row.bytes = *bytes;
     row.count = *count;
+    if (layout_.used >= 0) row.used = tok[layout_.used];
     auto oop = half(tok, layout_.oop, row.type);
     auto inp = half(tok, layout_.inplace, row.type);
+    if ((!oop || !inp) && runners::parse_outcome(row.used)) {
+      warn(line_no,
+           "bench could not measure " + std::to_string(row.bytes) + " B (" + row.used + "): not imported");
+      ++unmeasured_;
+      return true;
+    }
     if (!oop || !inp) return bad_row(line_no, line);
     row.out_of_place = *oop;
     row.in_place = *inp;
@@ -377,14 +425,20 @@ class Parser {
   }
 
   void finish(int last_line) {
+    if (!log_.env_algo) log_.env_algo = running_algo_;
+    if (!log_.env_proto) log_.env_proto = running_proto_;
     if (!seen_header_ && layout_.oop < 0)
-      throw InputError(file_, 1,
+      throw InputError(file_, log_.first_line,
                        "expected nccl-tests output (a '# nThread N nGpus N minBytes ...' header and a "
                        "'size count type ... busbw' table), found neither");
     if (layout_.oop < 0)
       throw InputError(
           file_, last_line,
           "the nccl-tests log ends before its result table (no 'size count type ... busbw' header)");
+    if (log_.rows.empty() && unmeasured_ > 0)
+      throw InputError(file_, log_.first_line,
+                       "bench measured none of the " + std::to_string(unmeasured_) +
+                           " sizes of this test (see the reason under each row)");
     if (log_.rows.empty())
       throw InputError(file_, last_line, "the nccl-tests log ends before the first result row");
     if (pending_cut_ || !fragment_.empty()) {
@@ -457,17 +511,24 @@ class Parser {
   std::string fragment_;
   int fragment_line_ = 0;
   int warnings_from_nccl_ = 0;
+  int unmeasured_ = 0;  // bench rows that hold an outcome instead of numbers
+  std::optional<std::string> running_algo_, running_proto_;
 };
 
 }  // namespace
 
 int NcclTestsLog::ranks() const {
-  if (!header.ranks.empty()) {
-    int top = 0;
-    for (const auto& r : header.ranks) top = std::max(top, r.rank + 1);
-    return top;
-  }
-  return header.threads * header.gpus_per_thread;
+  if (stated_ranks) return *stated_ranks;
+  // Not threads x GPUs from the nThread line: under mpirun that line counts one process's GPUs only.
+  int top = 0;
+  for (const auto& r : header.ranks) top = std::max(top, r.rank + 1);
+  return top;
+}
+
+std::string NcclTestsLog::name() const {
+  std::string lines = first_line == last_line ? std::to_string(first_line)
+                                              : std::to_string(first_line) + "-" + std::to_string(last_line);
+  return file + ":" + lines + " (" + (header.program.empty() ? collective : header.program) + ")";
 }
 
 int NcclTestsLog::hosts() const {
@@ -502,8 +563,36 @@ std::optional<std::string> nccl_tests_collective_name(std::string_view text) {
 }
 
 NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file,
-                                  std::optional<std::string> collective) {
-  return Parser(file, std::move(collective)).run(text);
+                                  std::optional<std::string> collective, int first_line) {
+  return Parser(file, std::move(collective)).run(text, first_line);
+}
+
+std::string_view strip_launcher_prefix(std::string_view line) {
+  auto digits = [&](size_t at) {
+    size_t end = at;
+    while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+    return end;
+  };
+  if (line.starts_with('[')) {  // [1,0]<stdout>: or [1,0]<stderr>:
+    size_t a = digits(1);
+    if (a > 1 && a < line.size() && line[a] == ',') {
+      size_t b = digits(a + 1);
+      for (std::string_view tag : {"]<stdout>:", "]<stderr>:"})
+        if (b > a + 1 && line.substr(b).starts_with(tag)) return line.substr(b + tag.size());
+    }
+    return line;
+  }
+  size_t at = 0;
+  while (at < line.size() && line[at] == ' ') ++at;
+  size_t end = digits(at);
+  if (end > at && line.substr(end).starts_with(": ")) return line.substr(end + 2);
+  return line;
+}
+
+std::string bench_header_line(int ranks, int nodes, const std::string& forced, const std::string& source,
+                              const std::string& nccl_version) {
+  return "# nccl-autotune bench: ranks " + std::to_string(ranks) + " nodes " + std::to_string(nodes) +
+         " forced " + forced + " source " + source + " nccl " + (nccl_version.empty() ? "-" : nccl_version);
 }
 
 NcclTestsLog read_nccl_tests_log(const std::filesystem::path& path, std::optional<std::string> collective) {

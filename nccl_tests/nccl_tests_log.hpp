@@ -1,12 +1,13 @@
 #pragma once
-// A parsed nccl-tests log: the text that all_reduce_perf, all_gather_perf, reduce_scatter_perf,
+// One test of an nccl-tests log: the text that all_reduce_perf, all_gather_perf, reduce_scatter_perf,
 // broadcast_perf, reduce_perf, alltoall_perf and sendrecv_perf print (header, result table, footer), in the
 // formats of nccl-tests 2.0 to 2.19: the old `error` column (largest difference from the expected value) and
-// the newer
-// `#wrong` (count of wrong elements), with or without `redop`/`root` columns, the `Group` column of the rank
-// lines, per-iteration and timestamp columns. NCCL_DEBUG lines and other noise may be interleaved anywhere,
-// even in the middle of a row, and the log may stop mid-table (a job killed or timed out): what was printed
-// is kept and the cut is reported as a warning.
+// the newer `#wrong` (count of wrong elements), with or without `redop`/`root` columns, the `Group` column of
+// the rank lines, per-iteration and timestamp columns, and the table `nccl-autotune bench` prints (the same,
+// plus an algo/proto/channels column). NCCL_DEBUG lines and other noise may be interleaved anywhere, even in
+// the middle of a row, and the log may stop mid-table (a job killed or timed out): what was printed is kept
+// and the cut is reported as a warning. A file holding several tests is split by nccl_tests_file.hpp; -J JSON
+// output is read by nccl_tests_json.hpp into the same structure.
 //
 // Pure functions over text: no state, safe to call from any thread.
 
@@ -69,6 +70,7 @@ struct NcclTestsRow {
   int root = -1;
   NcclTestsResult out_of_place;
   NcclTestsResult in_place;
+  std::string used;  // bench's algo/proto/channels column: what NCCL ran ("ring/simple/ch8"); "" without it
   bool wrong() const { return out_of_place.wrong || in_place.wrong; }
 };
 
@@ -84,6 +86,8 @@ struct NcclTestsWarning {
 
 struct NcclTestsLog {
   std::string file;
+  int first_line = 1;  // the lines of the file this test spans (a file may hold several tests)
+  int last_line = 0;
   NcclTestsHeader header;
   std::vector<NcclTestsRow> rows;
   NcclTestsFooter footer;
@@ -99,23 +103,43 @@ struct NcclTestsLog {
   std::optional<std::string> env_proto;  // value of "NCCL_PROTO set by environment to ..."
   std::optional<int> nccl_nodes;         // "nNodes N" in NCCL's init line
 
+  // What the log states outright rather than through rank lines: nccl-tests' JSON (devices x threads x
+  // GPUs), the header `nccl-autotune bench` prints.
+  std::optional<int> stated_ranks;
+  std::optional<int> stated_nodes;
+  std::optional<std::string> forced;  // bench: the candidate it forced ("default", "ring/simple/ch8")
+  std::string source;                 // bench: "measured" or "simulated"; empty for nccl-tests' own logs
+
+  // The ranks that ran: stated, else the rank lines; 0 when the log shows neither (a table alone).
   int ranks() const;
   // Distinct host names in the rank lines; 0 when the log has none.
   int hosts() const;
   // The NCCL collective, nullopt for alltoall and sendrecv (point-to-point: NCCL's tuner never sees them).
   std::optional<nccl::Collective> nccl_collective() const;
+  // "all_reduce_perf.log:12-40 (all_reduce_perf)": the test, for messages.
+  std::string name() const;
 };
 
-// Parses the text of one log. `file` names it in errors and warnings and, when the log does not print its
-// program name, its file name ("all_gather_perf.log") tells the collective; `collective` (a name above), when
-// given, wins over both. Throws InputError(file, line, ...) when the text is not nccl-tests output, when it
-// stops before the first result row, or when the collective cannot be told.
+// Parses the text of one test. `file` names it in errors and warnings and, when the log does not print its
+// program name (`# Collective test starting:`, a `Running: ... all_gather_perf` line), its file name
+// ("all_gather_perf.log") tells the collective; `collective` (a name above), when given, wins over both.
+// `first_line` is the file line the text starts at. Throws InputError(file, line, ...) when the text is not
+// nccl-tests output, when it stops before the first result row, or when the collective cannot be told.
 NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file,
-                                  std::optional<std::string> collective = std::nullopt);
+                                  std::optional<std::string> collective = std::nullopt, int first_line = 1);
 
-// Reads and parses a file (InputError when it cannot be read).
+// Reads and parses a file holding one test (InputError when it cannot be read).
 NcclTestsLog read_nccl_tests_log(const std::filesystem::path& path,
                                  std::optional<std::string> collective = std::nullopt);
+
+// A line without the prefix a launcher adds to each line of output: `mpirun --tag-output` ("[1,0]<stdout>:")
+// and `srun --label` ("3: ").
+std::string_view strip_launcher_prefix(std::string_view line);
+
+// The line `nccl-autotune bench` prints in each test's header, which this parser reads back: "# nccl-autotune
+// bench: ranks 16 nodes 2 forced ring/simple source measured nccl 2.28.9".
+std::string bench_header_line(int ranks, int nodes, const std::string& forced, const std::string& source,
+                              const std::string& nccl_version);
 
 // The canonical collective name for an nccl-tests name or program ("all_reduce_perf", "AllReduce",
 // "reduce_scatter" -> "reducescatter"); nullopt when it is none of the seven.

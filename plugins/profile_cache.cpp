@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstddef>
@@ -14,53 +14,13 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
-#include "nccl/tuner_abi.h"
+#include "nccl/tuner_constants.hpp"
+#include "profiles/any_profile.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/file_trust.hpp"
-#include "profiles/nccl_csv.hpp"
-
-#include "nccl/tuner_constants.hpp"
-#include "profiles/profile_toml.hpp"
 
 namespace autotune::plugin {
 namespace {
-
-// Where each table a profile may override (tuner_constants.hpp names them) lies in ncclTunerConstants_v5_t.
-struct ConstantLayout {
-  std::string_view name;
-  size_t offset;
-  std::array<int, 3> dims;  // trailing zeros: fewer dimensions
-  bool bandwidth;           // GB/s; otherwise a latency in microseconds
-};
-
-constexpr std::array<ConstantLayout, 7> kConstantTables = {{
-    {"base_latency", offsetof(ncclTunerConstants_v5_t, baseLatencies), {7, 3, 0}, false},
-    {"hw_latency", offsetof(ncclTunerConstants_v5_t, hwLatencies), {3, 7, 3}, false},
-    {"ll_max_bw", offsetof(ncclTunerConstants_v5_t, llMaxBws), {4, 3, 0}, true},
-    {"per_ch_max_ring_ll128_bw", offsetof(ncclTunerConstants_v5_t, perChMaxRingLL128Bws), {4, 3, 0}, true},
-    {"per_ch_max_tree_ll128_bw", offsetof(ncclTunerConstants_v5_t, perChMaxTreeLL128Bws), {4, 3, 0}, true},
-    {"per_ch_max_tree_bw", offsetof(ncclTunerConstants_v5_t, perChMaxTreeBws), {4, 3, 0}, true},
-    {"per_ch_max_nvls_tree_bw", offsetof(ncclTunerConstants_v5_t, perChMaxNVLSTreeBws), {4, 3, 0}, true},
-}};
-
-// A CSV line of NCCL's example plugin starts with a collective name and a comma; a TOML profile's first
-// meaningful line is a [table] or a key = value.
-bool looks_like_csv(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos || line[first] == '#') continue;
-    line = line.substr(first);
-    if (line[0] == '[') return false;
-    size_t comma = line.find(','), equals = line.find('=');
-    return comma != std::string_view::npos && (equals == std::string_view::npos || comma < equals);
-  }
-  return false;
-}
 
 std::string errno_text(int err) {
   char buf[256];
@@ -70,106 +30,144 @@ std::string errno_text(int err) {
 
 }  // namespace
 
-profiles::Profile parse_any_profile(const std::string& text, const std::string& file_name,
-                                    std::string* format) {
-  const bool csv = looks_like_csv(text);
-  if (format) *format = csv ? "CSV" : "TOML";
-  if (!csv) return profiles::parse_profile(text, file_name);
-  // Not validate_profile: overlapping rows are legal in NCCL's example plugin (the first match wins, which
-  // the core reproduces), and a row NCCL cannot run is harmless (its cost-table entry is -1).
-  profiles::Profile profile;
-  profile.provenance.source = profiles::Source::imported;
-  profile.provenance.command = "NCCL example tuner plugin CSV";
-  profile.rules = profiles::parse_nccl_csv(text, file_name);
-  return profile;
-}
-
 std::vector<ConstantPatch> resolve_constants(const std::vector<profiles::ConstantOverride>& overrides,
                                              const std::string& file_name) {
   std::vector<ConstantPatch> out;
   for (const auto& o : overrides) {
-    const ConstantLayout* table = nullptr;
-    for (const auto& t : kConstantTables)
-      if (t.name == o.table) table = &t;
+    const nccl::ConstantTable* table = nccl::find_constant_table(o.table);
     if (!table)
       throw InputError(
           file_name, o.source_line,
           "expected a constants table (base_latency, hw_latency, ll_max_bw, per_ch_max_*_bw), found '" +
               o.table + "'");
-    size_t rank = table->dims[2] ? 3 : 2;
-    if (o.index.size() != rank)
-      throw InputError(
-          file_name, o.source_line,
-          o.table + " takes " + std::to_string(rank) + " indices, found " + std::to_string(o.index.size()));
-    size_t flat = 0;
-    for (size_t i = 0; i < rank; ++i) {
-      if (o.index[i] < 0 || o.index[i] >= table->dims[i])
-        throw InputError(file_name, o.source_line,
-                         o.table + " index " + std::to_string(i + 1) + " must be in 0.." +
-                             std::to_string(table->dims[i] - 1) + ", found " + std::to_string(o.index[i]));
-      flat = flat * table->dims[i] + o.index[i];
-    }
+    // The v7 struct holds every entry a profile can name; the v5 struct all but the Rubin row.
+    const auto v7 = nccl::constant_offset(o.table, o.index, nccl::kCompcapRowsV7);
+    if (!v7)
+      throw InputError(file_name, o.source_line,
+                       o.table + ": expected " + std::to_string(table->indices.size()) +
+                           " indices in range; found " + nccl::constant_entry_name(o.table, o.index));
     // The profile reader checks these too; the plugin checks again because it writes into NCCL's memory.
-    const double max =
-        nccl::constant_max(table->bandwidth ? nccl::ConstantUnit::gbps : nccl::ConstantUnit::microseconds);
+    const double max = nccl::constant_max(table->unit);
     if (!std::isfinite(o.value) || o.value < 0.0 || o.value > max)
       throw InputError(file_name, o.source_line,
                        o.table + " must be between 0 and " + std::to_string(static_cast<long long>(max)) +
-                           (table->bandwidth ? " GB/s" : " us") + ", found " + std::to_string(o.value));
-    out.push_back({table->offset + flat * sizeof(double), o.value});
+                           (table->unit == nccl::ConstantUnit::gbps ? " GB/s" : " us") + ", found " +
+                           std::to_string(o.value));
+    out.push_back({nccl::constant_entry_name(o.table, o.index),
+                   nccl::constant_offset(o.table, o.index, nccl::kCompcapRowsV5), *v7, o.value});
   }
   return out;
 }
 
-ProfileCache& ProfileCache::instance() {
-  // Never destroyed: NCCL may finalize communicators from its own atexit handlers, after our statics.
-  static ProfileCache* cache = new ProfileCache;
-  return *cache;
+namespace {
+// Constant-initialised, so it is valid before and after every static object's lifetime.
+std::atomic<bool> g_cache_alive{true};
+}  // namespace
+
+ProfileCache* ProfileCache::instance() {
+  // Communicators hold their profile by shared_ptr, so destroying the cache under a live one (finalized later
+  // from NCCL's exit handlers) only drops the cache's references.
+  static ProfileCache cache;
+  return g_cache_alive.load(std::memory_order_acquire) ? &cache : nullptr;
 }
 
+ProfileCache::~ProfileCache() {
+  g_cache_alive.store(false, std::memory_order_release);
+}
+
+namespace {
+
+LoadResult unusable(std::string why) {
+  LoadResult r;
+  r.problem = std::move(why);
+  r.first_load = true;
+  return r;
+}
+
+ProfileCache::Identity identity_of(const struct stat& st) {
+  return {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+          static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+          static_cast<long long>(st.st_mtim.tv_nsec)};
+}
+
+}  // namespace
+
 LoadResult ProfileCache::load(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = entries_.find(path); it != entries_.end()) return kept(it->second, path);
+  Entry& entry = entries_[path];
+  entry.result = read(path, &entry.identity);
+  LoadResult first = entry.result;
+  entry.result.first_load = false;  // later communicators get it from here
+  return first;
+}
+
+// What the job read first, and once, that the file has changed since.
+LoadResult ProfileCache::kept(Entry& entry, const std::string& path) {
+  LoadResult out = entry.result;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  // A file that was missing has changed when it exists; one that was there, when it is gone or another.
+  const bool was_there = entry.identity.inode != 0;
+  const bool changed = exists ? !was_there || !(identity_of(st) == entry.identity) : was_there;
+  if (!entry.change_said && changed) {
+    entry.change_said = true;
+    out.changed = "profile " + path + " changed on disk since this process read it" +
+                  (out.profile ? " (digest " + profiles::digest_text(out.profile->digest) + ")" : "") +
+                  ": this job keeps what it read; the change is for the next job";
+  }
+  return out;
+}
+
+LoadResult ProfileCache::read(const std::string& path, Identity* identity) {
   // A profile that is not there is missing, not untrusted: say which, before the trust check would.
   struct stat there {};
   if (::stat(path.c_str(), &there) != 0 && (errno == ENOENT || errno == ENOTDIR))
-    return {nullptr, "no such file (" + errno_text(errno) + ")"};
+    return unusable("no such file (" + errno_text(errno) + ")");
   if (!profiles::insecure_allowed()) {
     if (auto reason = profiles::untrusted_reason(path))
-      return {nullptr, "not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)"};
+      return unusable("not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)");
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {nullptr, "cannot open: " + errno_text(errno)};
+  if (fd < 0) return unusable("cannot open: " + errno_text(errno));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return {nullptr, "cannot stat: " + errno_text(errno)};
-  if (!S_ISREG(st.st_mode)) return {nullptr, "not a regular file"};
+  if (::fstat(fd, &st) != 0) return unusable("cannot stat: " + errno_text(errno));
   // Identity from the descriptor we read, so the content parsed is the content keyed, even when the file is
   // replaced meanwhile.
-  Identity id{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
-              static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
-              static_cast<long long>(st.st_mtim.tv_nsec)};
-
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = entries_.find(path); it != entries_.end() && it->second.identity == id)
-    return it->second.result;
+  *identity = identity_of(st);
+  if (!S_ISREG(st.st_mode)) return unusable("not a regular file");
 
   LoadResult result;
+  result.first_load = true;
+  auto loaded = std::make_shared<LoadedProfile>();
+  loaded->path = path;
+  // The compiled rules first, without holding the TOML text; the text itself only when they do not belong.
+  std::optional<profiles::Profile> compiled;
+  try {
+    compiled = profiles::read_with_trusted_compiled_rules(path, fd, static_cast<uint64_t>(st.st_size),
+                                                          &loaded->digest);
+  } catch (const std::exception&) {
+  }
   std::string text;
-  text.reserve(static_cast<size_t>(st.st_size));
-  if (const int err = read_all(fd, text)) result.problem = "cannot read: " + errno_text(err);
+  if (!compiled) {
+    text.reserve(static_cast<size_t>(st.st_size));
+    if (const int err = read_all(fd, text)) result.problem = "cannot read: " + errno_text(err);
+  }
   if (result.problem.empty()) {
     try {
-      auto loaded = std::make_shared<LoadedProfile>();
-      loaded->path = path;
-      std::optional<profiles::Profile> compiled;
-      if (!looks_like_csv(text)) compiled = profiles::read_with_trusted_compiled_rules(path, text);
       if (compiled) {
         loaded->profile = std::move(*compiled);
         loaded->format = "TOML, compiled rules";
       } else {
-        loaded->profile = parse_any_profile(text, path, &loaded->format);
+        loaded->digest = profiles::profile_digest(text);
+        profiles::ProfileRead read = profiles::read_any_profile(path, text, /*use_compiled=*/false);
+        loaded->profile = std::move(read.profile);
+        loaded->format = std::move(read.format);
+        loaded->skipped = std::move(read.skipped);
       }
       if (loaded->profile.schema > profiles::kSchemaVersion)
         throw InputError(path, 0,
@@ -187,7 +185,6 @@ LoadResult ProfileCache::load(const std::string& path) {
       result.problem = std::string("cannot parse: ") + e.what();
     }
   }
-  entries_[path] = Entry{id, result};
   return result;
 }
 

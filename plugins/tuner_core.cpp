@@ -5,11 +5,15 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "nccl/chunk_size.hpp"
+#include "plugins/loading_nccl.hpp"
 #include "plugins/sweep_state.hpp"
+#include "profiles/compiled_rules.hpp"
 
 namespace autotune::plugin {
 namespace {
@@ -20,7 +24,7 @@ using profiles::CompiledRule;
 __attribute__((format(printf, 3, 4))) void log_line(ncclDebugLogger_t log, ncclDebugLogLevel level,
                                                     const char* fmt, ...) {
   if (log == nullptr) return;
-  char buf[1024];
+  char buf[4096];
   va_list args;
   va_start(args, fmt);
   vsnprintf(buf, sizeof buf, fmt, args);
@@ -70,38 +74,72 @@ bool v2_allows(int algorithm, int collnet_support, int nvls_support) {
   }
 }
 
-// NCCL's example plugin takes the first row, in file order, that matches the call; RuleTable gives bytes that
-// two rules share to the lower min_bytes. For its CSV files, cut each row applying at this scale down to the
-// bytes no earlier row covers, so the compiled table makes the example plugin's choice. Quadratic in the rows
-// of one collective, which is fine for hand-written CSV files.
-std::vector<profiles::Rule> first_match_wins(const std::vector<profiles::Rule>& rules, int nodes, int ranks) {
-  std::vector<profiles::Rule> out;
-  for (const profiles::Rule& r : rules) {
-    if (!r.applies_to(nodes, ranks) || r.min_bytes > r.max_bytes) continue;
-    std::vector<std::pair<uint64_t, uint64_t>> pieces{{r.min_bytes, r.max_bytes}};
-    for (const profiles::Rule& earlier : out) {
-      if (earlier.collective != r.collective) continue;
-      std::vector<std::pair<uint64_t, uint64_t>> left;
-      for (auto [lo, hi] : pieces) {
-        if (earlier.max_bytes < lo || earlier.min_bytes > hi) {
-          left.push_back({lo, hi});
-          continue;
-        }
-        if (earlier.min_bytes > lo) left.push_back({lo, earlier.min_bytes - 1});
-        if (earlier.max_bytes < hi) left.push_back({earlier.max_bytes + 1, hi});
-      }
-      pieces = std::move(left);
-    }
-    for (auto [lo, hi] : pieces) {
-      profiles::Rule piece = r;
-      piece.min_bytes = lo;
-      piece.max_bytes = hi;
-      piece.nodes.reset();
-      piece.ranks.reset();
-      out.push_back(piece);
+// The rules to compile, with chunk sizes this process's buffers cannot hold taken out (NCCL would clamp them,
+// so the measured setting would not run). The profile reader checked them against the profile's own
+// NCCL_BUFFSIZE; the job's environment may set smaller buffers. Returns the rules (indices) that lost theirs.
+std::vector<size_t> drop_oversized_chunks(std::vector<profiles::Rule>& rules) {
+  std::vector<size_t> dropped;
+  const nccl::BufferSizes buffers =
+      nccl::buffer_sizes([](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+      });
+  for (size_t i = 0; i < rules.size(); ++i) {
+    profiles::Rule& r = rules[i];
+    if (r.chunk_bytes != 0 &&
+        nccl::chunk_problem(r.chunk_bytes, r.collective, r.algorithm, r.protocol, buffers)) {
+      r.chunk_bytes = 0;
+      dropped.push_back(i);
     }
   }
-  return out;
+  return dropped;
+}
+
+bool any_chunk(const std::vector<profiles::Rule>& rules) {
+  return std::any_of(rules.begin(), rules.end(), [](const profiles::Rule& r) { return r.chunk_bytes != 0; });
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The communicator as the plugin can know it: nodes and ranks, and per node the fewest and most ranks (the
+// NVLink domains NCCL's v5+ init reports; older ABIs say nothing, and an even spread is assumed where the
+// ranks divide by the nodes).
+profiles::CommShape comm_shape(const CommInit& init) {
+  const int nodes = to_int(init.nodes), ranks = to_int(init.ranks);
+  if (init.min_ranks_per_node > 0 && init.max_ranks_per_node >= init.min_ranks_per_node)
+    return {nodes, ranks, init.min_ranks_per_node, init.max_ranks_per_node};
+  return profiles::CommShape::of(nodes, ranks);
+}
+
+std::string shape_text(const profiles::CommShape& c) {
+  const std::string per_node = c.even()                   ? std::to_string(c.min_ranks_per_node)
+                               : c.min_ranks_per_node > 0 ? std::to_string(c.min_ranks_per_node) + "-" +
+                                                                std::to_string(c.max_ranks_per_node)
+                                                          : "?";
+  return std::to_string(c.nodes) + "x" + per_node + " (" + std::to_string(c.ranks) + " ranks)";
+}
+
+// Why the profile must not steer this job, when it must not: the digest the launcher pinned the job to
+// (NCCL_AUTOTUNE_PROFILE_DIGEST) is not the file's, or the NCCL that loaded the plugin is another major.minor
+// than the profile was made for (unless the profile or NCCL_AUTOTUNE_OTHER_NCCL=apply allows it). Said with
+// both sides, so that ranks that diverge show in one grep.
+std::optional<std::string> refusal(const LoadedProfile& loaded, ncclDebugLogger_t log) {
+  const std::string found = profiles::digest_text(loaded.digest);
+  if (const char* pinned = env_value(kDigestEnv); pinned != nullptr && found != pinned)
+    return std::string("the job was pinned to digest ") + pinned + " (" + kDigestEnv + "), the file's is " +
+           found;
+  const auto made_for = nccl::Version::parse(loaded.profile.provenance.nccl_version);
+  const auto running = loading_nccl_version(log);
+  if (!made_for || !running || made_for->same_major_minor(*running)) return std::nullopt;
+  const char* allow = env_value(kOtherNcclEnv);
+  if (loaded.profile.apply_under_other_nccl || (allow != nullptr && std::string(allow) == "apply"))
+    return std::nullopt;
+  return "made for NCCL " + made_for->text() + ", this job runs NCCL " + running->text() + " (digest " +
+         found + "; [policy] other_nccl = \"apply\" or " + kOtherNcclEnv + "=apply allows it)";
 }
 
 }  // namespace
@@ -118,64 +156,121 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
              kNcclConfigEnv);
     return;
   }
-  LoadResult loaded = ProfileCache::instance().load(path);
+  ProfileCache* cache = ProfileCache::instance();
+  if (cache == nullptr) {
+    log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: the plugin is being unloaded, NCCL decides");
+    return;
+  }
+  LoadResult loaded = cache->load(path);
+  if (!loaded.changed.empty()) log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: %s", loaded.changed.c_str());
+  const char* pinned = env_value(kDigestEnv);
   if (!loaded.profile) {
+    log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: profile %s (from %s%s%s) not used, NCCL decides: %s", path,
+             source_var, pinned ? ", pinned to digest " : "", pinned ? pinned : "", loaded.problem.c_str());
+    return;
+  }
+  if (auto why = refusal(*loaded.profile, log_)) {
     log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: profile %s (from %s) not used, NCCL decides: %s", path,
-             source_var, loaded.problem.c_str());
+             source_var, why->c_str());
     return;
   }
   profile_ = loaded.profile;
-  const profiles::Profile& p = profile_->profile;
-  const int nodes = to_int(init.nodes), ranks = to_int(init.ranks);
+  if (loaded.first_load) warn_skipped_lines(path);
+  compile_rules(init, path);
+}
 
+void Communicator::compile_rules(const CommInit& init, const char* path) {
+  const profiles::Profile& p = profile_->profile;
+  // Usually no rule names a chunk size, and the rules are compiled straight from the shared profile.
+  std::vector<profiles::Rule> own;
+  std::vector<size_t> chunk_lines;
+  if (any_chunk(p.rules)) {
+    own = p.rules;
+    chunk_lines = drop_oversized_chunks(own);
+  }
+  const std::vector<profiles::Rule>& rules = chunk_lines.empty() ? p.rules : own;
+
+  const profiles::CommShape shape = comm_shape(init);
   std::string scale_note;
-  auto nearest = profiles::nearest_named_scale(p.rules, profiles::Scale{nodes, ranks});
+  auto nearest = profiles::nearest_named_scale(rules, shape, p.cluster.gpus_per_node);
   if (nearest && p.uncalibrated == profiles::UncalibratedPolicy::nearest_scale) {
-    table_ = profiles::RuleTable::compile(p.rules, nearest->nodes, nearest->ranks);
-    scale_note = "; scale not calibrated, policy nearest: rules of " + std::to_string(nearest->nodes) +
-                 " nodes x " + std::to_string(nearest->ranks) + " ranks";
+    table_ = profiles::RuleTable::compile(rules, *nearest);
+    scale_note = "; shape not calibrated, policy nearest: the rules of " + shape_text(*nearest);
   } else {
-    table_ = profile_->format == "CSV"
-                 ? profiles::RuleTable::compile(first_match_wins(p.rules, nodes, ranks), nodes, ranks)
-                 : profiles::RuleTable::compile(p.rules, nodes, ranks);
-    if (nearest) scale_note = "; scale not calibrated, policy nccl: NCCL decides";
+    table_ = profiles::RuleTable::compile(rules, shape);
+    if (nearest) scale_note = "; shape not calibrated, policy nccl: NCCL decides";
   }
 
   std::string constants_note;
-  if (!p.constants.empty()) {
-    if (init.constants == nullptr) {
-      log_line(
-          log_, NCCL_LOG_INFO,
-          "TUNER/Autotune: %zu [constants] overrides ignored: tuner ABI v%d has no constants (v5 and later)",
-          p.constants.size(), init.abi_version);
-    } else if (!profile_->constants_problem.empty()) {
-      log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: [constants] not applied: %s",
-               profile_->constants_problem.c_str());
-    } else {
-      for (const ConstantPatch& c : profile_->constants)
-        *reinterpret_cast<double*>(reinterpret_cast<char*>(init.constants) + c.offset) = c.value;
-      constants_note = "; " + std::to_string(profile_->constants.size()) + " constants overridden";
-    }
-  }
+  apply_constants(init, &constants_note);
 
   log_line(log_, NCCL_LOG_INFO,
-           "TUNER/Autotune: profile %s (%s, source %s): %zu of %zu rules apply to %d nodes x %d ranks%s%s",
-           path, profile_->format.c_str(), std::string(profiles::name(p.provenance.source)).c_str(),
-           table_.size(), p.rules.size(), nodes, ranks, scale_note.c_str(), constants_note.c_str());
+           "TUNER/Autotune: profile %s (%s, source %s, digest %s): %zu of %zu rules apply to %s%s%s", path,
+           profile_->format.c_str(), std::string(profiles::name(p.provenance.source)).c_str(),
+           profiles::digest_text(profile_->digest).c_str(), table_.size(), p.rules.size(),
+           shape_text(shape).c_str(), scale_note.c_str(), constants_note.c_str());
+  if (!chunk_lines.empty())
+    log_line(log_, NCCL_LOG_WARN,
+             "TUNER/Autotune: %zu rules keep NCCL's chunk size (the first is rule[%zu]): their chunk_bytes "
+             "is above what this job's NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE allow",
+             chunk_lines.size(), chunk_lines.front() + 1);
 }
 
-void Communicator::steer_forced(int collective, size_t bytes, float* table, int num_algo,
-                                int* n_channels) const noexcept {
+void Communicator::warn_skipped_lines(const char* path) const {
+  constexpr size_t kMaxLines = 20;  // a file of garbage must not flood the job's log
+  const auto& skipped = profile_->skipped;
+  for (size_t i = 0; i < skipped.size() && i < kMaxLines; ++i)
+    log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: %s:%d: line skipped, the others apply: %s", path,
+             skipped[i].line, skipped[i].message.c_str());
+  if (skipped.size() > kMaxLines)
+    log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: %s: %zu more lines skipped", path,
+             skipped.size() - kMaxLines);
+}
+
+void Communicator::apply_constants(const CommInit& init, std::string* note) const {
+  const profiles::Profile& p = profile_->profile;
+  if (p.constants.empty()) return;
+  if (init.constants == nullptr) {
+    log_line(
+        log_, NCCL_LOG_INFO,
+        "TUNER/Autotune: %zu [constants] overrides ignored: tuner ABI v%d has no constants (v5 and later)%s",
+        p.constants.size(), init.abi_version, init.abi_version >= 5 ? ", or NCCL passed none" : "");
+    return;
+  }
+  if (!profile_->constants_problem.empty()) {
+    log_line(log_, NCCL_LOG_WARN, "TUNER/Autotune: [constants] not applied: %s",
+             profile_->constants_problem.c_str());
+    return;
+  }
+  const bool v7 = init.abi_version >= 7;
+  std::string applied, skipped;
+  size_t count = 0;
+  for (const ConstantPatch& c : profile_->constants) {
+    const std::optional<size_t> offset = v7 ? std::optional<size_t>(c.offset_v7) : c.offset_v5;
+    if (!offset) {
+      skipped += (skipped.empty() ? "" : ", ") + c.name;
+      continue;
+    }
+    double& slot = *reinterpret_cast<double*>(static_cast<char*>(init.constants) + *offset);
+    applied +=
+        (applied.empty() ? "" : ", ") + c.name + " " + number_text(slot) + " -> " + number_text(c.value);
+    slot = c.value;
+    ++count;
+  }
+  *note = "; " + std::to_string(count) + " constants overridden";
+  log_line(log_, NCCL_LOG_INFO, "TUNER/Autotune: constants applied (tuner ABI v%d): %s%s%s", init.abi_version,
+           applied.empty() ? "none" : applied.c_str(),
+           skipped.empty() ? "" : "; not applied (no Rubin row before ABI v7): ", skipped.c_str());
+}
+
+void Communicator::steer_forced(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table,
+                                int num_algo, int* n_channels) const noexcept {
   float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
   const sweep::Forced f = sweep::forced();
   if (!f.active) {
     // Nothing forced: the profile decides as usual, and the hook reports what NCCL will take.
-    const CompiledRule* r = table_.find(collective, bytes);
-    if (r != nullptr && r->algorithm >= 0 && r->algorithm < num_algo && r->protocol >= 0 &&
-        r->protocol < NCCL_NUM_PROTOCOLS && t[r->algorithm][r->protocol] >= 0.0f) {
-      t[r->algorithm][r->protocol] = 0.0f;
-      if (r->channels > 0) *n_channels = r->channels;
-    }
+    for (const CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
+      if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) break;
     Pick pick = nccl_pick(t, num_algo);
     sweep::record(collective, bytes, pick.algorithm, pick.protocol, *n_channels, false, false);
     return;
@@ -197,7 +292,7 @@ void Communicator::steer_forced(int collective, size_t bytes, float* table, int 
   sweep::record(collective, bytes, pick.algorithm, pick.protocol, *n_channels, applied, refused);
 }
 
-void Communicator::steer_v2(int collective, size_t bytes, int collnet_support, int nvls_support,
+void Communicator::steer_v2(int collective, size_t bytes, int pipe_ops, int collnet_support, int nvls_support,
                             int* algorithm, int* protocol, int* n_channels) const noexcept {
   if (algorithm == nullptr || protocol == nullptr || n_channels == nullptr) return;
   int want_algo = -1, want_proto = -1, want_channels = 0;
@@ -211,10 +306,18 @@ void Communicator::steer_v2(int collective, size_t bytes, int collnet_support, i
     want_algo = f.algorithm;
     want_proto = f.protocol;
     want_channels = f.channels;
-  } else if (const CompiledRule* r = table_.find(collective, bytes)) {
-    want_algo = r->algorithm;
-    want_proto = r->protocol;
-    want_channels = r->channels;
+  } else {
+    // As under a cost table: a rule whose algorithm NCCL reports unsupported passes to the next.
+    for (const CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r)) {
+      if (!r->matches(pipe_ops, profiles::kRegBuffUnknown)) continue;
+      if (r->protocol < 0 || r->protocol >= NCCL_NUM_PROTOCOLS ||
+          !v2_allows(r->algorithm, collnet_support, nvls_support))
+        continue;
+      want_algo = r->algorithm;
+      want_proto = r->protocol;
+      want_channels = r->channels;
+      break;
+    }
   }
   bool refused = false, applied = false;
   if (want_algo >= 0) {
@@ -234,6 +337,19 @@ void Communicator::steer_v2(int collective, size_t bytes, int collnet_support, i
   if (sweep::armed())
     sweep::record(collective, bytes, *algorithm, *protocol, *n_channels, forcing && applied,
                   forcing && refused);
+}
+
+void Communicator::chunk_size(int collective, size_t bytes, int algorithm, int protocol,
+                              size_t* chunk) const noexcept {
+  if (chunk == nullptr) return;
+  if (sweep::armed() && sweep::forced().active) return;  // a forced candidate runs with NCCL's chunk
+  // Chunk sizes sit on rules without per-call conditions (the profile reader insists), which getChunkSize,
+  // told neither numPipeOps nor regBuff, can find; the rule must also be the one NCCL runs.
+  for (const CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r)) {
+    if (!r->any_call || r->algorithm != algorithm || r->protocol != protocol) continue;
+    if (r->chunk_bytes != 0) *chunk = static_cast<size_t>(r->chunk_bytes);
+    return;
+  }
 }
 
 }  // namespace autotune::plugin

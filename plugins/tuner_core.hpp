@@ -1,9 +1,9 @@
 #pragma once
 // The one tuner core behind every ABI version's adapter (adapters.cpp). A Communicator is what NCCL keeps as
 // the plugin context: created at communicator init from the profile the environment names, compiled for that
-// communicator's nodes and ranks, immutable afterwards. steer() and steer_v2() run per collective: no
-// allocation, no lock, no logging, noexcept; any number of threads may call them at once on one or many
-// communicators. Forcing through the sweep hook (sweep_state.hpp) wins over the profile's rules.
+// communicator's nodes and ranks, immutable afterwards. steer(), steer_v2() and chunk_size() run per
+// collective: no allocation, no lock, no logging, noexcept; any number of threads may call them at once on
+// one or many communicators. Forcing through the sweep hook (sweep_state.hpp) wins over the profile's rules.
 
 #include <cstddef>
 #include <memory>
@@ -20,61 +20,87 @@ namespace autotune::plugin {
 inline constexpr const char* kProfileEnv = "NCCL_AUTOTUNE_PROFILE";
 inline constexpr const char* kNcclConfigEnv = "NCCL_TUNER_CONFIG_FILE";
 inline constexpr const char* kPluginName = "autotune";
+// What the launcher pins a job to (the profile's digest), and the user's leave to apply a profile under
+// another NCCL major.minor than it was made for.
+inline constexpr const char* kDigestEnv = "NCCL_AUTOTUNE_PROFILE_DIGEST";
+inline constexpr const char* kOtherNcclEnv = "NCCL_AUTOTUNE_OTHER_NCCL";
 
 struct CommInit {
   size_t ranks = 0;
   size_t nodes = 0;
+  // The fewest and most ranks any node holds (v5+: NCCL's NVLink domains); 0 when NCCL does not say.
+  int min_ranks_per_node = 0;
+  int max_ranks_per_node = 0;
   ncclDebugLogger_t log = nullptr;  // may be NULL: then nothing is logged
-  // NCCL's tuning constants (v5 and later), pre-filled with its defaults; NULL for v2-v4.
-  ncclTunerConstants_v5_t* constants = nullptr;
+  // NCCL's tuning constants, pre-filled with its defaults: an ncclTunerConstants_v5_t (v5, v6) or
+  // ncclTunerConstants_v7_t (v7); NULL for v2-v4 and when NCCL passes none.
+  void* constants = nullptr;
   int abi_version = 5;
 };
 
 class Communicator {
  public:
   // Reads (or reuses) the profile and logs one INFO line, or one WARN line when the profile cannot be used
-  // (then no rule applies and NCCL decides). Throws only std::bad_alloc and the like: adapters catch.
+  // (then no rule applies and NCCL decides); one more INFO line lists the constants it overrode, and the
+  // communicator that first reads a CSV file WARNs once per line it skips. Throws only std::bad_alloc and
+  // the like: adapters catch.
   explicit Communicator(const CommInit& init);
 
-  // v3-v6: `table` is NCCL's contiguous float[numAlgo][numProto] cost table. Makes the rule's (or the forced)
-  // entry win by setting it to 0.0 and sets *n_channels when the rule names channels; leaves the table and
-  // *n_channels exactly as they came when no rule matches or NCCL marked that entry unusable (negative).
-  // Defined below, in the header, so the adapters inline it (and RuleTable::find) into getCollInfo.
-  inline void steer(int collective, size_t bytes, float* table, int num_algo, int num_proto,
-                    int* n_channels) const noexcept;
+  // v3-v7: `table` is NCCL's contiguous float[numAlgo][numProto] cost table. The first rule of the chain for
+  // (collective, bytes) whose conditions hold for (pipe_ops, reg_buff) and whose entry NCCL left usable wins:
+  // that entry is set to 0.0 and *n_channels to the rule's channels when it names them. A rule whose entry
+  // NCCL ruled out (negative) passes to the next one, as NCCL's example plugin does; with none left, the
+  // table and *n_channels stay exactly as they came. reg_buff is profiles::kRegBuffUnknown under v3. Defined
+  // below, in the header, so the adapters inline it (and RuleTable::find) into getCollInfo.
+  inline void steer(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table, int num_algo,
+                    int num_proto, int* n_channels) const noexcept;
 
   // v2: no cost table. Sets *algorithm/*protocol only where NCCL reported support for the rule's algorithm
   // (CollNet needs collnet_support == 1, NVLS/NVLSTree nvls_support == 1; PAT is newer than v2).
-  void steer_v2(int collective, size_t bytes, int collnet_support, int nvls_support, int* algorithm,
-                int* protocol, int* n_channels) const noexcept;
+  void steer_v2(int collective, size_t bytes, int pipe_ops, int collnet_support, int nvls_support,
+                int* algorithm, int* protocol, int* n_channels) const noexcept;
+
+  // v6/v7 getChunkSize: *chunk becomes the rule's chunk_bytes when the rule for (collective, bytes) names one
+  // and NCCL runs that rule's algorithm and protocol; otherwise *chunk stays NCCL's.
+  void chunk_size(int collective, size_t bytes, int algorithm, int protocol, size_t* chunk) const noexcept;
 
   size_t rule_count() const noexcept { return table_.size(); }
 
  private:
-  void steer_forced(int collective, size_t bytes, float* table, int num_algo, int* n_channels) const noexcept;
+  void steer_forced(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table, int num_algo,
+                    int* n_channels) const noexcept;
+  void apply_constants(const CommInit& init, std::string* note) const;
+  void compile_rules(const CommInit& init, const char* path);
+  void warn_skipped_lines(const char* path) const;
 
   ncclDebugLogger_t log_;
   std::shared_ptr<const LoadedProfile> profile_;  // keeps the rules' source alive for this communicator
   profiles::RuleTable table_;
 };
 
-inline void Communicator::steer(int collective, size_t bytes, float* table, int num_algo, int num_proto,
-                                int* n_channels) const noexcept {
+// The rule's entry made to win, when NCCL left it usable; false (nothing changed) otherwise.
+inline bool apply_rule(const profiles::CompiledRule& r, float (*t)[NCCL_NUM_PROTOCOLS], int num_algo,
+                       int* n_channels) noexcept {
+  if (r.algorithm < 0 || r.algorithm >= num_algo || r.protocol < 0 || r.protocol >= NCCL_NUM_PROTOCOLS)
+    return false;
+  float& cell = t[r.algorithm][r.protocol];
+  if (!(cell >= 0.0f)) return false;  // unusable here (also catches NaN): never revive it
+  cell = 0.0f;
+  if (r.channels > 0) *n_channels = r.channels;
+  return true;
+}
+
+inline void Communicator::steer(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table,
+                                int num_algo, int num_proto, int* n_channels) const noexcept {
   // Our index arithmetic assumes NCCL's row length; a table of another shape is left to NCCL.
   if (table == nullptr || n_channels == nullptr || num_algo <= 0 || num_proto != NCCL_NUM_PROTOCOLS) return;
   float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
   if (sweep::armed()) {
-    steer_forced(collective, bytes, table, num_algo, n_channels);
+    steer_forced(collective, bytes, pipe_ops, reg_buff, table, num_algo, n_channels);
     return;
   }
-  const profiles::CompiledRule* r = table_.find(collective, bytes);
-  if (r == nullptr || r->algorithm < 0 || r->algorithm >= num_algo || r->protocol < 0 ||
-      r->protocol >= NCCL_NUM_PROTOCOLS)
-    return;
-  float& cell = t[r->algorithm][r->protocol];
-  if (!(cell >= 0.0f)) return;  // unusable here (also catches NaN): never revive it
-  cell = 0.0f;
-  if (r->channels > 0) *n_channels = r->channels;
+  for (const profiles::CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
+    if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) return;
 }
 
 }  // namespace autotune::plugin

@@ -9,9 +9,13 @@
 //   header (56 bytes): "ATRULES1", u32 version, u32 byte-order mark 0x01020304, u64 TOML size,
 //     u64 XXH3-64 of the TOML text, u64 head_length (offset of the first [[rule]] header line; the text
 //     before it is the whole profile but its rules), u64 rule count, u32 record size, u32 zero;
-//   then one 56-byte record per rule, in file order: u64 min_bytes, u64 max_bytes, i32 collective, algorithm,
+//   then one 80-byte record per rule, in file order: u64 min_bytes, u64 max_bytes, i32 collective, algorithm,
 //     protocol, channels (NCCL's ids), i32 nodes min, max, ranks min, max (zero when absent), u32 flags (bit
-//     0: nodes present, bit 1: ranks present), u32 zero.
+//     0: nodes present, bit 1: ranks present, bit 2: pipe_ops present, bit 3: ranks_per_node present), i32
+//     pipe_ops min, max (zero when absent), i32 reg_buff (-1 absent, 0 false, 1 true), u64 chunk_bytes, i32
+//     ranks_per_node min, max (zero when absent). Format 3; format 2 had a u64 zero where ranks_per_node is.
+// Version 1 (56-byte records without the per-call conditions and the chunk size) is no longer read: such a
+// file is stale, and the TOML is parsed until the store or `profile compile` writes it again.
 // The calibration evidence (busbw, samples) is not kept: the plugin does not use it.
 
 #include <cstdint>
@@ -25,9 +29,9 @@
 namespace autotune::profiles {
 
 inline constexpr std::string_view kCompiledRulesMagic = "ATRULES1";
-inline constexpr uint32_t kCompiledRulesVersion = 1;
+inline constexpr uint32_t kCompiledRulesVersion = 3;
 inline constexpr size_t kCompiledRulesHeaderSize = 56;
-inline constexpr size_t kCompiledRulesRecordSize = 56;
+inline constexpr size_t kCompiledRulesRecordSize = 80;
 
 // "<profile path>.rules"
 std::filesystem::path compiled_rules_path(const std::filesystem::path& profile_path);
@@ -51,6 +55,18 @@ std::optional<Profile> read_with_compiled_rules(std::string_view toml_text, std:
 // parses the TOML. Never throws for a bad cache; never blocks on a FIFO planted under the name.
 std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path,
                                                         std::string_view text);
+
+// The same for a profile whose TOML is open as `toml_fd` (a regular file of `toml_size` bytes, as its fstat
+// said): for the plugin's cold start, which pays for every fresh page it touches, the text is streamed
+// through a small buffer (its digest taken, its head kept) and the records are read a chunk at a time, so
+// neither file is ever held whole. Reads with pread: the descriptor's offset is left alone.
+std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path, int toml_fd,
+                                                        uint64_t toml_size, uint64_t* text_digest = nullptr);
+
+// A profile's identity: the XXH3-64 digest of its exact text (what the compiled rules are bound to, what the
+// launcher pins a job to and the plugin checks), and its 16-hex-digit form.
+uint64_t profile_digest(std::string_view text);
+std::string digest_text(uint64_t digest);
 
 // For the tool's own use of a profile (the launcher): read_profile's result, from the compiled rules when
 // they belong to the file. Rules then carry no evidence (busbw, samples) and no source lines. Throws as

@@ -7,7 +7,9 @@ namespace {
 constexpr std::array<std::string_view, 3> kSourceNames = {"measured", "simulated", "imported"};
 }
 
-std::string_view name(Source s) { return kSourceNames[static_cast<int>(s)]; }
+std::string_view name(Source s) {
+  return kSourceNames[static_cast<int>(s)];
+}
 
 std::optional<Source> parse_source(std::string_view text) {
   for (size_t i = 0; i < kSourceNames.size(); ++i)

@@ -38,6 +38,22 @@ struct GainEvidence {
   bool operator==(const GainEvidence&) const = default;
 };
 
+// What a communicator is, as the plugin learns it at init: nodes, ranks, and the fewest and most ranks any of
+// its nodes holds (NCCL's v5+ init gives them as the NVLink domains; older ABIs give none, and an even spread
+// is assumed when the ranks divide by the nodes). Unknown per-node counts are 0.
+struct CommShape {
+  int nodes = 1;
+  int ranks = 1;
+  int min_ranks_per_node = 0;
+  int max_ranks_per_node = 0;
+  bool even() const { return min_ranks_per_node > 0 && min_ranks_per_node == max_ranks_per_node; }
+  // An even shape of nodes x ranks per node.
+  static CommShape of(int nodes, int ranks) {
+    const int per_node = nodes > 0 && ranks % nodes == 0 ? ranks / nodes : 0;
+    return {nodes, ranks, per_node, per_node};
+  }
+};
+
 struct Rule {
   nccl::Collective collective = nccl::Collective::allreduce;
   uint64_t min_bytes = 0;
@@ -47,6 +63,17 @@ struct Rule {
   int channels = 0;  // 0 = NCCL decides
   std::optional<CountRange> nodes;
   std::optional<CountRange> ranks;
+  // Ranks on each node: a rule calibrated on 4 nodes x 8 is for communicators with 8 on every node, not for
+  // an uneven 12 + 20. A communicator whose per-node counts are unknown never matches a rule that names them.
+  std::optional<CountRange> ranks_per_node;
+  // Conditions on what NCCL passes per call (getCollInfo's numPipeOps, regBuff; NCCL's example-plugin CSV
+  // columns 9 and 10); absent = any. regBuff is unknown under the v2/v3 ABI: a rule naming it then does not
+  // apply.
+  std::optional<CountRange> pipe_ops;
+  std::optional<bool> reg_buff;
+  // The chunk size getChunkSize (ABI v6/v7) gives NCCL when this rule's algorithm and protocol run; 0 keeps
+  // NCCL's. Validated against what the profile's NCCL_BUFFSIZE allows (nccl/chunk_size.hpp).
+  uint64_t chunk_bytes = 0;
   // Evidence from the calibration (absent in hand-written or imported rules).
   std::optional<double> busbw_gbps;
   std::optional<double> default_busbw_gbps;
@@ -54,9 +81,12 @@ struct Rule {
   std::optional<GainEvidence> gain;
   int source_line = 0;  // where it was read from, for messages; not written back
 
-  bool applies_to(int n_nodes, int n_ranks) const {
-    return (!nodes || nodes->contains(n_nodes)) && (!ranks || ranks->contains(n_ranks));
+  bool applies_to(const CommShape& c) const {
+    return (!nodes || nodes->contains(c.nodes)) && (!ranks || ranks->contains(c.ranks)) &&
+           (!ranks_per_node || (c.min_ranks_per_node > 0 && ranks_per_node->contains(c.min_ranks_per_node) &&
+                                ranks_per_node->contains(c.max_ranks_per_node)));
   }
+  bool has_call_conditions() const { return pipe_ops.has_value() || reg_buff.has_value(); }
 };
 
 // The rule's gain as every command shows it (time ratio - 1): its evidence's, else busbw / default busbw - 1
@@ -90,11 +120,11 @@ enum class UncalibratedPolicy {
   nearest_scale  // use the rules of the nearest calibrated scale
 };
 
-// One override of NCCL's tuning constants (ncclTunerConstants_v5_t), applied by the v5/v6 plugin at init.
-// `table` is one of: base_latency [algorithm][protocol], hw_latency [nvlink|pci|net][algorithm][protocol],
-// ll_max_bw / per_ch_max_ring_ll128_bw / per_ch_max_tree_ll128_bw / per_ch_max_tree_bw /
-// per_ch_max_nvls_tree_bw [volta|ampere|hopper|blackwell][1|2|3 = nodes 1, 2, more]. `index` holds the
-// indices in that order.
+// One override of NCCL's tuning constants (ncclTunerConstants_v5_t / _v7_t), applied by the v5-v7 plugin at
+// init. `table` is one of: base_latency [algorithm][protocol], hw_latency
+// [nvlink|pci|net][algorithm][protocol], ll_max_bw / per_ch_max_ring_ll128_bw / per_ch_max_tree_ll128_bw /
+// per_ch_max_tree_bw / per_ch_max_nvls_tree_bw [volta|ampere|hopper|blackwell|rubin][1|2|3 = nodes 1, 2,
+// more] (rubin only under ABI v7). `index` holds the indices in that order.
 struct ConstantOverride {
   std::string table;
   std::vector<int> index;
@@ -108,6 +138,10 @@ struct Profile {
   Provenance provenance;
   std::map<std::string, std::string> env;  // process-wide NCCL settings chosen by calibration
   UncalibratedPolicy uncalibrated = UncalibratedPolicy::nccl_decides;
+  // Whether the plugin applies the rules under an NCCL of another major.minor than provenance.nccl_version
+  // ([policy] other_nccl = "apply"; default "refuse": NCCL's algorithms and cost model change between minor
+  // releases, and rules measured under one can lose under another).
+  bool apply_under_other_nccl = false;
   std::vector<ConstantOverride> constants;
   std::vector<Rule> rules;
 };

@@ -17,6 +17,7 @@
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/name_table.hpp"
+#include "nccl/chunk_size.hpp"
 #include "nccl/env_policy.hpp"
 #include "nccl/tuner_constants.hpp"
 #include "nccl/version.hpp"
@@ -217,10 +218,21 @@ void check_gain(const Where& w, const GainEvidence& g, size_t index, int line) {
 
 struct RuleLines {
   int header = 0, algorithm = 0, protocol = 0, max_bytes = 0, channels = 0, nodes = 0, ranks = 0,
-      evidence = 0;
+      ranks_per_node = 0, evidence = 0, pipe_ops = 0, chunk_bytes = 0;
 };
 
-void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& lines) {
+void check_chunk(const Where& w, const Rule& r, size_t index, int line, const nccl::BufferSizes& buffers) {
+  if (r.chunk_bytes == 0) return;
+  if (r.has_call_conditions())
+    w.fail(line, KeyRef(index, "chunk_bytes"),
+           "expected no pipe_ops or reg_buff beside a chunk size (NCCL's getChunkSize is not told them, so "
+           "the plugin could not tell which rule to follow); found both");
+  if (auto problem = nccl::chunk_problem(r.chunk_bytes, r.collective, r.algorithm, r.protocol, buffers))
+    w.fail(line, KeyRef(index, "chunk_bytes"), *problem);
+}
+
+void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& lines,
+                const nccl::BufferSizes& buffers) {
   if (!is_allowed(r.collective, r.algorithm))
     w.fail(lines.algorithm, KeyRef(index, "algorithm"),
            "expected one of " + allowed_algorithms_text(r.collective) + " (what NCCL allows for " +
@@ -238,6 +250,9 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
            "expected an integer 0..64 (0 = NCCL decides); found " + std::to_string(r.channels));
   check_count_range(w, r.nodes, lines.nodes, KeyRef(index, "nodes"));
   check_count_range(w, r.ranks, lines.ranks, KeyRef(index, "ranks"));
+  check_count_range(w, r.ranks_per_node, lines.ranks_per_node, KeyRef(index, "ranks_per_node"));
+  check_count_range(w, r.pipe_ops, lines.pipe_ops, KeyRef(index, "pipe_ops"));
+  check_chunk(w, r, index, lines.chunk_bytes, buffers);
   auto check_bw = [&](const std::optional<double>& v, const char* what) {
     if (v && (!std::isfinite(*v) || *v < 0 || *v > 1e5))
       w.fail(lines.evidence, KeyRef(index, what),
@@ -252,12 +267,24 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
 }
 
 std::string describe_rule(const Rule& r) {
-  return format_byte_size(r.min_bytes) + ".." + format_byte_size(r.max_bytes) + ", nodes " +
-         format_count_range(r.nodes) + ", ranks " + format_count_range(r.ranks);
+  std::string out = format_byte_size(r.min_bytes) + ".." + format_byte_size(r.max_bytes) + ", nodes " +
+                    format_count_range(r.nodes) + ", ranks " + format_count_range(r.ranks);
+  if (r.ranks_per_node) out += ", ranks_per_node " + format_count_range(r.ranks_per_node);
+  if (r.pipe_ops) out += ", pipe_ops " + format_count_range(r.pipe_ops);
+  if (r.reg_buff) out += std::string(", reg_buff ") + (*r.reg_buff ? "true" : "false");
+  return out;
+}
+
+// Whether two rules' per-call conditions can both hold for one call.
+bool calls_overlap(const Rule& a, const Rule& b) {
+  const CountRange any{};
+  return a.pipe_ops.value_or(any).overlaps(b.pipe_ops.value_or(any)) &&
+         (!a.reg_buff || !b.reg_buff || *a.reg_buff == *b.reg_buff);
 }
 
 // Two rules overlap when they share a collective, their byte ranges intersect and so do their node and rank
-// ranges. A sweep over rules sorted by min_bytes keeps this near-linear for real profiles.
+// ranges and their per-call conditions (pipe_ops, reg_buff). A sweep over rules sorted by min_bytes keeps
+// this near-linear for real profiles.
 void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
   const CountRange any{};
   // Sorted by (collective, min_bytes, position) packed into one 128-bit key: 3 bits, 64 bits, 61 bits (a
@@ -269,7 +296,8 @@ void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
   std::vector<Key> order(rules.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = (Key(static_cast<unsigned>(rules[i].collective)) << 125) | (Key(rules[i].min_bytes) << 61) | i;
-  std::sort(order.begin(), order.end());
+  // Written profiles come sorted this way already (format_profile's order at one scale): check first.
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
   auto index_of = [](Key k) { return static_cast<size_t>(k & ((Key(1) << 61) - 1)); };
   auto collective_of = [](Key k) { return static_cast<unsigned>(k >> 125); };
   std::vector<size_t> active;
@@ -281,7 +309,8 @@ void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
     for (size_t i : active) {
       const Rule& o = rules[i];
       if (!o.nodes.value_or(any).overlaps(r.nodes.value_or(any)) ||
-          !o.ranks.value_or(any).overlaps(r.ranks.value_or(any)))
+          !o.ranks.value_or(any).overlaps(r.ranks.value_or(any)) ||
+          !o.ranks_per_node.value_or(any).overlaps(r.ranks_per_node.value_or(any)) || !calls_overlap(o, r))
         continue;
       size_t later = std::max(i, current), earlier = std::min(i, current);
       const Rule& a = rules[later];
@@ -384,10 +413,12 @@ class Reader {
       }
     }
 
+    buffers_ = nccl::buffer_sizes(p.env);
+
     if (const toml::node* policy = root.get("policy")) {
       const toml::table* t = policy->as_table();
       if (!t) w_.fail(line_of(*policy), "policy", "expected a table [policy]; found " + describe(*policy));
-      check_keys(*t, "policy.", {"uncalibrated"}, line_of(*t));
+      check_keys(*t, "policy.", {"uncalibrated", "other_nccl"}, line_of(*t));
       if (t->get("uncalibrated")) {
         std::string u = string(*t, "policy.", "uncalibrated", true);
         if (u == "nccl")
@@ -397,6 +428,14 @@ class Reader {
         else
           w_.fail(key_line(*t, "uncalibrated"), "policy.uncalibrated",
                   "expected \"nccl\" or \"nearest\"; found " + in_quotes(u));
+      }
+      if (t->get("other_nccl")) {
+        std::string v = string(*t, "policy.", "other_nccl", true);
+        if (v != "refuse" && v != "apply")
+          w_.fail(key_line(*t, "other_nccl"), "policy.other_nccl",
+                  "expected \"refuse\" or \"apply\" (rules under an NCCL of another major.minor); found " +
+                      in_quotes(v));
+        p.apply_under_other_nccl = v == "apply";
       }
     }
 
@@ -421,6 +460,7 @@ class Reader {
 
  private:
   Where w_;
+  nccl::BufferSizes buffers_;  // what the profile's [env] gives NCCL's buffers, for chunk_bytes
 
   void check_keys(const toml::table& t, const std::string& prefix,
                   std::initializer_list<std::string_view> allowed, int fallback_line) {
@@ -590,9 +630,13 @@ class Reader {
     kChannels,
     kNodes,
     kRanks,
+    kRanksPerNode,
     kBusbw,
     kDefaultBusbw,
     kSamples,
+    kPipeOps,
+    kRegBuff,
+    kChunkBytes,
     kGain,  // kGain .. kDefaultSamples: the gain's evidence, all or none
     kGainLow,
     kGainHigh,
@@ -602,9 +646,10 @@ class Reader {
     kFieldCount
   };
   static constexpr std::array<std::string_view, kFieldCount> kNames = {
-      "collective", "min_bytes",  "max_bytes",          "algorithm", "protocol", "channels", "nodes",
-      "ranks",      "busbw_gbps", "default_busbw_gbps", "samples",   "gain",     "gain_low", "gain_high",
-      "confidence", "sizes",      "default_samples"};
+      "collective", "min_bytes", "max_bytes",      "algorithm",  "protocol",           "channels",
+      "nodes",      "ranks",     "ranks_per_node", "busbw_gbps", "default_busbw_gbps", "samples",
+      "pipe_ops",   "reg_buff",  "chunk_bytes",    "gain",       "gain_low",           "gain_high",
+      "confidence", "sizes",     "default_samples"};
   using RuleFields = std::array<const toml::node*, kFieldCount>;
 
   std::optional<double> number(const RuleFields& field, Field f, size_t index, RuleLines& lines) {
@@ -707,12 +752,27 @@ class Reader {
       r.nodes = count_range(*n, KeyRef(index, "nodes")), lines.nodes = line_of(*n);
     if (const toml::node* n = field[kRanks])
       r.ranks = count_range(*n, KeyRef(index, "ranks")), lines.ranks = line_of(*n);
+    if (const toml::node* n = field[kRanksPerNode])
+      r.ranks_per_node = count_range(*n, KeyRef(index, "ranks_per_node")), lines.ranks_per_node = line_of(*n);
+    if (const toml::node* n = field[kPipeOps])
+      r.pipe_ops = count_range(*n, KeyRef(index, "pipe_ops")), lines.pipe_ops = line_of(*n);
+    if (const toml::node* n = field[kRegBuff]) {
+      if (!n->is_boolean())
+        w_.fail(line_of(*n), KeyRef(index, "reg_buff"),
+                "expected true or false (whether NCCL registered both buffers); found " + describe(*n));
+      r.reg_buff = n->as_boolean()->get();
+    }
+    lines.chunk_bytes = lines.header;
+    if (const toml::node* n = field[kChunkBytes]) {
+      lines.chunk_bytes = line_of(*n);
+      r.chunk_bytes = byte_size(*n, KeyRef(index, "chunk_bytes"));
+    }
     r.busbw_gbps = number(field, kBusbw, index, lines);
     r.default_busbw_gbps = number(field, kDefaultBusbw, index, lines);
     r.samples = positive(field, kSamples, index, lines);
     r.gain = gain_evidence(field, index, lines);
     if (!lines.evidence) lines.evidence = lines.header;
-    check_rule(w_, r, index, lines);
+    check_rule(w_, r, index, lines, buffers_);
     return r;
   }
 };
@@ -812,9 +872,11 @@ std::string toml_count_range(const CountRange& r) {
 
 auto rule_order_key(const Rule& r) {
   const CountRange none{0, 0};  // absent ranges ("any") sort first
-  CountRange n = r.nodes.value_or(none), k = r.ranks.value_or(none);
-  return std::make_tuple(static_cast<int>(r.collective), n.min, n.max, k.min, k.max, r.min_bytes,
-                         r.max_bytes);
+  CountRange n = r.nodes.value_or(none), k = r.ranks.value_or(none), q = r.pipe_ops.value_or(none),
+             l = r.ranks_per_node.value_or(none);
+  const int reg = r.reg_buff ? (*r.reg_buff ? 2 : 1) : 0;
+  return std::make_tuple(static_cast<int>(r.collective), n.min, n.max, k.min, k.max, l.min, l.max,
+                         r.min_bytes, r.max_bytes, q.min, q.max, reg);
 }
 
 }  // namespace
@@ -883,11 +945,12 @@ void validate_profile(const Profile& p, std::string_view file_name) {
     w.fail(0, "env", e.message());
   }
   for (const auto& c : p.constants) check_constant(w, c);
+  const nccl::BufferSizes buffers = nccl::buffer_sizes(p.env);
   for (size_t i = 0; i < p.rules.size(); ++i) {
     RuleLines lines;
     int l = p.rules[i].source_line;
-    lines = {l, l, l, l, l, l, l, l};
-    check_rule(w, p.rules[i], i, lines);
+    lines = {l, l, l, l, l, l, l, l, l, l};
+    check_rule(w, p.rules[i], i, lines, buffers);
   }
   check_overlaps(w, p.rules);
 }
@@ -915,6 +978,7 @@ std::string format_profile(const Profile& p) {
   out += "\n[policy]\n";
   out += std::string("uncalibrated = ") +
          (p.uncalibrated == UncalibratedPolicy::nearest_scale ? "\"nearest\"" : "\"nccl\"") + "\n";
+  if (p.apply_under_other_nccl) out += "other_nccl = \"apply\"\n";
   if (!p.constants.empty()) {
     std::vector<const ConstantOverride*> cs;
     for (const auto& c : p.constants) cs.push_back(&c);
@@ -947,6 +1011,10 @@ std::string format_profile(const Profile& p) {
     out += "channels = " + std::to_string(r->channels) + "\n";
     if (r->nodes) out += "nodes = " + toml_count_range(*r->nodes) + "\n";
     if (r->ranks) out += "ranks = " + toml_count_range(*r->ranks) + "\n";
+    if (r->ranks_per_node) out += "ranks_per_node = " + toml_count_range(*r->ranks_per_node) + "\n";
+    if (r->pipe_ops) out += "pipe_ops = " + toml_count_range(*r->pipe_ops) + "\n";
+    if (r->reg_buff) out += std::string("reg_buff = ") + (*r->reg_buff ? "true" : "false") + "\n";
+    if (r->chunk_bytes) out += "chunk_bytes = " + toml_size(r->chunk_bytes) + "\n";
     if (r->busbw_gbps) out += "busbw_gbps = " + format_double(*r->busbw_gbps) + "\n";
     if (r->default_busbw_gbps) out += "default_busbw_gbps = " + format_double(*r->default_busbw_gbps) + "\n";
     if (r->samples) out += "samples = " + std::to_string(*r->samples) + "\n";

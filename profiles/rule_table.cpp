@@ -9,9 +9,9 @@ namespace autotune::profiles {
 using nccl::kNumCollectives;
 namespace {
 
-struct Indexed {
-  CompiledRule rule;
-  size_t order;  // position in the input, the second tie-breaker
+struct Item {
+  uint64_t lo, hi;
+  uint32_t source;  // index in the input: the priority
 };
 
 int clamp_to(const CountRange& r, int n) {
@@ -24,71 +24,202 @@ double log2_distance(int a, int b) {
   return std::fabs(std::log2(std::max(a, 1)) - std::log2(std::max(b, 1)));
 }
 
+CompiledRule entry(const Rule& r, uint32_t source, uint64_t lo, uint64_t hi) {
+  CompiledRule c{};
+  c.min_bytes = lo;
+  c.max_bytes = hi;
+  c.pipe_min = r.pipe_ops ? r.pipe_ops->min : INT32_MIN;
+  c.pipe_max = r.pipe_ops ? r.pipe_ops->max : INT32_MAX;
+  c.channels = static_cast<int32_t>(r.channels);
+  c.next = -1;
+  c.chunk_bytes = r.chunk_bytes;
+  c.source = source;
+  c.algorithm = static_cast<int8_t>(r.algorithm);
+  c.protocol = static_cast<int8_t>(r.protocol);
+  c.reg_mask = !r.reg_buff ? 0b111 : (*r.reg_buff ? 0b010 : 0b001);
+  c.any_call = !r.has_call_conditions();
+  return c;
+}
+
+// One segment of bytes and the rules covering it, in priority order.
+struct Segment {
+  uint64_t lo, hi;
+  std::vector<uint32_t> chain;
+};
+
+// The general case, for rules that overlap (NCCL example-plugin CSV files): cut the bytes at every rule's
+// first byte and one past its last, and give each piece the rules covering it, in input order. Neighbouring
+// pieces with the same rules merge again.
+std::vector<Segment> split_overlapping(std::vector<Item> items, size_t max_chain, size_t* dropped) {
+  std::vector<uint64_t> cuts;
+  bool reaches_end = false;
+  for (const Item& it : items) {
+    cuts.push_back(it.lo);
+    if (it.hi == UINT64_MAX)
+      reaches_end = true;
+    else
+      cuts.push_back(it.hi + 1);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.lo < b.lo; });
+  std::vector<Item> by_end = items;
+  std::sort(by_end.begin(), by_end.end(), [](const Item& a, const Item& b) { return a.hi < b.hi; });
+  std::vector<uint32_t> active;  // sorted by source: the priority order
+  std::vector<Segment> out;
+  size_t next_start = 0, next_end = 0;
+  for (size_t k = 0; k < cuts.size(); ++k) {
+    const uint64_t lo = cuts[k];
+    const bool last = k + 1 == cuts.size();
+    if (last && !reaches_end) break;
+    const uint64_t hi = last ? UINT64_MAX : cuts[k + 1] - 1;
+    while (next_end < by_end.size() && by_end[next_end].hi < lo) {
+      auto it = std::lower_bound(active.begin(), active.end(), by_end[next_end].source);
+      if (it != active.end() && *it == by_end[next_end].source) active.erase(it);
+      ++next_end;
+    }
+    while (next_start < items.size() && items[next_start].lo <= lo) {
+      active.insert(std::lower_bound(active.begin(), active.end(), items[next_start].source),
+                    items[next_start].source);
+      ++next_start;
+    }
+    if (active.empty()) continue;
+    std::vector<uint32_t> chain(active.begin(), active.begin() + std::min(active.size(), max_chain));
+    *dropped += active.size() - chain.size();
+    if (!out.empty() && out.back().hi + 1 == lo && out.back().chain == chain) {
+      out.back().hi = hi;
+      continue;
+    }
+    out.push_back({lo, hi, std::move(chain)});
+  }
+  return out;
+}
+
 }  // namespace
 
-RuleTable RuleTable::compile(const std::vector<Rule>& rules, int nodes, int ranks) {
-  std::array<std::vector<Indexed>, kNumCollectives> staged;
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const Rule& r = rules[i];
-    if (!r.applies_to(nodes, ranks) || r.min_bytes > r.max_bytes) continue;
-    int c = static_cast<int>(r.collective);
-    if (c < 0 || c >= kNumCollectives) continue;
-    staged[c].push_back({CompiledRule{r.min_bytes, r.max_bytes, static_cast<int8_t>(r.algorithm),
-                                      static_cast<int8_t>(r.protocol), static_cast<int32_t>(r.channels)},
-                         i});
-  }
+RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at) {
+  // The rules applying at this scale, grouped by collective (a counting sort of their indices): a cold init
+  // pays for every fresh page it touches, so nothing here is copied twice or grown by doubling.
+  std::array<uint32_t, kNumCollectives + 1> start{};
+  auto applies = [&](const Rule& r) {
+    const int c = static_cast<int>(r.collective);
+    return r.applies_to(at) && r.min_bytes <= r.max_bytes && c >= 0 && c < kNumCollectives;
+  };
+  for (const Rule& r : rules)
+    if (applies(r)) ++start[static_cast<size_t>(r.collective) + 1];
+  for (int c = 0; c < kNumCollectives; ++c) start[c + 1] += start[c];
+  std::vector<uint32_t> order(start[kNumCollectives]);
+  std::array<uint32_t, kNumCollectives> fill{};
+  for (int c = 0; c < kNumCollectives; ++c) fill[c] = start[c];
+  for (size_t i = 0; i < rules.size(); ++i)
+    if (applies(rules[i])) order[fill[static_cast<size_t>(rules[i].collective)]++] = static_cast<uint32_t>(i);
+
   RuleTable table;
+  table.rules_.reserve(order.size());
+  table.min_bytes_.reserve(order.size());
+  std::vector<CompiledRule> later;  // the chains' second and further rules, appended after all segments
+  std::vector<char> reached(rules.size(), 0);
+  auto by_start = [&](uint32_t a, uint32_t b) {
+    return rules[a].min_bytes != rules[b].min_bytes ? rules[a].min_bytes < rules[b].min_bytes : a < b;
+  };
   for (int c = 0; c < kNumCollectives; ++c) {
-    auto& v = staged[c];
-    std::sort(v.begin(), v.end(), [](const Indexed& a, const Indexed& b) {
-      return std::tie(a.rule.min_bytes, a.order) < std::tie(b.rule.min_bytes, b.order);
-    });
-    const size_t first = table.rules_.size();
-    table.begin_[c] = static_cast<uint32_t>(first);
-    for (const Indexed& item : v) {
-      CompiledRule r = item.rule;
-      if (table.rules_.size() > first) {
-        uint64_t prev_max = table.rules_.back().max_bytes;
-        if (r.min_bytes <= prev_max) {
-          // Overlap: the earlier range keeps the shared bytes; this one keeps what lies beyond it, if
-          // anything.
-          if (r.max_bytes <= prev_max) continue;
-          r.min_bytes = prev_max + 1;
-        }
+    const auto first = order.begin() + start[c], last = order.begin() + start[c + 1];
+    table.begin_[c] = static_cast<uint32_t>(table.rules_.size());
+    if (!std::is_sorted(first, last, by_start)) std::sort(first, last, by_start);
+    bool disjoint = true;
+    for (auto it = first; it != last && disjoint; ++it)
+      disjoint = it == first || rules[*it].min_bytes > rules[*(it - 1)].max_bytes;
+    if (disjoint) {
+      // The usual case (a validated profile at one scale): one segment per rule, no chains.
+      for (auto it = first; it != last; ++it) {
+        const Rule& r = rules[*it];
+        table.rules_.push_back(entry(r, *it, r.min_bytes, r.max_bytes));
+        reached[*it] = 1;
       }
-      table.rules_.push_back(r);
-      table.min_bytes_.push_back(r.min_bytes);
+      continue;
+    }
+    std::vector<Item> items;
+    for (auto it = first; it != last; ++it)
+      items.push_back({rules[*it].min_bytes, rules[*it].max_bytes, *it});
+    for (Segment& seg : split_overlapping(std::move(items), kMaxChain, &table.dropped_)) {
+      table.rules_.push_back(entry(rules[seg.chain[0]], seg.chain[0], seg.lo, seg.hi));
+      reached[seg.chain[0]] = 1;
+      int32_t* link = &table.rules_.back().next;
+      for (size_t k = 1; k < seg.chain.size(); ++k) {
+        *link = static_cast<int32_t>(later.size());  // rebased below, once the segments are all placed
+        later.push_back(entry(rules[seg.chain[k]], seg.chain[k], seg.lo, seg.hi));
+        reached[seg.chain[k]] = 1;
+        link = &later.back().next;
+      }
     }
   }
   table.begin_[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
-  table.rules_.shrink_to_fit();
-  table.min_bytes_.shrink_to_fit();
+  for (const CompiledRule& r : table.rules_) table.min_bytes_.push_back(r.min_bytes);
+  if (!later.empty()) {
+    const int32_t base = static_cast<int32_t>(table.rules_.size());
+    for (CompiledRule& r : table.rules_)
+      if (r.next >= 0) r.next += base;
+    for (CompiledRule& r : later)
+      if (r.next >= 0) r.next += base;
+    table.rules_.insert(table.rules_.end(), later.begin(), later.end());
+  }
+  table.rule_count_ = static_cast<size_t>(std::count(reached.begin(), reached.end(), 1));
   return table;
+}
+
+bool NamedScale::contains(const CommShape& c) const {
+  return nodes.contains(c.nodes) && ranks.contains(c.ranks) &&
+         (ranks_per_node == CountRange{} ||
+          (c.min_ranks_per_node > 0 && ranks_per_node.contains(c.min_ranks_per_node) &&
+           ranks_per_node.contains(c.max_ranks_per_node)));
 }
 
 std::vector<NamedScale> named_scales(const std::vector<Rule>& rules) {
   std::vector<NamedScale> out;
   for (const Rule& r : rules) {
     if (!r.nodes && !r.ranks) continue;
-    out.push_back(NamedScale{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{})});
+    out.push_back(NamedScale{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{}),
+                             r.ranks_per_node.value_or(CountRange{})});
   }
-  auto key = [](const NamedScale& s) { return std::tie(s.nodes.min, s.nodes.max, s.ranks.min, s.ranks.max); };
+  auto key = [](const NamedScale& s) {
+    return std::tie(s.nodes.min, s.nodes.max, s.ranks.min, s.ranks.max, s.ranks_per_node.min,
+                    s.ranks_per_node.max);
+  };
   std::sort(out.begin(), out.end(),
             [&](const NamedScale& a, const NamedScale& b) { return key(a) < key(b); });
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-std::optional<Scale> nearest_named_scale(const std::vector<Rule>& rules, Scale at) {
-  std::vector<NamedScale> scales = named_scales(rules);
-  std::optional<Scale> best;
+RankClass rank_class(int per_node, int gpus_per_node) {
+  if (per_node <= 1) return RankClass::one_per_node;
+  if (gpus_per_node > 0 && per_node >= gpus_per_node) return RankClass::whole_node;
+  return RankClass::part_of_node;
+}
+
+RankClass rank_class(const CommShape& c, int gpus_per_node) {
+  if (c.min_ranks_per_node <= 0) return RankClass::mixed;  // unknown per-node counts
+  const RankClass lo = rank_class(c.min_ranks_per_node, gpus_per_node);
+  return lo == rank_class(c.max_ranks_per_node, gpus_per_node) ? lo : RankClass::mixed;
+}
+
+std::optional<CommShape> nearest_named_scale(const std::vector<Rule>& rules, const CommShape& at,
+                                             int gpus_per_node) {
+  const RankClass want = rank_class(at, gpus_per_node);
+  std::optional<CommShape> best;
   double best_nodes = 0.0, best_ranks = 0.0;
-  for (const NamedScale& s : scales) {
+  for (const NamedScale& s : named_scales(rules)) {
     if (s.contains(at)) return std::nullopt;
-    Scale p{clamp_to(s.nodes, at.nodes), clamp_to(s.ranks, at.ranks)};
-    double dn = log2_distance(p.nodes, at.nodes), dr = log2_distance(p.ranks, at.ranks);
-    bool better = !best || std::tie(dn, dr, p.nodes, p.ranks) <
-                               std::tie(best_nodes, best_ranks, best->nodes, best->ranks);
+    if (want == RankClass::mixed) continue;
+    // The even shape of this scale nearest to `at`, and whether it is of `at`'s kind.
+    const int nodes = clamp_to(s.nodes, at.nodes);
+    const int per_node = clamp_to(s.ranks_per_node, std::max(1, at.max_ranks_per_node));
+    const int ranks = clamp_to(s.ranks, nodes * per_node);
+    if (ranks % nodes != 0 || rank_class(ranks / nodes, gpus_per_node) != want) continue;
+    const CommShape p = CommShape::of(nodes, ranks);
+    const double dn = log2_distance(p.nodes, at.nodes), dr = log2_distance(p.ranks, at.ranks);
+    const bool better = !best || std::tie(dn, dr, p.nodes, p.ranks) <
+                                     std::tie(best_nodes, best_ranks, best->nodes, best->ranks);
     if (better) best = p, best_nodes = dn, best_ranks = dr;
   }
   return best;

@@ -7,6 +7,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "report/chart_palette.hpp"
 #include "report/svg_chart.hpp"
 #include "report/table_format.hpp"
 #include "runners/bandwidth.hpp"
@@ -46,10 +47,6 @@ std::string rule_choice(const Rule& r) {
   return s;
 }
 
-std::string scale_text(const Scale& s) {
-  return fmt::format("{} node{}, {} ranks", s.nodes, s.nodes == 1 ? "" : "s", s.ranks);
-}
-
 std::string range_text(const std::optional<profiles::CountRange>& r) {
   if (!r) return "any";
   if (r->min == r->max) return std::to_string(r->min);
@@ -71,6 +68,7 @@ th { background: #f3f3f3; }
 .banner.measured { background: #e7f6e7; border: 2px solid #3c9a3c; }
 .note { color: #555; font-size: 13px; }
 pre { background: #f7f7f7; padding: 8px; font-size: 12px; overflow-x: auto; }
+details.unsupported summary { cursor: pointer; color: #555; font-size: 13px; }
 .charts { display: block; }
 .chart-block { break-inside: avoid; page-break-inside: avoid; margin-bottom: 12px; }
 svg.chart { max-width: 100%; height: auto; background: #fff; }
@@ -94,19 +92,42 @@ std::string candidate_label(const Candidate& c) {
   return c.is_default() ? "NCCL default" : to_string(c);
 }
 
-void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
-            const std::vector<ShownRule>& rules) {
-  auto sizes = table.sizes(key.collective);
+// The candidates of a chart that have a measured time to draw.
+std::set<CandidateKey> drawn_candidates(const ChartKey& key, const MeasurementTable& table) {
   std::set<CandidateKey> keys;
-  for (uint64_t b : sizes)
+  for (uint64_t b : table.sizes(key.collective))
     if (auto* at = table.at(key.collective, b))
-      for (const auto& [k, s] : *at) keys.insert(k);
+      for (const auto& [k, s] : *at)
+        if (s.ok()) keys.insert(k);
+  return keys;
+}
+
+// One colour per candidate for the whole page, so that a candidate looks the same in every chart and no two
+// lines of a chart share a colour (NCCL's default is the black dashed line).
+std::map<CandidateKey, std::string> candidate_colors(const std::map<ChartKey, MeasurementTable>& tables) {
+  std::set<CandidateKey> all;
+  for (const auto& [key, table] : tables)
+    for (const CandidateKey& k : drawn_candidates(key, table))
+      if (!candidate_of(k).is_default()) all.insert(k);
+  const std::vector<std::string> colors = distinct_colors(all.size());
+  std::map<CandidateKey, std::string> out;
+  size_t i = 0;
+  for (const CandidateKey& k : all) out[k] = colors[i++];
+  return out;
+}
+
+void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
+            const std::vector<ShownRule>& rules, const std::map<CandidateKey, std::string>& colors) {
+  auto sizes = table.sizes(key.collective);
+  const std::set<CandidateKey> keys = drawn_candidates(key, table);
   SvgChart bw, speed;
-  bw.title = fmt::format("{}: bus bandwidth, {}", nccl::nccl_name(key.collective), scale_text(key.scale));
+  bw.title = fmt::format("{}: bus bandwidth, {}", nccl::nccl_name(key.collective),
+                         runners::describe_shape(key.scale));
   bw.x_label = "message size (bytes, log scale)";
-  bw.y_label = "bus bandwidth (GB/s)";
+  bw.y_label = "bus bandwidth (GB/s, log scale)";
+  bw.log_y = true;  // below 1 MiB, where most rules are, a linear axis flattens every line to zero
   speed.title = fmt::format("{}: speedup over NCCL's default, {}", nccl::nccl_name(key.collective),
-                            scale_text(key.scale));
+                            runners::describe_shape(key.scale));
   speed.x_label = bw.x_label;
   speed.y_label = "speedup (default time / candidate time)";
   speed.reference_y = 1.0;
@@ -117,10 +138,9 @@ void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
     bw.bands.push_back(band);
     speed.bands.push_back(band);
   }
-  size_t color = 0;
   for (const CandidateKey& k : keys) {
     Candidate c = candidate_of(k);
-    SvgSeries s{candidate_label(c), c.is_default() ? "#000000" : series_color(color++), c.is_default(), {}};
+    SvgSeries s{candidate_label(c), c.is_default() ? "#000000" : colors.at(k), c.is_default(), {}};
     SvgSeries sp = s;
     for (uint64_t b : sizes) {
       const Samples* smp = table.find(key.collective, b, c);
@@ -140,95 +160,175 @@ void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
     o += "<p class=\"note\">No speedup chart: NCCL's default was not measured here.</p>\n";
 }
 
-}  // namespace
+std::string sizes_text(const std::set<uint64_t>& sizes) {
+  if (sizes.size() > 4)
+    return fmt::format("{} sizes, {}", sizes.size(), human_size_range(*sizes.begin(), *sizes.rbegin()));
+  std::string out;
+  for (uint64_t b : sizes) out += (out.empty() ? "" : ", ") + human_size(b);
+  return out;
+}
 
-std::string render_report_html(const ReportData& data) {
-  const JournalHeader empty_header;
-  const JournalHeader& h = data.header ? *data.header : empty_header;
-  std::string source = h.source;
-  std::set<std::string> sources;
-  for (const auto& r : data.records) sources.insert(r.source);
-  if (source.empty() && sources.size() == 1) source = *sources.begin();
-  if (data.profile && source.empty()) source = std::string(profiles::name(data.profile->provenance.source));
-  std::string cluster = !h.cluster.empty() ? h.cluster : data.profile ? data.profile->cluster.name : "";
-  std::string title =
-      !data.title.empty() ? data.title : "nccl-autotune report" + (cluster.empty() ? "" : ": " + cluster);
-
-  // Rules: the profile's, or derived here.
-  std::optional<Derivation> derivation;
-  std::string derive_note;
-  if (!data.records.empty()) {
-    try {
-      derivation = derive(data.records, DeriveOptions{});
-    } catch (const InputError& e) {
-      derive_note = e.message();
-    }
+// Candidates that ran and went wrong (wrong results, time-outs, errors), straight from the records of every
+// setting. "Unsupported" is not among them: NCCL declining a choice it cannot make here is no failure.
+void failed_section(std::string& o, const std::vector<JournalRecord>& records) {
+  struct FailKey {
+    std::string setting;
+    Scale scale;
+    Collective collective;
+    std::string candidate;
+    Outcome outcome;
+    auto operator<=>(const FailKey&) const = default;
+  };
+  std::map<FailKey, std::pair<std::set<uint64_t>, std::string>> failures;
+  for (const auto& r : records) {
+    const Measurement& m = r.measurement;
+    if (m.outcome == Outcome::ok || m.outcome == Outcome::unsupported) continue;
+    auto& f = failures[{r.setting.id, r.scale, m.request.collective, candidate_label(m.request.candidate),
+                        m.outcome}];
+    f.first.insert(m.request.bytes);
+    if (f.second.empty()) f.second = m.detail;
   }
-  std::string chart_setting = derivation ? derivation->setting.id : "default";
+  o += "<h2>Candidates that failed</h2>\n";
+  if (failures.empty()) {
+    o += "<p class=\"note\">None: every candidate NCCL could run gave correct results in time.</p>\n";
+    return;
+  }
+  o += "<table class=\"failed\"><tr><th>setting</th><th>scale</th><th>collective</th><th>candidate</th>"
+       "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
+  for (const auto& [k, v] : failures)
+    o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(runners::describe_shape(k.scale)) + "</td><td>" +
+         esc(std::string(nccl::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
+         esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes_text(v.first)) + "</td><td>" +
+         esc(v.second) + "</td></tr>\n";
+  o += "</table>\n";
+}
 
-  std::string o;
+// Candidates NCCL could not use on this cluster (CollNet without SHARP, NVLS without NVSwitches), one row
+// per collective and candidate whatever the setting and scale, folded away: they are many and expected.
+void unsupported_section(std::string& o, const std::vector<JournalRecord>& records) {
+  struct Unsupported {
+    std::set<Scale> scales;
+    std::set<std::string> settings;
+    std::set<uint64_t> sizes;
+    std::string detail;
+  };
+  std::map<std::pair<Collective, std::string>, Unsupported> rows;
+  for (const auto& r : records) {
+    const Measurement& m = r.measurement;
+    if (m.outcome != Outcome::unsupported) continue;
+    Unsupported& u = rows[{m.request.collective, candidate_label(m.request.candidate)}];
+    u.scales.insert(r.scale);
+    u.settings.insert(r.setting.id);
+    u.sizes.insert(m.request.bytes);
+    if (u.detail.empty()) u.detail = m.detail;
+  }
+  if (rows.empty()) return;
+  o += "<h2>Not supported here</h2>\n";
+  o += fmt::format(
+      "<p class=\"note\">{} candidate{} NCCL marked unusable on this cluster (such as CollNet without SHARP, "
+      "or NVLS without NVSwitches): not failures, and never rules.</p>\n",
+      rows.size(), rows.size() == 1 ? "" : "s");
+  o += fmt::format("<details class=\"unsupported\"><summary>the {} candidate{}</summary>\n", rows.size(),
+                   rows.size() == 1 ? "" : "s");
+  o +=
+      "<table class=\"unsupported\"><tr><th>collective</th><th>candidate</th><th>scales</th><th>settings</th>"
+      "<th>sizes</th><th>NCCL's reason</th></tr>\n";
+  for (const auto& [key, u] : rows) {
+    std::string scales, settings;
+    for (const Scale& sc : u.scales) scales += (scales.empty() ? "" : "; ") + runners::describe_shape(sc);
+    for (const auto& st : u.settings) settings += (settings.empty() ? "" : ", ") + st;
+    o += "<tr><td>" + esc(std::string(nccl::name(key.first))) + "</td><td>" + esc(key.second) + "</td><td>" +
+         esc(scales) + "</td><td>" + esc(settings) + "</td><td>" + esc(sizes_text(u.sizes)) + "</td><td>" +
+         esc(u.detail) + "</td></tr>\n";
+  }
+  o += "</table>\n</details>\n";
+}
+
+// What every section of the page needs: the input, the header, and the rules derived from the records.
+struct Page {
+  const ReportData& data;
+  const JournalHeader& h;
+  std::string source, cluster, title;
+  std::set<std::string> sources;
+  std::optional<Derivation> derivation;  // the rules derived here (shaded when there is no profile)
+  std::string derive_note;               // why there is no derivation
+  std::string chart_setting = "default";
+};
+
+void head_section(std::string& o, const Page& pg) {
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   o += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  o += "<title>" + esc(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
-  o += "<h1>" + esc(title) + "</h1>\n";
-  if (source == "simulated")
+  o += "<title>" + esc(pg.title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  o += "<h1>" + esc(pg.title) + "</h1>\n";
+  if (pg.source == "simulated")
     o += "<div class=\"banner simulated\">SIMULATED: every figure here comes from nccl-autotune's model of "
          "NCCL "
          "(seeded noise), not from GPUs. Use it to see how the tool works, not to tune a cluster.</div>\n";
-  else if (source == "imported")
+  else if (pg.source == "imported")
     o +=
         "<div class=\"banner imported\">IMPORTED: measured by nccl-tests and imported from its logs.</div>\n";
-  else if (source == "measured")
+  else if (pg.source == "measured")
     o += "<div class=\"banner measured\">MEASURED: real NCCL collectives on this cluster's GPUs.</div>\n";
-  if (sources.size() > 1) {
+  if (pg.sources.size() > 1) {
     std::string list;
-    for (const auto& s : sources) list += (list.empty() ? "" : ", ") + s;
+    for (const auto& s : pg.sources) list += (list.empty() ? "" : ", ") + s;
     o += "<p class=\"note\">The journal mixes sources: " + esc(list) + ".</p>\n";
   }
+}
 
+void cluster_section(std::string& o, const Page& pg) {
   // The cluster and provenance.
   o += "<h2>Cluster</h2>\n<table class=\"cluster\">\n";
   auto row = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) o += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
   };
-  row("cluster", cluster);
-  row("fingerprint", !h.fingerprint.empty() ? h.fingerprint
-                     : data.profile         ? data.profile->cluster.fingerprint
-                                            : "");
-  row("GPU", !h.gpu_model.empty() ? h.gpu_model : data.profile ? data.profile->cluster.gpu_model : "");
-  if (h.nodes > 0) row("size", fmt::format("{} nodes x {} GPUs", h.nodes, h.gpus_per_node));
-  row("source", source);
-  row("NCCL", !h.nccl_version.empty() ? h.nccl_version
-              : data.profile          ? data.profile->provenance.nccl_version
-                                      : "");
-  row("measured by", h.runner);
-  row("strategy", h.strategy);
-  row("created", !h.created.empty() ? h.created : data.profile ? data.profile->provenance.created : "");
-  row("tool version", h.tool_version);
-  row("command", !h.command.empty() ? h.command : data.profile ? data.profile->provenance.command : "");
-  row("measurements", std::to_string(data.records.size()));
+  row("cluster", pg.cluster);
+  row("fingerprint", !pg.h.fingerprint.empty() ? pg.h.fingerprint
+                     : pg.data.profile         ? pg.data.profile->cluster.fingerprint
+                                               : "");
+  row("GPU", !pg.h.gpu_model.empty() ? pg.h.gpu_model
+             : pg.data.profile       ? pg.data.profile->cluster.gpu_model
+                                     : "");
+  if (pg.h.nodes > 0) row("size", fmt::format("{} nodes x {} GPUs", pg.h.nodes, pg.h.gpus_per_node));
+  row("source", pg.source);
+  row("NCCL", !pg.h.nccl_version.empty() ? pg.h.nccl_version
+              : pg.data.profile          ? pg.data.profile->provenance.nccl_version
+                                         : "");
+  row("measured by", pg.h.runner);
+  row("strategy", pg.h.strategy);
+  row("created", !pg.h.created.empty() ? pg.h.created
+                 : pg.data.profile     ? pg.data.profile->provenance.created
+                                       : "");
+  row("tool version", pg.h.tool_version);
+  row("command", !pg.h.command.empty() ? pg.h.command
+                 : pg.data.profile     ? pg.data.profile->provenance.command
+                                       : "");
+  row("measurements", std::to_string(pg.data.records.size()));
   o += "</table>\n";
-  if (!data.probe_summary.empty())
-    o += "<h3>Probe</h3>\n<pre class=\"probe\">" + esc(data.probe_summary) + "</pre>\n";
+  if (!pg.data.probe_summary.empty())
+    o += "<h3>Probe</h3>\n<pre class=\"probe\">" + esc(pg.data.probe_summary) + "</pre>\n";
+}
 
+void charts_section(std::string& o, const Page& pg) {
   // Rules to show, per (scale, collective).
   std::vector<std::pair<Scale, ShownRule>> shown;  // scale only for derived rules
   std::set<Scale> scales;
   std::map<ChartKey, MeasurementTable> tables;
-  for (const auto& r : data.records) {
-    if (r.setting.id != chart_setting) continue;
+  for (const auto& r : pg.data.records) {
+    if (r.setting.id != pg.chart_setting) continue;
     scales.insert(r.scale);
     tables[{r.scale, r.measurement.request.collective}].add(r.measurement);
   }
   auto rules_for = [&](const ChartKey& k) {
     std::vector<ShownRule> out;
-    if (data.profile) {
-      for (const Rule& r : data.profile->rules)
-        if (r.collective == k.collective && r.applies_to(k.scale.nodes, k.scale.ranks)) {
+    if (pg.data.profile) {
+      for (const Rule& r : pg.data.profile->rules)
+        if (r.collective == k.collective &&
+            r.applies_to(profiles::CommShape::of(k.scale.nodes, k.scale.ranks))) {
           out.push_back(ShownRule{r, std::nullopt, 0});
         }
-    } else if (derivation) {
-      for (const DerivedRule& d : derivation->rules)
+    } else if (pg.derivation) {
+      for (const DerivedRule& d : pg.derivation->rules)
         if (d.rule.collective == k.collective && d.scale == k.scale)
           out.push_back({d.rule, profiles::gain_of(d.rule), d.measured_sizes});
     }
@@ -239,22 +339,25 @@ std::string render_report_html(const ReportData& data) {
   o += "<p class=\"note\">One line per candidate (median of its repetitions); NCCL's own choice is the thick "
        "dashed "
        "black line; shaded ranges are where a rule overrides NCCL";
-  o += data.profile ? " (rules of the profile)."
-                    : " (rules derived from these measurements with the default threshold).";
-  if (chart_setting != "default")
-    o += " Charts show the process-wide setting <code>" + esc(chart_setting) + "</code>.";
+  o += pg.data.profile ? " (rules of the profile)."
+                       : " (rules derived from these measurements with the default threshold).";
+  if (pg.chart_setting != "default")
+    o += " Charts show the process-wide setting <code>" + esc(pg.chart_setting) + "</code>.";
   o += "</p>\n";
   if (tables.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
+  const auto colors = candidate_colors(tables);
   for (const auto& [key, table] : tables) {
-    o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " + esc(scale_text(key.scale)) +
-         "</h3>\n";
-    charts(o, key, table, rules_for(key));
+    o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
+         esc(runners::describe_shape(key.scale)) + "</h3>\n";
+    charts(o, key, table, rules_for(key), colors);
   }
+}
 
+void rules_section(std::string& o, const Page& pg) {
   // Rule table.
   o += "<h2>Rules</h2>\n";
-  if (!data.profile && !derivation)
-    o += "<p class=\"note\">No rules: " + esc(derive_note.empty() ? "nothing measured" : derive_note) +
+  if (!pg.data.profile && !pg.derivation)
+    o += "<p class=\"note\">No rules: " + esc(pg.derive_note.empty() ? "nothing measured" : pg.derive_note) +
          "</p>\n";
   std::vector<Rule> all_rules;
   std::vector<std::string> evidence, gains;
@@ -269,10 +372,10 @@ std::string render_report_html(const ReportData& data) {
     else
       evidence.push_back(r.samples ? std::to_string(*r.samples) + " samples" : "no evidence recorded");
   };
-  if (data.profile)
-    for (const Rule& r : data.profile->rules) add_rule(r);
-  else if (derivation)
-    for (const DerivedRule& d : derivation->rules) add_rule(d.rule);
+  if (pg.data.profile)
+    for (const Rule& r : pg.data.profile->rules) add_rule(r);
+  else if (pg.derivation)
+    for (const DerivedRule& d : pg.derivation->rules) add_rule(d.rule);
   if (!all_rules.empty()) {
     o += "<table class=\"rules\"><tr><th>collective</th><th>nodes</th><th>ranks</th><th>message sizes</th>"
          "<th>choice</th><th>busbw (GB/s)</th><th>default busbw "
@@ -287,68 +390,31 @@ std::string render_report_html(const ReportData& data) {
            esc(gains[i]) + "</td><td>" + esc(evidence[i]) + "</td></tr>\n";
     }
     o += "</table>\n";
-  } else if (data.profile || derivation) {
+  } else if (pg.data.profile || pg.derivation) {
     o += "<p class=\"note\">No rule: NCCL's own choice was never beaten by more than the threshold and the "
          "noise.</p>\n";
   }
-  if (derivation && !derivation->notes.empty()) {
+  if (pg.derivation && !pg.derivation->notes.empty()) {
     o += "<ul class=\"notes\">\n";
-    for (const auto& n : derivation->notes) o += "<li>" + esc(n) + "</li>\n";
+    for (const auto& n : pg.derivation->notes) o += "<li>" + esc(n) + "</li>\n";
     o += "</ul>\n";
   }
+}
 
-  // Failed candidates, straight from the records (every setting): wrong results, time-outs, unsupported.
-  struct FailKey {
-    std::string setting;
-    Scale scale;
-    Collective collective;
-    std::string candidate;
-    Outcome outcome;
-    auto operator<=>(const FailKey&) const = default;
-  };
-  std::map<FailKey, std::pair<std::set<uint64_t>, std::string>> failures;
-  for (const auto& r : data.records) {
-    const Measurement& m = r.measurement;
-    if (m.outcome == Outcome::ok) continue;
-    auto& f = failures[{r.setting.id, r.scale, m.request.collective, candidate_label(m.request.candidate),
-                        m.outcome}];
-    f.first.insert(m.request.bytes);
-    if (f.second.empty()) f.second = m.detail;
-  }
-  o += "<h2>Candidates that failed</h2>\n";
-  if (failures.empty()) {
-    o += "<p class=\"note\">None: every candidate measured gave correct results in time.</p>\n";
-  } else {
-    o += "<table class=\"failed\"><tr><th>setting</th><th>scale</th><th>collective</th><th>candidate</th>"
-         "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
-    for (const auto& [k, v] : failures) {
-      std::string sizes;
-      if (v.first.size() > 4)
-        sizes = fmt::format("{} sizes, {}", v.first.size(),
-                            human_size_range(*v.first.begin(), *v.first.rbegin()));
-      else
-        for (uint64_t b : v.first) sizes += (sizes.empty() ? "" : ", ") + human_size(b);
-      o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(scale_text(k.scale)) + "</td><td>" +
-           esc(std::string(nccl::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
-           esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes) + "</td><td>" + esc(v.second) +
-           "</td></tr>\n";
-    }
-    o += "</table>\n";
-  }
-
+void settings_section(std::string& o, const Page& pg) {
   // Process-wide settings compared.
   o += "<h2>Process-wide settings</h2>\n";
-  if (derivation && !derivation->scores.empty()) {
+  if (pg.derivation && !pg.derivation->scores.empty()) {
     double base = 0;
-    for (const auto& s : derivation->scores)
+    for (const auto& s : pg.derivation->scores)
       if (s.setting.is_default()) base = s.total_us;
     o += "<table class=\"settings\"><tr><th>setting</th><th>environment</th><th>total time "
          "(us)</th><th>points</th>"
          "<th>vs NCCL's defaults</th><th>kept</th></tr>\n";
-    for (const auto& s : derivation->scores) {
+    for (const auto& s : pg.derivation->scores) {
       std::string env;
       for (const auto& [k, v] : s.setting.env) env += (env.empty() ? "" : " ") + k + "=" + v;
-      bool kept = s.setting.id == derivation->setting.id && !derivation->env.empty();
+      bool kept = s.setting.id == pg.derivation->setting.id && !pg.derivation->env.empty();
       o += "<tr><td>" + esc(s.setting.id) + "</td><td><code>" + esc(env.empty() ? "(NCCL defaults)" : env) +
            "</code></td><td class=\"num\">" + fmt::format("{:.1f}", s.total_us) + "</td><td class=\"num\">" +
            std::to_string(s.points) + "</td><td class=\"num\">" +
@@ -357,13 +423,47 @@ std::string render_report_html(const ReportData& data) {
     }
     o += "</table>\n";
   }
-  if (data.profile && !data.profile->env.empty()) {
+  if (pg.data.profile && !pg.data.profile->env.empty()) {
     o += "<p>The profile exports:</p><pre>";
-    for (const auto& [k, v] : data.profile->env) o += esc(k + "=" + v) + "\n";
+    for (const auto& [k, v] : pg.data.profile->env) o += esc(k + "=" + v) + "\n";
     o += "</pre>\n";
-  } else if (!derivation || derivation->scores.size() <= 1) {
+  } else if (!pg.derivation || pg.derivation->scores.size() <= 1) {
     o += "<p class=\"note\">Only NCCL's default process-wide settings were measured.</p>\n";
   }
+}
+
+}  // namespace
+
+std::string render_report_html(const ReportData& data) {
+  const JournalHeader empty_header;
+  Page pg{data, data.header ? *data.header : empty_header, {}, {}, {}, {}, std::nullopt, {}, "default"};
+  const JournalHeader& h = pg.h;
+  pg.source = h.source;
+  for (const auto& r : data.records) pg.sources.insert(r.source);
+  if (pg.source.empty() && pg.sources.size() == 1) pg.source = *pg.sources.begin();
+  if (data.profile && pg.source.empty())
+    pg.source = std::string(profiles::name(data.profile->provenance.source));
+  pg.cluster = !h.cluster.empty() ? h.cluster : data.profile ? data.profile->cluster.name : "";
+  pg.title = !data.title.empty() ? data.title
+                                 : "nccl-autotune report" + (pg.cluster.empty() ? "" : ": " + pg.cluster);
+  // Rules: the profile's, or derived here.
+  if (!data.records.empty()) {
+    try {
+      pg.derivation = derive(data.records, DeriveOptions{});
+    } catch (const InputError& e) {
+      pg.derive_note = e.message();
+    }
+  }
+  if (pg.derivation) pg.chart_setting = pg.derivation->setting.id;
+
+  std::string o;
+  head_section(o, pg);
+  cluster_section(o, pg);
+  charts_section(o, pg);
+  rules_section(o, pg);
+  failed_section(o, data.records);
+  unsupported_section(o, data.records);
+  settings_section(o, pg);
   o += "<p class=\"note\">Generated by nccl-autotune" +
        (h.tool_version.empty() ? "" : " " + esc(h.tool_version)) +
        ". Sizes use binary units (1 KiB = 1024 B); bandwidths are decimal GB/s as nccl-tests prints "

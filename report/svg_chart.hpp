@@ -1,8 +1,9 @@
 #pragma once
-// A line chart as inline SVG, for the HTML report: a log2 or linear x axis, a linear y axis from zero (or
-// around a reference line), one <path class="series"> per series (tagged data-series with its name), shaded
-// x ranges, labelled axes with units, a legend. No scripts, no external resources: the SVG prints and renders
-// in any browser. A pure function of its input.
+// A line chart as inline SVG, for the HTML report: a log2 or linear x axis, a log10 y axis (bandwidths that
+// span decades) or a linear one from zero (or around a reference line), ticks at round values
+// (axis_ticks.hpp), one <path class="series"> per series (tagged data-series with its name), shaded x ranges,
+// labelled axes with units, a legend. No scripts, no external resources: the SVG prints and renders in any
+// browser. A pure function of its input.
 
 #include <functional>
 #include <optional>
@@ -32,6 +33,7 @@ struct SvgChart {
   std::string x_label;  // with units: "message size (bytes)"
   std::string y_label;  // "bus bandwidth (GB/s)"
   bool log_x = true;    // base-2 log axis (message sizes)
+  bool log_y = false;   // base-10 log axis; points with y <= 0 are left out
   std::vector<SvgSeries> series;
   std::vector<SvgBand> bands;
   std::optional<double> reference_y;                // a horizontal line (1.0 on a speedup chart)
@@ -44,8 +46,5 @@ std::string render_svg(const SvgChart& chart);
 
 // Escapes &, <, >, " and ' for HTML/XML text and attribute values.
 std::string xml_escape(std::string_view text);
-
-// A fixed palette of distinguishable colors for series; index wraps around.
-std::string series_color(size_t index);
 
 }  // namespace autotune::report

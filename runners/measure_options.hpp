@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+
+#include "runners/process_setting.hpp"
 
 namespace autotune::runners {
 
@@ -14,12 +17,17 @@ struct MeasureOptions {
   // their effect; for the NCCL runner they must already be in this process's environment (NCCL reads them
   // once per process), and make_runner checks that they are.
   std::map<std::string, std::string> process_env;
+  // The communicators measured: every group of this shape at once, split from the job's ranks (as a training
+  // job runs its tensor-, pipeline- and data-parallel groups), timed by the slowest group. nullopt: one
+  // communicator of every rank of the job.
+  std::optional<Scale> shape;
+  int node_offset = 0;  // where the node blocks of the groups start (runners/group_layout.hpp)
 
   std::string plugin_path;      // our tuner plugin, which forces candidates; empty = find_plugin()
   int warmup_iterations = 5;    // untimed operations before each candidate
   int iterations = 0;           // operations per timed repetition; 0 = scaled with size (measure_plan)
   bool cuda_graph = false;      // capture the timed loop as a CUDA graph (removes launch overhead)
-  bool in_place = false;        // nccl-tests measures out-of-place by default
+  bool in_place = false;        // out-of-place by default (bench: one runner per half)
   uint64_t max_bytes = 0;       // largest size of any batch (buffers are allocated once); 0 = grow on demand
   double watchdog_scale = 1.0;  // multiplies the per-operation time bound (watchdog)
   bool check_results = true;    // verify every candidate's output after timing

@@ -15,11 +15,19 @@ struct ProcessSetting {
   bool operator==(const ProcessSetting&) const = default;
 };
 
+// A communicator's shape: nodes x ranks per node, as training jobs create them (tensor-parallel groups inside
+// a node, pipeline and data-parallel groups with one rank per node across nodes). `ranks` is the whole
+// communicator; a calibrated shape is even (ranks divisible by nodes).
 struct Scale {
   int nodes = 1;
   int ranks = 1;
+  int ranks_per_node() const { return nodes > 0 ? ranks / nodes : 0; }
   bool operator==(const Scale&) const = default;
   auto operator<=>(const Scale&) const = default;
 };
+
+// "4x8": nodes x ranks per node; for people, "4x8 (32 ranks)".
+std::string shape_text(const Scale& s);
+std::string describe_shape(const Scale& s);
 
 }  // namespace autotune::runners

@@ -3,7 +3,17 @@
 #include <algorithm>
 #include <array>
 
+#include "runners/process_setting.hpp"
+
 namespace autotune::runners {
+
+std::string shape_text(const Scale& s) {
+  return std::to_string(s.nodes) + "x" + std::to_string(s.ranks_per_node());
+}
+
+std::string describe_shape(const Scale& s) {
+  return shape_text(s) + " (" + std::to_string(s.ranks) + (s.ranks == 1 ? " rank)" : " ranks)");
+}
 
 std::string to_string(const Candidate& c) {
   if (c.is_default()) return "default";
@@ -14,10 +24,44 @@ std::string to_string(const Candidate& c) {
   return out;
 }
 
+std::optional<Candidate> parse_candidate(std::string_view text) {
+  if (text == "default") return Candidate{};
+  Candidate c;
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::string_view algo = text.substr(0, slash), rest = text.substr(slash + 1);
+  size_t second = rest.find('/');
+  std::string_view proto = rest.substr(0, second);
+  if (algo != "*" && !(c.algorithm = nccl::parse_algorithm(algo))) return std::nullopt;
+  if (proto != "*" && !(c.protocol = nccl::parse_protocol(proto))) return std::nullopt;
+  if (second != std::string_view::npos) {
+    std::string_view ch = rest.substr(second + 1);
+    if (!ch.starts_with("ch") || ch.size() < 3 || ch.size() > 4) return std::nullopt;
+    int n = 0;
+    for (char d : ch.substr(2)) {
+      if (d < '0' || d > '9') return std::nullopt;
+      n = n * 10 + (d - '0');
+    }
+    if (n < 1 || n > 64) return std::nullopt;
+    c.channels = n;
+  }
+  if (c.is_default()) return std::nullopt;  // "*/*" says nothing: "default" is the spelling
+  return c;
+}
+
+namespace {
+constexpr std::array<std::string_view, 5> kOutcomeNames = {"ok", "unsupported", "wrong_result", "timed_out",
+                                                           "failed"};
+}
+
 std::string_view name(Outcome o) {
-  static constexpr std::array<std::string_view, 5> kNames = {"ok", "unsupported", "wrong_result", "timed_out",
-                                                             "failed"};
-  return kNames[static_cast<int>(o)];
+  return kOutcomeNames[static_cast<int>(o)];
+}
+
+std::optional<Outcome> parse_outcome(std::string_view text) {
+  for (size_t i = 0; i < kOutcomeNames.size(); ++i)
+    if (kOutcomeNames[i] == text) return static_cast<Outcome>(i);
+  return std::nullopt;
 }
 
 double Measurement::median_us() const {

@@ -25,8 +25,10 @@ struct Candidate {
   bool is_default() const { return !algorithm && !protocol && channels == 0; }
   bool operator==(const Candidate&) const = default;
 };
-// "default", "ring/simple", "tree/ll128/ch8".
+// "default", "ring/simple", "tree/ll128/ch8", "*/ll/ch4".
 std::string to_string(const Candidate& c);
+// The inverse of to_string; nullopt for anything else (an unknown name, a channel count outside 1..64).
+std::optional<Candidate> parse_candidate(std::string_view text);
 
 struct MeasureRequest {
   Collective collective = Collective::allreduce;
@@ -48,6 +50,7 @@ enum class Outcome {
   failed         // any other error (with detail)
 };
 std::string_view name(Outcome o);
+std::optional<Outcome> parse_outcome(std::string_view text);
 
 struct Measurement {
   MeasureRequest request;
@@ -61,6 +64,9 @@ struct Measurement {
   std::optional<Algorithm> used_algorithm;
   std::optional<Protocol> used_protocol;
   int used_channels = 0;
+  // Per group when every group of a shape ran at once (runners/group_layout.hpp's order): the median over
+  // repetitions of the group's slowest rank. Empty when one communicator ran.
+  std::vector<double> group_times_us;
   double median_us() const;
 };
 
@@ -69,10 +75,11 @@ struct RunnerInfo {
   std::string source;  // "measured" or "simulated": goes into every journal line and profile
   int ranks = 0;
   int nodes = 0;
-  int gpus_per_node = 0;
+  int gpus_per_node = 0;  // ranks per node of the measured communicator
   std::string gpu_model;
   std::string nccl_version;  // "2.28.9"
   std::string description;   // one line for people
+  int groups = 1;            // communicators of this shape (ranks, nodes, gpus_per_node) measured at once
 };
 
 class Runner {

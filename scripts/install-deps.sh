@@ -11,13 +11,14 @@ packages=(
   libboost-program-options-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev libfmt-dev
   libxxhash-dev
   catch2 libbenchmark-dev
+  help2man
 )
 # Tests that fuzz and render pictures use these too; where they cannot be installed (Ubuntu ships chromium only
 # as a snap) a failure here is a warning, not an error: the suite skips the render check without chromium;
 # CI needs clang for its fuzz stage (Debian has it).
 optional=()
 if [[ "${AUTOTUNE_DEPS:-all}" == all ]]; then
-  optional=(clang libclang-rt-14-dev chromium)
+  optional=(clang libclang-rt-14-dev chromium lmod)
 fi
 
 missing() {
@@ -46,6 +47,7 @@ for p in "${want[@]}"; do
   if ! $sudo apt-get install -y -qq --no-install-recommends "$p"; then
     case "$p" in
       chromium) echo "install-deps: warning: could not install chromium; the report's render check will skip" ;;
+      lmod) echo "install-deps: warning: could not install lmod; the package check will not load the modulefile" ;;
       *) echo "install-deps: warning: could not install $p; scripts/fuzz.sh cannot build the fuzzers" ;;
     esac
   fi

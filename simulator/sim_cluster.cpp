@@ -38,6 +38,36 @@ double pcie_gbps(const topology::PcieLink& link) {
   return link.width * link.speed_gts * encoding / 8.0 * 0.85;
 }
 
+// Each fault names a node, NIC or GPU this cluster has; NIC faults get the NIC's name (what NCCL_IB_HCA
+// selects by).
+void resolve_faults(const topology::Topology& topo, SimCluster& c, std::vector<SimFault> faults) {
+  for (auto& f : faults) {
+    const std::string what = describe_fault(f);
+    if (f.node >= c.nodes)
+      throw InputError("--sim-fault", 0,
+                       "expected a node below --nodes " + std::to_string(c.nodes) +
+                           " (nodes count from 0); found " + what);
+    if (f.kind == SimFault::Kind::nic_rate) {
+      if (f.device >= static_cast<int>(topo.nics.size()))
+        throw InputError("--sim-fault", 0,
+                         "expected nic= below " + std::to_string(topo.nics.size()) +
+                             " (the probed node's NICs, from 0); found " + what);
+      f.nic = topo.nics[static_cast<size_t>(f.device)].name;
+      const bool active =
+          std::any_of(c.nics.begin(), c.nics.end(), [&](const SimNic& n) { return n.name == f.nic; });
+      if (!active)
+        throw InputError(
+            "--sim-fault", 0,
+            "expected a NIC with an active port; found " + describe_fault(f) + ", which has none");
+    } else if (f.device >= c.gpus_per_node) {
+      throw InputError(
+          "--sim-fault", 0,
+          "expected gpu= below " + std::to_string(c.gpus_per_node) + " (GPUs per node); found " + what);
+    }
+  }
+  c.faults = std::move(faults);
+}
+
 }  // namespace
 
 int SimCluster::generation() const {
@@ -59,7 +89,7 @@ double SimCluster::net_gbps() const {
   return sum;
 }
 
-SimCluster describe_cluster(const topology::Topology& topo, int nodes) {
+SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vector<SimFault> faults) {
   if (topo.gpus.empty())
     throw InputError(topo.origin, 0, "a topology with at least one GPU to simulate, found none");
   if (nodes < 1)
@@ -120,11 +150,26 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes) {
   if (c.gpus_per_node > 1 && min_links == 0 && c.sm >= 60 && !says_pcie)
     c.assumptions.push_back("no NVLink listed for the " + std::to_string(c.gpus_per_node) + " " +
                             c.gpu_model + " GPUs: modelled as PCIe only");
+  c.node_gpus = c.gpus_per_node;
   // NCCL opens more channels on bigger NVLink fabrics; PCIe-only nodes get few.
   if (c.nvlink)
     c.max_channels = c.sm >= 90 ? 32 : (c.sm >= 80 ? 16 : 12);
   else
     c.max_channels = 4;
+  resolve_faults(topo, c, std::move(faults));
+  return c;
+}
+
+SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent) {
+  if (ranks_per_node < 1 || whole.node_gpus % ranks_per_node != 0)
+    throw InputError("<arguments>", 0,
+                     "a number of ranks per node that divides the node's " + std::to_string(whole.node_gpus) +
+                         " GPUs, found " + std::to_string(ranks_per_node));
+  SimCluster c = whole;
+  c.gpus_per_node = ranks_per_node;
+  c.groups_per_node = concurrent ? whole.node_gpus / ranks_per_node : 1;
+  // One GPU of a node has no NVLink peer in its own communicator.
+  if (ranks_per_node == 1) c.nvls = false;
   return c;
 }
 

@@ -1,12 +1,13 @@
 #pragma once
 // The simulator's view of a cluster: the few numbers NCCL's cost model depends on (GPU generation, GPUs per
 // node, NVLink/PCIe bandwidth, NVSwitch/NVLS, NICs and their speed, SHARP), derived from one probed node
-// (topology::Topology) and a node count. Every node is assumed to be like the probed one, as on a real
-// homogeneous partition. A value type; no shared state.
+// (topology::Topology) and a node count. Every node is built like the probed one, as on a real homogeneous
+// partition; faults (sim_fault.hpp) make some of them sick. A value type; no shared state.
 
 #include <string>
 #include <vector>
 
+#include "simulator/sim_fault.hpp"
 #include "topology/model.hpp"
 
 namespace autotune::sim {
@@ -37,6 +38,15 @@ struct SimCluster {
   int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
   // What the file did not say and the model had to assume, in words (shown with every simulated figure).
   std::vector<std::string> assumptions;
+  // A communicator smaller than a node (gpus_per_node < node_gpus) uses one block of consecutive GPUs, and
+  // groups_per_node such communicators run at once on every node (all groups of a shape measured together,
+  // as jobs run them): they share the node's NICs.
+  int node_gpus = 0;
+  int groups_per_node = 1;
+  // The allocation's sick nodes, and which of its nodes this communicator spans (empty: 0..nodes-1). A
+  // fault slows a collective only when its node is spanned.
+  std::vector<SimFault> faults;
+  std::vector<int> node_ids;
 
   int ranks() const { return gpus_per_node * nodes; }
   // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's per-generation tables.
@@ -49,9 +59,15 @@ struct SimCluster {
 
 // Throws InputError (file = topology origin) for what it cannot model without guessing: no GPU, nodes < 1,
 // a GPU whose architecture is unknown (no SM in the file and a name or device id it does not know), or
-// more than one node with no NIC that has an active port (a skeleton file names none). A GPU whose SM is
-// missing gets it from its name ("H100" -> 90). Several GPUs of an NVLink generation with no NVLink listed
-// are modelled as PCIe only, and that assumption is recorded.
-SimCluster describe_cluster(const topology::Topology& topo, int nodes);
+// more than one node with no NIC that has an active port (a skeleton file names none); and
+// InputError("--sim-fault") for a fault on a node, NIC or GPU the cluster does not have (or a NIC without an
+// active port). A GPU whose SM is missing gets it from its name ("H100" -> 90). Several GPUs of an NVLink
+// generation with no NVLink listed are modelled as PCIe only, and that assumption is recorded.
+SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vector<SimFault> faults = {});
+
+// The cluster a communicator of `ranks_per_node` ranks on each of `whole.nodes` nodes sees, with every group
+// of that shape running at once (node_gpus / ranks_per_node of them per node) when `concurrent`, else alone.
+// Throws InputError when ranks_per_node does not divide the node's GPUs.
+SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent);
 
 }  // namespace autotune::sim

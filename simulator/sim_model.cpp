@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include "common/input_error.hpp"
@@ -93,6 +95,51 @@ std::vector<SimNic> select_nics(const std::vector<SimNic>& all, const std::strin
   return out;
 }
 
+// Inter-node bandwidth per node of the slowest of the communicators that run at once (groups_per_node of
+// them, each on its own block of consecutive GPUs). Rails: with K NICs and G GPUs a node, NIC j belongs to
+// GPU j * G / K when K >= G, and GPU g uses NIC g * K / G when K < G. A GPU none of whose rail NICs
+// NCCL_IB_HCA kept reaches one of the kept NICs across PCIe switches or the CPU interconnect, which costs
+// about a quarter of its bandwidth. A NIC that several groups use is shared evenly: eight one-rank-per-node
+// groups over eight rail NICs each get one NIC, over two NICs four share each.
+double slowest_group_net_gbps(const std::vector<SimNic>& all_nics, const SimCluster& c) {
+  const int node_gpus = std::max(1, c.node_gpus), k = static_cast<int>(all_nics.size());
+  const int per_group = std::max(1, c.gpus_per_node), groups = std::max(1, c.groups_per_node);
+  auto kept_index = [&](int j) -> std::optional<size_t> {
+    for (size_t i = 0; i < c.nics.size(); ++i)
+      if (c.nics[i].name == all_nics[static_cast<size_t>(j)].name) return i;
+    return std::nullopt;
+  };
+  // The kept NICs GPU g uses, and whether they are its own.
+  auto nics_of = [&](int g, bool* on_rail) {
+    std::set<size_t> out;
+    for (int j = 0; j < k; ++j) {
+      const bool rail = k >= node_gpus ? j * node_gpus / k == g : g * k / node_gpus == j;
+      if (auto i = rail ? kept_index(j) : std::nullopt) out.insert(*i);
+    }
+    *on_rail = !out.empty();
+    if (out.empty()) out.insert(static_cast<size_t>(g) % c.nics.size());
+    return out;
+  };
+  std::vector<std::set<size_t>> used(groups);
+  std::vector<int> off_rail(groups, 0), users(c.nics.size(), 0);
+  for (int b = 0; b < groups; ++b) {
+    for (int g = b * per_group; g < (b + 1) * per_group; ++g) {
+      bool on_rail = false;
+      for (size_t n : nics_of(g, &on_rail)) used[b].insert(n);
+      off_rail[b] += on_rail ? 0 : 1;
+    }
+    for (size_t n : used[b]) ++users[n];
+  }
+  double slowest = 0.0;
+  for (int b = 0; b < groups; ++b) {
+    double bw = 0.0;
+    for (size_t n : used[b]) bw += c.nics[n].gbytes_per_s() / users[n];
+    bw *= 1.0 - 0.25 * static_cast<double>(off_rail[b]) / per_group;
+    slowest = b == 0 ? bw : std::min(slowest, bw);
+  }
+  return slowest;
+}
+
 }  // namespace
 
 SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>& env,
@@ -123,24 +170,10 @@ SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>&
     // Anything else does not change performance in this model (NCCL ignores names it does not know).
   }
   cluster_.collnet = cluster_.collnet && collnet_enabled_;
-  if (cluster_.nodes > 1) {
-    if (cluster_.nics.empty()) {
-      net_gbps_ = 3.0;  // no IB device left: NCCL falls back to its socket transport
-    } else {
-      // GPU i's own NIC (its rail) is all_nics[i * K / G]; a GPU whose rail NIC was excluded crosses PCIe
-      // switches or the CPU interconnect to reach another, which costs about a quarter of its bandwidth.
-      int without_rail = 0;
-      int k = static_cast<int>(all_nics.size());
-      for (int g = 0; g < cluster_.gpus_per_node && k > 0; ++g) {
-        const std::string& rail = all_nics[static_cast<size_t>(g * k / cluster_.gpus_per_node)].name;
-        bool kept = std::any_of(cluster_.nics.begin(), cluster_.nics.end(),
-                                [&](const SimNic& n) { return n.name == rail; });
-        if (!kept) ++without_rail;
-      }
-      double mismatch = static_cast<double>(without_rail) / cluster_.gpus_per_node;
-      net_gbps_ = cluster_.net_gbps() * (1.0 - 0.25 * mismatch) * cross_nic_factor;
-    }
-  }
+  if (cluster_.nodes > 1)
+    net_gbps_ = cluster_.nics.empty() ? 3.0  // no IB device left: NCCL falls back to its socket transport
+                                      : slowest_group_net_gbps(all_nics, cluster_) * cross_nic_factor;
+  apply_faults();
 }
 
 std::optional<std::string> SimModel::unsupported(Collective c, Algorithm a, Protocol p) const {
@@ -205,11 +238,34 @@ double SimModel::latency_us(Collective c, Algorithm a, Protocol p) const {
   return base;
 }
 
-double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels) const {
+void SimModel::apply_faults() {
+  std::vector<int> spanned = cluster_.node_ids;
+  if (spanned.empty())
+    for (int n = 0; n < cluster_.nodes; ++n) spanned.push_back(n);
+  for (const auto& f : cluster_.faults) {
+    if (std::find(spanned.begin(), spanned.end(), f.node) == spanned.end()) continue;
+    switch (f.kind) {
+      case SimFault::Kind::nic_rate:
+        if (std::any_of(cluster_.nics.begin(), cluster_.nics.end(),
+                        [&](const SimNic& n) { return n.name == f.nic; }))
+          fault_net_ = std::min(fault_net_, f.fraction);
+        break;
+      case SimFault::Kind::nvlink:
+        if (cluster_.nvlink) fault_intra_ = std::min(fault_intra_, f.fraction);
+        break;
+      case SimFault::Kind::gpu_clock:
+        fault_intra_ = std::min(fault_intra_, f.fraction);
+        fault_net_ = std::min(fault_net_, f.fraction);
+        break;
+    }
+  }
+}
+
+double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels, bool truth) const {
   const int gen = cluster_.generation(), ni = node_index(cluster_.nodes);
   const bool multi = cluster_.nodes > 1;
-  const double intra = cluster_.intra_gbps;
-  const double net = multi ? net_gbps_ : std::numeric_limits<double>::infinity();
+  const double intra = cluster_.intra_gbps * (truth ? fault_intra_ : 1.0);
+  const double net = multi ? net_gbps_ * (truth ? fault_net_ : 1.0) : std::numeric_limits<double>::infinity();
   const double nvls_intra = intra * (c == Collective::allreduce ? 1.5 : 1.15) * kNvlsEfficiency;
   double total = 0.0;
   switch (a) {
@@ -255,7 +311,7 @@ double SimModel::bus_gbps(Collective c, Algorithm a, Protocol p, int channels) c
 
 double SimModel::nccl_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels) const {
   double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
-  double bw = bus_gbps(c, a, p, channels);
+  double bw = bus_gbps(c, a, p, channels, false);
   double transfer = factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0;
   return latency_us(c, a, p) + transfer;
 }
@@ -300,6 +356,19 @@ SimChoice SimModel::nccl_default(Collective c, uint64_t bytes) const {
   return choice ? *choice : SimChoice{Algorithm::ring, Protocol::simple, 1};
 }
 
+std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols> SimModel::cost_table(Collective c,
+                                                                                   uint64_t bytes) const {
+  std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols> t;
+  t.fill(-1.0f);
+  for (Algorithm a : nccl::kAllAlgorithms)
+    for (Protocol p : nccl::kAllProtocols) {
+      if (unsupported(c, a, p) || corrupts(a, p)) continue;
+      t[static_cast<size_t>(ai(a) * nccl::kNumProtocols + pi(p))] =
+          static_cast<float>(nccl_estimate_us(c, bytes, a, p));
+    }
+  return t;
+}
+
 double SimModel::deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) const {
   double u = random::uniform(random::hash(
       {deviations_.seed, tag, static_cast<uint64_t>(c), static_cast<uint64_t>(a), static_cast<uint64_t>(p),
@@ -309,14 +378,19 @@ double SimModel::deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) 
 
 double SimModel::true_time_us(Collective c, uint64_t bytes, const SimChoice& ch) const {
   if (cluster_.ranks() < 2) return 2.0 + static_cast<double>(bytes) / (1000.0 * 1000.0);  // device-local copy
-  if (!deviations_.enabled) return nccl_estimate_us(c, bytes, ch.algorithm, ch.protocol, ch.channels);
+  if (!deviations_.enabled) {
+    const double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
+    const double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels, true);
+    return latency_us(c, ch.algorithm, ch.protocol) +
+           (factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0);
+  }
   const double m = deviations_.magnitude;
   double lat_factor = 1.0 + m * deviation(1, c, ch.algorithm, ch.protocol);
   double bw_factor = 1.0 + m * (deviation(2, c, ch.algorithm, ch.protocol) < 0
                                     ? deviation(2, c, ch.algorithm, ch.protocol)
                                     : 0.5 * deviation(2, c, ch.algorithm, ch.protocol));
   double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
-  double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels) * bw_factor;
+  double bw = bus_gbps(c, ch.algorithm, ch.protocol, ch.channels, true) * bw_factor;
   double transfer = static_cast<double>(bytes) * factor / (1000.0 * bw);
   return latency_us(c, ch.algorithm, ch.protocol) * lat_factor +
          deviations_.channel_overhead_us * ch.channels + transfer;

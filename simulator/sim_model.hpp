@@ -10,8 +10,15 @@
 //    compare their rules against best_true().
 // Process-wide settings are part of the model: NCCL_IB_HCA (which NICs, rail mismatch), NCCL_CROSS_NIC (a
 // small seeded effect), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE.
+// Faults (SimCluster::faults) change the truth, not NCCL's estimate, and only for communicators that span
+// the sick node: every channel crosses every node of a ring or tree and NCCL splits data evenly over
+// channels and NICs, so the slowest link paces the collective. A NIC at fraction f of its rate (when
+// NCCL_IB_HCA keeps it) scales the node's network bandwidth by f; a GPU whose NVLinks run at f scales the
+// intra-node bandwidth by f; a GPU whose clock is at f moves data at f of its rate over NVLink and to its
+// NIC alike. Latencies are left alone.
 // Immutable after construction; const methods are safe to call from several threads.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -54,6 +61,9 @@ class SimModel {
   const SimDeviations& deviations() const { return deviations_; }
   // Inter-node bandwidth per node after NIC selection, rail mismatch and cross-NIC, GB/s (0 on one node).
   double effective_net_gbps() const { return net_gbps_; }
+  // What the spanned nodes' faults leave of the intra-node and network bandwidth (1 = healthy).
+  double fault_intra_factor() const { return fault_intra_; }
+  double fault_net_factor() const { return fault_net_; }
 
   // Why this combination cannot run on this cluster; nullopt when it can.
   std::optional<std::string> unsupported(Collective c, Algorithm a, Protocol p) const;
@@ -65,6 +75,12 @@ class SimModel {
   double nccl_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels = 0) const;
   // What NCCL picks with nothing forced (smallest estimate; LL128 only where safe), and its channel count.
   SimChoice nccl_default(Collective c, uint64_t bytes) const;
+  // NCCL's cost table for one call as NCCL hands it to a tuner plugin, [algorithm][protocol] row-major:
+  // nccl_estimate_us for what NCCL would consider here (supported, and LL128 only where safe), -1
+  // (NCCL_ALGO_PROTO_IGNORE) elsewhere. Its smallest entry is nccl_default's choice (ties to the lower
+  // index).
+  std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols> cost_table(Collective c,
+                                                                           uint64_t bytes) const;
   // What runs for a candidate: forced parts as given, the rest chosen by NCCL's estimate. nullopt (with the
   // reason in *why) when the forced part cannot run here.
   std::optional<SimChoice> resolve(Collective c, uint64_t bytes, const Candidate& candidate,
@@ -77,13 +93,16 @@ class SimModel {
 
  private:
   double latency_us(Collective c, Algorithm a, Protocol p) const;
-  double bus_gbps(Collective c, Algorithm a, Protocol p, int channels) const;
+  // `truth`: with the spanned nodes' faults (what runs), else as NCCL estimates it.
+  double bus_gbps(Collective c, Algorithm a, Protocol p, int channels, bool truth) const;
+  void apply_faults();
   int default_channels(uint64_t bytes) const;
   double deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) const;
 
   SimCluster cluster_;
   SimDeviations deviations_;
   double net_gbps_ = 0.0;
+  double fault_intra_ = 1.0, fault_net_ = 1.0;
   bool collnet_enabled_ = false;
 };
 

@@ -53,6 +53,7 @@ RunnerInfo SimRunner::info() const {
       c.nvswitch ? ", NVSwitch" : "", c.nvls ? ", NVLS" : "", c.nics.size(), c.net_gbps(), noise_ * 100.0,
       seed_);
   for (const auto& a : c.assumptions) i.description += "; ASSUMED: " + a;
+  for (const auto& f : c.faults) i.description += "; fault " + describe_fault(f);
   return i;
 }
 

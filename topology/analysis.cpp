@@ -11,13 +11,7 @@ namespace autotune::topology {
 namespace {
 
 bool is_live(const Topology& t) {
-  return t.origin == "live";
-}
-
-std::string fmt_num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
+  return t.from_live_node;
 }
 
 std::vector<const NicPort*> active_ports(const Nic& n) {
@@ -84,53 +78,18 @@ Feature gdr_feature(const Topology& t) {
     for (const auto& m : t.loaded_modules)
       if (m == "nvidia_peermem" || m == "nv_peer_mem")
         return {FeatureStatus::available, "kernel module " + m + " is loaded"};
-    return {FeatureStatus::not_available, "neither nvidia_peermem nor nv_peer_mem is loaded (/proc/modules)"};
+    if (!t.health.peer_memory.empty())
+      return {FeatureStatus::available, "peer-memory client present (" + t.health.peer_memory.front() + ")"};
+    if (t.health.cuda_dma_buf == true && t.health.rdma_dma_buf == true)
+      return {FeatureStatus::available, "dma-buf: CUDA and the kernel's RDMA stack both support it"};
+    return {
+        FeatureStatus::not_available,
+        "neither nvidia_peermem nor nv_peer_mem is loaded (/proc/modules)" +
+            std::string(t.health.read ? " and dma-buf is not supported by both CUDA and the kernel" : "")};
   }
   for (const auto& n : t.nics)
     if (n.gdr) return {FeatureStatus::available, "NCCL recorded gdr=1 on " + n.name};
   return {FeatureStatus::unknown, "GPUDirect RDMA can only be checked on a live node"};
-}
-
-void health(const Topology& t, Analysis& a) {
-  for (const auto& n : t.nics)
-    for (const auto& p : n.ports)
-      if (p.state != "ACTIVE" && p.state != "unknown")
-        a.health.push_back({"nic_port_not_active", n.name + " port " + std::to_string(p.port) + " is " +
-                                                       p.state + " (expected ACTIVE)"});
-  for (const auto& g : t.gpus)
-    for (const auto& l : g.nvlinks)
-      if (!l.up)
-        a.health.push_back({"nvlink_down", "GPU " + std::to_string(g.index) + " NVLink " +
-                                               std::to_string(l.link) + " is down"});
-  // Expected PCIe link: the GPU's own maximum where known, else the best any GPU of the same model has.
-  std::map<uint32_t, PcieLink> best;
-  for (const auto& g : t.gpus) {
-    auto& b = best[g.pci_device_id];
-    b.width = std::max({b.width, g.link.width, g.link_max.width});
-    b.speed_gts = std::max({b.speed_gts, g.link.speed_gts, g.link_max.speed_gts});
-  }
-  for (const auto& g : t.gpus) {
-    if (g.link.width == 0 && g.link.speed_gts == 0) continue;
-    const PcieLink expected = g.link_max.width > 0 ? g.link_max : best[g.pci_device_id];
-    if ((g.link.width > 0 && g.link.width < expected.width) ||
-        (g.link.speed_gts > 0 && g.link.speed_gts + 0.01 < expected.speed_gts))
-      a.health.push_back({"pcie_degraded", "GPU " + std::to_string(g.index) + " (" + g.pci_bus_id +
-                                               ") runs PCIe x" + std::to_string(g.link.width) + " at " +
-                                               fmt_num(g.link.speed_gts) + " GT/s, expected x" +
-                                               std::to_string(expected.width) + " at " +
-                                               fmt_num(expected.speed_gts) + " GT/s"});
-  }
-  std::set<std::string> models;
-  for (const auto& g : t.gpus)
-    models.insert(!g.name.empty()   ? g.name
-                  : g.pci_device_id ? "device " + std::to_string(g.pci_device_id)
-                                    : "");
-  models.erase("");
-  if (models.size() > 1) {
-    std::string list;
-    for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
-    a.health.push_back({"mixed_gpu_models", "GPUs of different models in one node: " + list});
-  }
 }
 
 std::string hca_value(const std::vector<std::pair<std::string, int>>& ports) {
@@ -290,7 +249,8 @@ Analysis analyze(const Topology& t) {
   a.nvls = nvls_feature(t, a.nvswitch);
   a.collnet = collnet_feature(t);
   a.gdr = gdr_feature(t);
-  health(t, a);
+  a.health = health_findings(t);
+  a.fabric = choose_fabric_setup(t);
 
   // NCCL_IB_HCA candidates: every active port; the rail NICs only (leaves out NICs no GPU is near, such as a
   // storage NIC); one NIC per NUMA node.
@@ -314,7 +274,10 @@ Analysis analyze(const Topology& t) {
     if (std::find(a.ib_hca_candidates.begin(), a.ib_hca_candidates.end(), v) == a.ib_hca_candidates.end())
       a.ib_hca_candidates.push_back(v);
   }
-  a.sweep_cross_nic = all.size() > 1;
+  // A skeleton file names NICs without ports (NCCL finds them at run time): each such NIC counts as one.
+  const auto unprobed =
+      std::count_if(t.nics.begin(), t.nics.end(), [](const Nic& n) { return n.ports.empty(); });
+  a.sweep_cross_nic = all.size() + static_cast<size_t>(unprobed) > 1;
 
   if (ng > 0) {
     a.algorithms = {"Tree", "Ring"};

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "topology/fabric_setup.hpp"
+#include "topology/health.hpp"
 #include "topology/model.hpp"
 
 namespace autotune::topology {
@@ -42,11 +44,6 @@ struct Feature {
   std::string evidence;  // what decided it, in a sentence
 };
 
-struct HealthFinding {
-  std::string kind;     // "nic_port_not_active", "nvlink_down", "pcie_degraded", "mixed_gpu_models"
-  std::string message;  // one line a person can act on
-};
-
 struct Analysis {
   std::vector<GpuNicPath> paths;                       // every GPU x NIC pair, GPU-major
   std::vector<std::vector<std::string>> nearest_nics;  // per GPU (by position in Topology::gpus)
@@ -58,7 +55,8 @@ struct Analysis {
   Feature nvls;
   Feature collnet;
   Feature gdr;
-  std::vector<HealthFinding> health;
+  std::vector<HealthFinding> health;  // topology/health.hpp
+  FabricSetup fabric;                 // NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME (topology/fabric_setup.hpp)
   // For the sweep.
   std::vector<std::string> ib_hca_candidates;  // NCCL_IB_HCA values, distinct, most inclusive first
   bool sweep_cross_nic = false;                // more than one usable NIC

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "nccl/version.hpp"
 #include "topology/analysis.hpp"
@@ -42,18 +43,24 @@ std::string fingerprint_description(const Topology& t, int nccl_major_minor) {
     for (const auto& [remote, count] : by_remote) links += " " + remote + "x" + std::to_string(count);
     ++gpus[gpu_model(g) + " sm" + std::to_string(g.sm) + " nvlink" + (links.empty() ? " none" : links)];
   }
-  for (const auto& n : t.nics) {
-    std::string ports;
-    std::vector<std::string> p;
+  // A NIC is its model and link layer; the speed is the kind of fabric, taken per model as the fastest any
+  // of its ports runs on this node, so that a port down or trained below its rate (a health finding) leaves
+  // the fingerprint alone. Port state and port counts are not hashed (NCCL's dumps list only usable ports).
+  std::map<std::string, double> model_speed;
+  for (const auto& n : t.nics)
     for (const auto& port : n.ports) {
-      char text[64];
-      std::snprintf(text, sizeof text, " %s/%s/%g", port.link_layer.c_str(), port.state.c_str(),
-                    port.speed_gbps);
-      p.push_back(text);
+      double& s = model_speed[nic_model(n)];
+      s = std::max(s, port.speed_gbps);
     }
-    std::sort(p.begin(), p.end());
-    for (const auto& s : p) ports += s;
-    ++nics[nic_model(n) + (ports.empty() ? " ports?" : ports)];
+  for (const auto& n : t.nics) {
+    std::set<std::string> layers;
+    for (const auto& port : n.ports) layers.insert(port.link_layer);
+    std::string desc = nic_model(n);
+    for (const auto& l : layers) desc += " " + l;
+    if (layers.empty()) desc += " ports?";
+    char speed[32];
+    std::snprintf(speed, sizeof speed, " %gGb/s", model_speed[nic_model(n)]);
+    ++nics[desc + speed];
   }
   // Path classes: how many GPU-NIC pairs of each PCI type, plus GPUs per NUMA node (affinity shape).
   for (const auto& g : t.gpus)

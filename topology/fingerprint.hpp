@@ -1,8 +1,10 @@
 #pragma once
 // A short, stable name for the kind of node: a hash of what decides collective performance (GPU model and
-// count, NVLink shape and links, NIC models, count and port speeds, GPU-NIC path classes, NUMA layout, NCCL
-// major.minor) and of nothing that differs between two nodes of the same kind (bus ids, GUIDs, serials,
-// hostnames, device names). Pure and cheap (no analysis of features): the launcher calls it on its fast path.
+// count, NVLink shape and links, NIC models, count, link layer and fabric speed, GPU-NIC path classes, NUMA
+// layout, NCCL major.minor) and of nothing that differs between two nodes of the same kind (bus ids, GUIDs,
+// serials, hostnames, device names) or between a healthy node and a sick one of that kind (port state, a
+// port or PCIe link trained below its rate, NVLinks down: those are health findings, see
+// topology/health.hpp). Pure and cheap (no analysis of features): the launcher calls it on its fast path.
 
 #include <string>
 

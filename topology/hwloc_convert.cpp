@@ -124,8 +124,12 @@ void fill_from_hwloc(hwloc_topology_t topology, Topology& out) {
       // hwloc records each port's state (verbs' numbering) and LID but not its speed or link layer: those
       // come from verbs/sysfs on a live node.
       for (unsigned i = 0; i < child->infos_count; ++i) {
+        // sscanf matches "Port1LID" against "Port%uState" up to the number, so the whole name must be used:
+        // hwloc also records Port<N>LID and Port<N>LMC, which are the same port, not more of them.
         unsigned port = 0, state = 0;
-        if (std::sscanf(child->infos[i].name, "Port%uState", &port) == 1 &&
+        int used = 0;
+        const char* name = child->infos[i].name;
+        if (std::sscanf(name, "Port%uState%n", &port, &used) == 1 && used > 0 && name[used] == '\0' &&
             std::sscanf(child->infos[i].value, "%u", &state) == 1) {
           static const char* const kStates[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
           NicPort p;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "topology/live_health.hpp"
 #include "topology/pci_ids.hpp"
 #include "topology/reader.hpp"
 
@@ -187,7 +188,7 @@ void apply_cuda(const SystemReader& r, Topology& t) {
     t.sources.push_back({"cuda", false, cuda.why});
     return;
   }
-  std::optional<bool> multicast;
+  std::optional<bool> multicast, dma_buf;
   for (const auto& d : cuda.items) {
     auto it = std::find_if(t.gpus.begin(), t.gpus.end(),
                            [&](const Gpu& g) { return g.pci_bus_id == d.pci_bus_id; });
@@ -201,13 +202,15 @@ void apply_cuda(const SystemReader& r, Topology& t) {
     if (!d.name.empty()) it->name = d.name;
     if (d.sm > 0) it->sm = d.sm;
     if (d.multicast.has_value()) multicast = multicast.value_or(true) && *d.multicast;
+    if (d.dma_buf.has_value()) dma_buf = dma_buf.value_or(true) && *d.dma_buf;
   }
   t.cuda_multicast = multicast;
+  t.health.cuda_dma_buf = dma_buf;
   t.sources.push_back({"cuda", true, std::to_string(cuda.items.size()) + " CUDA devices (driver API)"});
 }
 
-void apply_nvml(const SystemReader& r, Topology& t) {
-  const auto nvml = r.nvml();
+void apply_nvml(const SystemReader& r, Topology& t, const LiveOptions& options) {
+  const auto nvml = r.nvml({options.health, options.counter_interval_ms});
   if (!nvml.available) {
     t.sources.push_back({"nvml", false, nvml.why});
     return;
@@ -218,6 +221,7 @@ void apply_nvml(const SystemReader& r, Topology& t) {
                            [&](const Gpu& g) { return g.pci_bus_id == ng.pci_bus_id; });
     if (it == t.gpus.end()) continue;
     it->nvlinks.clear();
+    it->health = ng.health;
     for (const auto& l : ng.links) {
       NvLink link;
       link.link = l.link;
@@ -227,6 +231,7 @@ void apply_nvml(const SystemReader& r, Topology& t) {
                     : l.remote == NvmlLink::Remote::nvswitch ? NvLinkRemote::nvswitch
                     : l.remote == NvmlLink::Remote::cpu      ? NvLinkRemote::cpu
                                                              : NvLinkRemote::unknown;
+      link.errors = l.errors;
       if (link.remote == NvLinkRemote::nvswitch) t.nvswitch_seen = true;
       it->nvlinks.push_back(link);
       ++links;
@@ -247,7 +252,8 @@ void apply_verbs(const SystemReader& r, Topology& t) {
     if (it == t.nics.end())
       continue;  // verbs sees it but sysfs does not place it on PCI: nothing to pair with
     it->ports.clear();
-    for (const auto& p : d.ports) it->ports.push_back({p.port, p.state, p.link_layer, p.speed_gbps, ""});
+    for (const auto& p : d.ports) it->ports.push_back({p.port, p.state, p.link_layer, p.speed_gbps, "", {}});
+    if (d.dma_buf.has_value()) t.health.rdma_dma_buf = t.health.rdma_dma_buf.value_or(true) && *d.dma_buf;
   }
   t.sources.push_back({"ibverbs", true, std::to_string(verbs.items.size()) + " verbs devices"});
 }
@@ -274,9 +280,10 @@ void read_modules(const SystemReader& r, Topology& t) {
 
 }  // namespace
 
-Topology probe_system(const SystemReader& r) {
+Topology probe_system(const SystemReader& r, const LiveOptions& options) {
   Topology t;
   t.origin = r.live() ? "live" : "recorded sysfs tree";
+  t.from_live_node = r.live();
   std::map<std::string, PciFacts> pci;
   read_pci(r, t, pci);
   read_nics(r, t, pci);
@@ -293,7 +300,7 @@ Topology probe_system(const SystemReader& r) {
       t.sources.push_back({"hwloc", false, h.why});
     }
     apply_cuda(r, t);
-    apply_nvml(r, t);
+    apply_nvml(r, t, options);
     apply_verbs(r, t);
     read_modules(r, t);
     t.net_plugins = r.collnet_plugins();
@@ -314,6 +321,7 @@ Topology probe_system(const SystemReader& r) {
     if (g.index < 0) g.index = next++;
   std::stable_sort(t.gpus.begin(), t.gpus.end(),
                    [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+  if (options.health) detail::read_sysfs_health(r, t, options);
   return t;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/health_readings.hpp"
+
 namespace autotune::topology {
 
 // One hop of the PCI tree from the host bridge down to a device: the bus id of a bridge/switch port.
@@ -28,6 +30,7 @@ struct NvLink {
   NvLinkRemote remote = NvLinkRemote::unknown;
   std::string remote_bus_id;  // the peer GPU or NVSwitch, where known
   int count = 1;              // NCCL XML groups parallel links into one element with a count
+  NvLinkErrors errors;        // live (or recorded) health readings
 };
 
 struct Gpu {
@@ -41,6 +44,7 @@ struct Gpu {
   PcieLink link;
   PcieLink link_max;
   std::vector<NvLink> nvlinks;
+  std::optional<GpuHealth> health;  // NVML's readings, where health was read
   int nvlink_links() const {
     int n = 0;
     for (const auto& l : nvlinks) n += l.count;
@@ -54,6 +58,7 @@ struct NicPort {
   std::string link_layer = "InfiniBand";  // or "Ethernet"
   double speed_gbps = 0.0;
   std::string guid;
+  PortHealth health;  // counters and GIDs, where health was read
 };
 
 struct Nic {
@@ -94,6 +99,10 @@ struct Topology {
   std::vector<std::string> loaded_modules;
   std::vector<std::string> net_plugins;
   std::optional<bool> cuda_multicast;  // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, live only
+  // The libraries' answers (CUDA, NVML, verbs, modules) describe this node: a live probe, or a probe JSON
+  // record of one read back.
+  bool from_live_node = false;
+  HealthReadings health;
 };
 
 }  // namespace autotune::topology

@@ -53,9 +53,11 @@ class NcclXmlReader {
     throw InputError(file_, line(node), what);
   }
 
+  // NCCL's dumps write an attribute it could not read as empty (link_speed="" on a host bridge): absent and
+  // empty both mean unknown. A value that is there must parse.
   int optional_int(const pugi::xml_node& node, const char* name, int fallback) const {
     const auto attr = node.attribute(name);
-    if (!attr) return fallback;
+    if (!attr || !*attr.value()) return fallback;
     const std::string v = attr.value();
     char* end = nullptr;
     const long value = std::strtol(v.c_str(), &end, 10);
@@ -66,7 +68,7 @@ class NcclXmlReader {
 
   double optional_double(const pugi::xml_node& node, const char* name) const {
     const auto attr = node.attribute(name);
-    if (!attr) return 0.0;
+    if (!attr || !*attr.value()) return 0.0;
     const std::string v = attr.value();
     char* end = nullptr;
     const double value = std::strtod(v.c_str(), &end);
@@ -77,7 +79,7 @@ class NcclXmlReader {
 
   uint32_t optional_hex(const pugi::xml_node& node, const char* name) const {
     const auto attr = node.attribute(name);
-    if (!attr) return 0;
+    if (!attr || !*attr.value()) return 0;
     uint32_t value = 0;
     if (!parse_hex(attr.value(), value))
       fail(node, std::string("expected a hex number in ") + name + "=, found \"" + attr.value() + "\"");

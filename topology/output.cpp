@@ -3,27 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 #include <set>
 #include <sstream>
 
+#include "topology/probe_json.hpp"
+
 namespace autotune::topology {
 namespace {
-
-std::string remote_name(NvLinkRemote r) {
-  switch (r) {
-    case NvLinkRemote::gpu:
-      return "gpu";
-    case NvLinkRemote::nvswitch:
-      return "nvswitch";
-    case NvLinkRemote::cpu:
-      return "cpu";
-    case NvLinkRemote::unknown:
-      return "unknown";
-  }
-  return "unknown";
-}
 
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
@@ -38,6 +25,29 @@ std::string num(double v) {
 
 nlohmann::json feature_json(const Feature& f) {
   return {{"status", std::string(status_name(f.status))}, {"evidence", f.evidence}};
+}
+
+void health_text(const Topology& t, const Analysis& a, std::ostringstream& out) {
+  out << "\nhealth: " << node_status(a.health);
+  if (!a.health.empty()) {
+    const auto blocking = std::count_if(a.health.begin(), a.health.end(),
+                                        [](const HealthFinding& f) { return f.severity == Severity::block; });
+    out << ", " << a.health.size() << " finding(s), " << blocking << " blocking a calibration";
+  }
+  if (!t.health.read && !t.from_live_node) out << " (no health readings in this source)";
+  out << "\n";
+  for (const auto& h : a.health)
+    out << "  " << pad(std::string(severity_name(h.severity)), 6) << h.message << "\n";
+  if (t.health.dcgm && !t.health.dcgm->ran) out << "  dcgm: " << t.health.dcgm->why << "\n";
+  if (t.health.read) {
+    out << "fabric: "
+        << (a.fabric.gid_index ? "NCCL_IB_GID_INDEX=" + std::to_string(*a.fabric.gid_index)
+                               : std::string("NCCL_IB_GID_INDEX not set"))
+        << " (" << a.fabric.gid_evidence << ")\n        "
+        << (a.fabric.socket_ifname ? "NCCL_SOCKET_IFNAME=" + *a.fabric.socket_ifname
+                                   : std::string("NCCL_SOCKET_IFNAME not set"))
+        << " (" << a.fabric.socket_evidence << ")\n";
+  }
 }
 
 }  // namespace
@@ -90,61 +100,38 @@ std::string to_text(const ProbeReport& r) {
   out << "\nNVLS:    " << status_name(a.nvls.status) << ": " << a.nvls.evidence << "\n";
   out << "CollNet: " << status_name(a.collnet.status) << ": " << a.collnet.evidence << "\n";
   out << "GDR:     " << status_name(a.gdr.status) << ": " << a.gdr.evidence << "\n";
-  out << "\nhealth: " << (a.health.empty() ? "no findings" : std::to_string(a.health.size()) + " finding(s)")
-      << "\n";
-  for (const auto& h : a.health) out << "  " << h.message << "\n";
+  health_text(t, a, out);
   out << "\nsweep: algorithms";
   for (const auto& al : a.algorithms) out << " " << al;
   out << "; NCCL_CROSS_NIC "
-      << (a.sweep_cross_nic ? "worth sweeping" : "not worth sweeping (one NIC or none)") << "\n";
+      << (a.sweep_cross_nic ? "worth sweeping" : "not worth sweeping (one usable NIC port or none)") << "\n";
   for (const auto& c : a.ib_hca_candidates) out << "  NCCL_IB_HCA=" << c << "\n";
   out << "\nsources:\n";
   for (const auto& s : t.sources)
-    out << "  " << pad(s.name, 18) << (s.available ? "" : "not available: ") << s.detail << "\n";
+    out << "  " << pad(s.name + "  ", 18) << (s.available ? "" : "not available: ") << s.detail << "\n";
   out << "\nfingerprint: " << r.fingerprint << "\n";
   return out.str();
 }
+
+namespace {
+
+nlohmann::json finding_json(const HealthFinding& f) {
+  return {{"kind", f.kind},     {"severity", std::string(severity_name(f.severity))},
+          {"device", f.device}, {"reading", f.reading},
+          {"source", f.source}, {"message", f.message}};
+}
+
+}  // namespace
 
 std::string to_json(const ProbeReport& r) {
   const Topology& t = r.topology;
   const Analysis& a = r.analysis;
   nlohmann::json j;
   j["schema"] = 1;
-  j["origin"] = t.origin;
-  j["numa_nodes"] = t.numa_nodes;
-  j["gpus"] = nlohmann::json::array();
+  detail::write_topology_json(t, j);
   for (size_t i = 0; i < t.gpus.size(); ++i) {
-    const Gpu& g = t.gpus[i];
-    nlohmann::json links = nlohmann::json::array();
-    for (const auto& l : g.nvlinks)
-      links.push_back({{"link", l.link},
-                       {"count", l.count},
-                       {"up", l.up},
-                       {"remote", remote_name(l.remote)},
-                       {"remote_bus_id", l.remote_bus_id}});
-    j["gpus"].push_back(
-        {{"index", g.index},
-         {"name", g.name},
-         {"pci_bus_id", g.pci_bus_id},
-         {"numa_node", g.numa_node},
-         {"sm", g.sm},
-         {"nvlink_links", g.nvlink_links()},
-         {"nvlink_gbps", i < a.nvlink_gbps.size() ? a.nvlink_gbps[i] : 0.0},
-         {"nvlinks", links},
-         {"pcie", {{"width", g.link.width}, {"speed_gts", g.link.speed_gts}}},
-         {"nearest_nics", i < a.nearest_nics.size() ? a.nearest_nics[i] : std::vector<std::string>{}}});
-  }
-  j["nics"] = nlohmann::json::array();
-  for (const auto& n : t.nics) {
-    nlohmann::json ports = nlohmann::json::array();
-    for (const auto& p : n.ports)
-      ports.push_back(
-          {{"port", p.port}, {"state", p.state}, {"link_layer", p.link_layer}, {"speed_gbps", p.speed_gbps}});
-    j["nics"].push_back({{"name", n.name},
-                         {"pci_bus_id", n.pci_bus_id},
-                         {"model", n.model},
-                         {"numa_node", n.numa_node},
-                         {"ports", ports}});
+    j["gpus"][i]["nvlink_gbps"] = i < a.nvlink_gbps.size() ? a.nvlink_gbps[i] : 0.0;
+    j["gpus"][i]["nearest_nics"] = i < a.nearest_nics.size() ? a.nearest_nics[i] : std::vector<std::string>{};
   }
   j["paths"] = nlohmann::json::array();
   for (const auto& p : a.paths) {
@@ -160,14 +147,19 @@ std::string to_json(const ProbeReport& r) {
   j["features"] = {
       {"nvls", feature_json(a.nvls)}, {"collnet", feature_json(a.collnet)}, {"gdr", feature_json(a.gdr)}};
   j["health"] = nlohmann::json::array();
-  for (const auto& h : a.health) j["health"].push_back({{"kind", h.kind}, {"message", h.message}});
+  for (const auto& h : a.health) j["health"].push_back(finding_json(h));
+  j["health_status"] = std::string(node_status(a.health));
+  j["fabric"] = {{"gid_evidence", a.fabric.gid_evidence},
+                 {"socket_evidence", a.fabric.socket_evidence},
+                 {"env", a.fabric.env()}};
+  if (a.fabric.gid_index) j["fabric"]["gid_index"] = *a.fabric.gid_index;
+  if (a.fabric.socket_ifname) j["fabric"]["socket_ifname"] = *a.fabric.socket_ifname;
+  if (a.fabric.nccl_default_interface)
+    j["fabric"]["nccl_default_interface"] = *a.fabric.nccl_default_interface;
   j["sweep"] = {{"ib_hca_candidates", a.ib_hca_candidates},
                 {"sweep_cross_nic", a.sweep_cross_nic},
                 {"algorithms", a.algorithms}};
   j["fingerprint"] = r.fingerprint;
-  j["sources"] = nlohmann::json::array();
-  for (const auto& s : t.sources)
-    j["sources"].push_back({{"name", s.name}, {"available", s.available}, {"detail", s.detail}});
   return j.dump(2) + "\n";
 }
 

@@ -42,24 +42,25 @@ struct NicId {
   uint32_t vendor;
   uint32_t device;
   const char* model;
+  double max_gbps;  // per port, from NVIDIA's product briefs; 0 = not stated here
 };
 
 constexpr NicId kNics[] = {
-    {kVendorMellanox, 0x1003, "ConnectX-3"},
-    {kVendorMellanox, 0x1007, "ConnectX-3 Pro"},
-    {kVendorMellanox, 0x1013, "ConnectX-4"},
-    {kVendorMellanox, 0x1015, "ConnectX-4 Lx"},
-    {kVendorMellanox, 0x1017, "ConnectX-5"},
-    {kVendorMellanox, 0x1019, "ConnectX-5 Ex"},
-    {kVendorMellanox, 0x101b, "ConnectX-6"},
-    {kVendorMellanox, 0x101d, "ConnectX-6 Dx"},
-    {kVendorMellanox, 0x101f, "ConnectX-6 Lx"},
-    {kVendorMellanox, 0x1021, "ConnectX-7"},
-    {kVendorMellanox, 0x1023, "ConnectX-8"},
-    {kVendorMellanox, 0xa2dc, "BlueField-3"},
-    {kVendorAmazon, 0xefa0, "EFA"},
-    {kVendorAmazon, 0xefa1, "EFA"},
-    {kVendorAmazon, 0xefa2, "EFA"},
+    {kVendorMellanox, 0x1003, "ConnectX-3", 56},
+    {kVendorMellanox, 0x1007, "ConnectX-3 Pro", 56},
+    {kVendorMellanox, 0x1013, "ConnectX-4", 100},
+    {kVendorMellanox, 0x1015, "ConnectX-4 Lx", 50},
+    {kVendorMellanox, 0x1017, "ConnectX-5", 100},
+    {kVendorMellanox, 0x1019, "ConnectX-5 Ex", 100},
+    {kVendorMellanox, 0x101b, "ConnectX-6", 200},
+    {kVendorMellanox, 0x101d, "ConnectX-6 Dx", 200},
+    {kVendorMellanox, 0x101f, "ConnectX-6 Lx", 50},
+    {kVendorMellanox, 0x1021, "ConnectX-7", 400},
+    {kVendorMellanox, 0x1023, "ConnectX-8", 800},
+    {kVendorMellanox, 0xa2dc, "BlueField-3", 400},
+    {kVendorAmazon, 0xefa0, "EFA", 0},
+    {kVendorAmazon, 0xefa1, "EFA", 0},
+    {kVendorAmazon, 0xefa2, "EFA", 0},
 };
 
 }  // namespace
@@ -93,6 +94,12 @@ std::string nic_model_for(uint32_t vendor_id, uint32_t device_id) {
   for (const auto& n : kNics)
     if (n.vendor == vendor_id && n.device == device_id) return n.model;
   return "";
+}
+
+double nic_max_gbps_for(const std::string& model) {
+  for (const auto& n : kNics)
+    if (model == n.model) return n.max_gbps;
+  return 0.0;
 }
 
 bool parse_hex(const std::string& text, uint32_t& value) {

@@ -21,6 +21,8 @@ bool is_nic_class(uint32_t class_code);         // 0x02xxxx: network or InfiniBa
 std::string gpu_name_for(uint32_t device_id);  // "NVIDIA H100 80GB HBM3"; "" when unknown
 int gpu_sm_for(uint32_t device_id);            // 90; 0 when unknown
 std::string nic_model_for(uint32_t vendor_id, uint32_t device_id);  // "ConnectX-7"; "" when unknown
+// The fastest a port of this NIC model runs, Gb/s (ConnectX-7: 400); 0 when unknown.
+double nic_max_gbps_for(const std::string& model);
 
 // Parses "0x10de", "10de" or "0x060400"; returns false on anything else.
 bool parse_hex(const std::string& text, uint32_t& value);

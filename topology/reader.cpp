@@ -7,6 +7,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "topology/probe_json.hpp"
 #include "topology/xml_sources.hpp"
 
 namespace autotune::topology {
@@ -36,8 +37,10 @@ void require_utf8(const pugi::xml_document& doc, const std::string& file, std::s
 }  // namespace
 
 Topology read_topology_text(std::string_view text, const std::string& file) {
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
     throw InputError(file, 1, "expected an hwloc or NCCL topology XML document, found an empty file");
+  if (text[first] == '{') return detail::read_probe_json(text, file);
   pugi::xml_document doc;
   const auto result = doc.load_buffer(text.data(), text.size(), pugi::parse_default | pugi::parse_declaration,
                                       pugi::encoding_utf8);

@@ -2,7 +2,6 @@
 // with dlopen (so the library never links libcudart/libcuda and runs on nodes without a driver), libibverbs
 // linked.
 
-#include <dlfcn.h>
 #include <hwloc.h>
 #include <infiniband/verbs.h>
 
@@ -15,6 +14,9 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/input_error.hpp"
+#include "topology/dl_library.hpp"
+#include "topology/nvml_reader.hpp"
 #include "topology/pci_ids.hpp"
 #include "topology/reader.hpp"
 
@@ -23,47 +25,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A dlopen'd library closed on scope exit.
-class Library {
- public:
-  explicit Library(const char* name) : handle_(dlopen(name, RTLD_NOW | RTLD_LOCAL)) {
-    if (!handle_) {
-      const char* e = dlerror();
-      error_ = e ? e : "dlopen failed";
-    }
-  }
-  ~Library() {
-    if (handle_) dlclose(handle_);
-  }
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-  explicit operator bool() const { return handle_ != nullptr; }
-  const std::string& error() const { return error_; }
-  template <typename F>
-  F get(const char* symbol) const {
-    return reinterpret_cast<F>(dlsym(handle_, symbol));
-  }
-
- private:
-  void* handle_;
-  std::string error_;
-};
+using detail::Library;
 
 // The CUDA driver API prototypes used here (cuda.h), declared so that no CUDA header or library is needed.
 using CUresult = int;
 using CUdevice = int;
 constexpr int kAttrPciBus = 33, kAttrPciDevice = 34, kAttrPciDomain = 50, kAttrCcMajor = 75,
-              kAttrCcMinor = 76, kAttrMulticast = 132;
-
-// NVML (nvml.h), likewise.
-using nvmlReturn_t = int;
-using nvmlDevice_t = void*;
-struct nvmlPciInfo_t {
-  char busIdLegacy[16];
-  unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
-  char busId[32];
-};
-constexpr int kNvmlMaxLinks = 18;
+              kAttrCcMinor = 76, kAttrDmaBuf = 124, kAttrMulticast = 132;
 
 double lanes_of(int width) {
   switch (width) {
@@ -101,6 +69,19 @@ double lane_gbps_of(int speed) {
       return 100;
   }
   return 0;
+}
+
+// NCCL's own test of the kernel's dma-buf support for RDMA: registering fd -1 fails with EBADF where the
+// kernel supports dma-buf and with EOPNOTSUPP / EPROTONOSUPPORT where it does not.
+std::optional<bool> kernel_dma_buf(ibv_context* ctx) {
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  if (!pd) return std::nullopt;
+  errno = 0;
+  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
+  const int e = errno;
+  if (mr) ibv_dereg_mr(mr);
+  ibv_dealloc_pd(pd);
+  return !(e == EOPNOTSUPP || e == EPROTONOSUPPORT);
 }
 
 class RealSystemReader : public SystemReader {
@@ -220,66 +201,15 @@ class RealSystemReader : public SystemReader {
       d.pci_bus_id = id;
       d.sm = major * 10 + minor;
       if (cuDeviceGetAttribute(&multicast, kAttrMulticast, dev) == 0) d.multicast = multicast != 0;
+      int dma_buf = 0;
+      if (cuDeviceGetAttribute(&dma_buf, kAttrDmaBuf, dev) == 0) d.dma_buf = dma_buf != 0;
       a.items.push_back(d);
     }
     return a;
   }
 
-  LibraryAnswer<NvmlGpu> nvml() const override {
-    LibraryAnswer<NvmlGpu> a;
-    Library lib("libnvidia-ml.so.1");
-    if (!lib) {
-      a.why = "libnvidia-ml.so.1 (NVML, part of the driver) not found: " + lib.error();
-      return a;
-    }
-    auto init = lib.get<nvmlReturn_t (*)()>("nvmlInit_v2");
-    auto shutdown = lib.get<nvmlReturn_t (*)()>("nvmlShutdown");
-    auto error_string = lib.get<const char* (*)(nvmlReturn_t)>("nvmlErrorString");
-    auto count_fn = lib.get<nvmlReturn_t (*)(unsigned*)>("nvmlDeviceGetCount_v2");
-    auto by_index = lib.get<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
-    auto pci_info = lib.get<nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*)>("nvmlDeviceGetPciInfo_v3");
-    auto link_state = lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>("nvmlDeviceGetNvLinkState");
-    auto remote_pci = lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlPciInfo_t*)>(
-        "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-    auto remote_type =
-        lib.get<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType");
-    if (!init || !shutdown || !count_fn || !by_index || !pci_info || !link_state || !remote_pci) {
-      a.why = "libnvidia-ml.so.1 lacks the NVLink entry points (an old driver?)";
-      return a;
-    }
-    if (nvmlReturn_t r = init(); r != 0) {
-      a.why = std::string("nvmlInit: ") + (error_string ? error_string(r) : std::to_string(r).c_str());
-      return a;
-    }
-    unsigned count = 0;
-    count_fn(&count);
-    a.available = true;
-    for (unsigned i = 0; i < count; ++i) {
-      nvmlDevice_t dev = nullptr;
-      nvmlPciInfo_t info{};
-      if (by_index(i, &dev) != 0 || pci_info(dev, &info) != 0) continue;
-      NvmlGpu g;
-      g.pci_bus_id = normalize_bus_id(info.busId);
-      for (unsigned l = 0; l < kNvmlMaxLinks; ++l) {
-        int active = 0;
-        if (link_state(dev, l, &active) != 0) continue;  // a link this GPU does not have
-        NvmlLink link;
-        link.link = static_cast<int>(l);
-        link.up = active != 0;
-        nvmlPciInfo_t remote{};
-        if (remote_pci(dev, l, &remote) == 0) link.remote_bus_id = normalize_bus_id(remote.busId);
-        int type = -1;
-        if (remote_type && remote_type(dev, l, &type) == 0)
-          link.remote = type == 0   ? NvmlLink::Remote::gpu
-                        : type == 2 ? NvmlLink::Remote::nvswitch
-                        : type == 1 ? NvmlLink::Remote::cpu
-                                    : NvmlLink::Remote::unknown;
-        g.links.push_back(link);
-      }
-      a.items.push_back(std::move(g));
-    }
-    shutdown();
-    return a;
+  LibraryAnswer<NvmlGpu> nvml(const NvmlRequest& request) const override {
+    return detail::read_nvml(request);
   }
 
   LibraryAnswer<VerbsDevice> verbs() const override {
@@ -311,6 +241,7 @@ class RealSystemReader : public SystemReader {
             d.ports.push_back(port);
           }
         }
+        d.dma_buf = kernel_dma_buf(ctx);
         ibv_close_device(ctx);
       }
       a.items.push_back(std::move(d));
@@ -362,13 +293,20 @@ std::unique_ptr<SystemReader> make_system_reader(const LiveOptions& options) {
   fs::path sys = options.sysfs_root;
   // A recorded tree may be given by its top folder (holding sys/ and proc/) or by its sys/ folder.
   if (!live && fs::is_directory(sys / "sys" / "bus", ec)) sys = sys / "sys";
+  // A recorded tree that is not there would read as a node without devices: refuse it before probing.
+  if (!live && !fs::is_directory(sys / "bus", ec) && !fs::is_directory(sys / "class", ec))
+    throw InputError(
+        options.sysfs_root.string(), 0,
+        std::string("expected a recorded sysfs tree (a folder holding bus/ and class/, or one holding "
+                    "sys/ and proc/), found ") +
+            (fs::exists(options.sysfs_root, ec) ? "a folder without bus/ or class/" : "no such folder"));
   fs::path proc = options.proc_root;
   if (proc.empty()) proc = live ? fs::path("/proc") : sys.parent_path() / "proc";
   return std::make_unique<RealSystemReader>(sys, proc, live);
 }
 
 Topology probe_live(const LiveOptions& options) {
-  return probe_system(*make_system_reader(options));
+  return probe_system(*make_system_reader(options), options);
 }
 
 }  // namespace autotune::topology

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/health_readings.hpp"
+
 namespace autotune::topology {
 
 struct CudaDevice {
@@ -17,6 +19,7 @@ struct CudaDevice {
   std::string name;
   int sm = 0;
   std::optional<bool> multicast;  // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, where the driver knows it
+  std::optional<bool> dma_buf;    // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, likewise
 };
 
 struct NvmlLink {
@@ -24,11 +27,20 @@ struct NvmlLink {
   bool up = false;
   enum class Remote { gpu, nvswitch, cpu, unknown } remote = Remote::unknown;
   std::string remote_bus_id;
+  NvLinkErrors errors;  // when health was asked for
 };
 
 struct NvmlGpu {
   std::string pci_bus_id;
   std::vector<NvmlLink> links;
+  std::optional<GpuHealth> health;  // when health was asked for
+};
+
+// What to ask NVML: the topology only (the launcher's fast path), or health readings too, with each error
+// counter read twice counter_interval_ms apart (0: once) so that rates can be judged.
+struct NvmlRequest {
+  bool health = false;
+  int counter_interval_ms = 0;
 };
 
 struct VerbsPort {
@@ -41,6 +53,9 @@ struct VerbsPort {
 struct VerbsDevice {
   std::string name;
   std::vector<VerbsPort> ports;
+  // Whether the kernel registers dma-buf memory for this device (NCCL's test: ibv_reg_dmabuf_mr with fd -1
+  // fails with EOPNOTSUPP/EPROTONOSUPPORT when it does not).
+  std::optional<bool> dma_buf;
 };
 
 template <typename T>
@@ -72,7 +87,7 @@ class SystemReader {
   virtual bool live() const = 0;
   virtual HwlocSummary hwloc() const = 0;
   virtual LibraryAnswer<CudaDevice> cuda() const = 0;
-  virtual LibraryAnswer<NvmlGpu> nvml() const = 0;
+  virtual LibraryAnswer<NvmlGpu> nvml(const NvmlRequest& request) const = 0;
   virtual LibraryAnswer<VerbsDevice> verbs() const = 0;
   // Libraries exporting ncclCollNetPlugin_v* (and whether libsharp_coll is loadable), for CollNet evidence.
   virtual std::vector<std::string> collnet_plugins() const = 0;

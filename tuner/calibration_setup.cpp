@@ -1,5 +1,6 @@
 #include "tuner/calibration_setup.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "common/input_error.hpp"
@@ -99,19 +100,38 @@ TuneOptions tune_options(const CalibrationRequest& r) {
   return o;
 }
 
-// The simulator builds each scale it is asked for; on GPUs the scale is the communicator mpirun started.
-std::vector<runners::Scale> simulated_scales(const CalibrationRequest& r, int gpus_per_node) {
+// The communicators to calibrate on `world` (tuner/shapes.hpp), each checked to fit; what a parallel layout
+// creates is said in the notes.
+std::vector<runners::Scale> choose_shapes(const CalibrationRequest& r, const World& world,
+                                          std::vector<std::string>& notes) {
   std::vector<runners::Scale> out;
-  std::vector<std::optional<int>> asked =
-      r.scales.empty() ? std::vector<std::optional<int>>{std::nullopt} : r.scales;
-  for (const auto& item : asked) {
-    const int n = item.value_or(r.nodes);
-    if (n < 1 || n > r.nodes)
-      throw InputError("<arguments>", 0,
-                       "--scales: expected node counts from 1 to " + std::to_string(r.nodes) + ", found " +
-                           std::to_string(n));
-    out.push_back({n, n * gpus_per_node});
+  auto add = [&](const runners::Scale& s, const std::string& option) {
+    check_shape(s, world, option);
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  if (!r.shapes.empty()) {
+    for (const auto& s : r.shapes) add(s, "--shapes");
+  } else if (r.parallelism) {
+    for (const auto& g : layout_groups(*r.parallelism, world)) {
+      add(g.shape, "--parallelism");
+      notes.push_back(g.role + ": " + std::to_string(g.groups) + " communicator(s) of " +
+                      runners::shape_text(g.shape) + ", measured all at once");
+    }
+  } else if (!r.scales.empty()) {
+    for (const auto& item : r.scales) {
+      const int n = item.value_or(world.nodes);
+      if (n < 1 || n > world.nodes)
+        throw InputError("<arguments>", 0,
+                         "--scales: expected node counts from 1 to " + std::to_string(world.nodes) +
+                             ", found " + std::to_string(n));
+      add({n, n * world.gpus_per_node}, "--scales");
+    }
+  } else {
+    for (const auto& s : default_shapes(world)) add(s, "shapes");
   }
+  if (out.empty())
+    throw InputError("<arguments>", 0,
+                     "expected a communicator of at least two ranks to calibrate, found none");
   return out;
 }
 
@@ -186,7 +206,7 @@ void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
 
 // On GPUs the cluster is what the launcher or mpirun gives: the orchestrator names it from the launcher's
 // node count (the GPUs belong to the workers); in process the runner says what it runs on.
-void name_gpu_cluster(const CalibrationContext& c, CalibrationSetup& s) {
+void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, CalibrationSetup& s) {
   JournalHeader& h = s.tune.header;
   if (s.mode == CalibrationMode::orchestrator) {
     s.tune.space.scales = {{1, 1}};  // for the plan; the workers' parts say what was measured
@@ -199,7 +219,7 @@ void name_gpu_cluster(const CalibrationContext& c, CalibrationSetup& s) {
   }
   s.first_runner = c.make_runner(s.runner);
   const auto info = s.first_runner->info();
-  s.tune.space.scales = {{info.nodes, info.ranks}};
+  s.tune.space.scales = choose_shapes(r, {info.nodes, info.gpus_per_node}, s.notes);
   h.runner = info.description;
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
@@ -249,7 +269,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& r, const Calibrati
   s.mode = choose_mode(r, c);
   s.tune = tune_options(r);
   s.tune.processes = c.processes;
-  if (node) s.tune.space.scales = simulated_scales(r, static_cast<int>(node->gpus.size()));
+  if (node) s.tune.space.scales = choose_shapes(r, {r.nodes, static_cast<int>(node->gpus.size())}, s.notes);
   plan_settings(r, node, s.tune.space, s.notes);
   s.runner.simulate = r.simulate;
   s.runner.topology = node;
@@ -260,7 +280,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& r, const Calibrati
   if (s.mode == CalibrationMode::orchestrator)
     s.launcher = choose_launcher(r.launcher, r.simulate, local_gpu_count(c.env), c.env);
   fill_provenance(r, c, node, stem, s.tune.header);
-  if (!r.simulate && !r.dry_run) name_gpu_cluster(c, s);
+  if (!r.simulate && !r.dry_run) name_gpu_cluster(r, c, s);
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
     RunnerOptions whole = s.runner;
@@ -291,10 +311,16 @@ TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, cons
   }
   RunnerFactory factory = [&s](const ProcessSetting& setting,
                                const runners::Scale& scale) -> std::unique_ptr<runners::Runner> {
-    if (s.first_runner) return std::move(s.first_runner);
     RunnerOptions ro = s.runner;
     ro.nodes = scale.nodes;
+    ro.shape = scale;
     ro.process_env = setting.env;
+    // The runner that named the cluster measures every rank of the job: it serves that shape only.
+    if (s.first_runner) {
+      const auto info = s.first_runner->info();
+      if (scale == runners::Scale{info.nodes, info.ranks}) return std::move(s.first_runner);
+      s.first_runner.reset();  // one job's communicators at a time
+    }
     return make_runner(ro);
   };
   TuneResult result = tune(s.tune, factory, progress);

@@ -20,6 +20,7 @@
 #include "runners/process_group.hpp"
 #include "tuner/orchestrator.hpp"
 #include "tuner/runner_factory.hpp"
+#include "tuner/shapes.hpp"
 #include "tuner/tune.hpp"
 
 namespace autotune::tuner {
@@ -38,7 +39,11 @@ struct CalibrationRequest {
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 8ull << 30;
   std::vector<int> channels;
-  std::vector<std::optional<int>> scales;             // node counts; nullopt = all of them; empty = all
+  // Which communicators: shapes named, or the ones a parallel layout creates, or whole nodes at node counts
+  // (nullopt = all of them); none of the three = the default shapes (tuner/shapes.hpp).
+  std::vector<runners::Scale> shapes;
+  std::optional<ParallelLayout> parallelism;
+  std::vector<std::optional<int>> scales;
   std::optional<std::vector<std::string>> ib_hca;     // NCCL_IB_HCA values; nullopt = the probe's
   std::optional<std::vector<std::string>> cross_nic;  // NCCL_CROSS_NIC values; nullopt = the probe's
   // How.

@@ -105,6 +105,9 @@ DerivedRule make_rule(const MeasurementTable& table, Collective c, const Scale& 
   r.channels = cand.channels;
   r.nodes = profiles::CountRange{scale.nodes, scale.nodes};
   r.ranks = profiles::CountRange{scale.ranks, scale.ranks};
+  // The shape it was measured as: a rule for 4 x 8 is not for an uneven 4-node communicator of 32 ranks.
+  if (scale.ranks_per_node() > 0 && scale.ranks % scale.nodes == 0)
+    r.ranks_per_node = profiles::CountRange{scale.ranks_per_node(), scale.ranks_per_node()};
   // Bandwidth figures mean most at the largest size of the range.
   const SizeDecision& rep = s[run.j];
   r.busbw_gbps = busbw(c, scale.ranks, rep.bytes, rep.winner_us);

@@ -206,6 +206,7 @@ JournalRecord parse_record(const Fields& f) {
     m.used_protocol = parse_protocol_field(used, "protocol");
     m.used_channels = used.get_or<int>("channels", 0);
   }
+  r.published_busbw_gbps = f.get_or<std::vector<double>>("published_busbw_gbps", {});
   r.source = f.get<std::string>("source");
   r.runner = f.get_or<std::string>("runner", "");
   r.time = f.get_or<std::string>("time", "");
@@ -361,6 +362,7 @@ std::string to_json_line(const JournalRecord& r) {
   used["protocol"] = m.used_protocol ? json(std::string(nccl::name(*m.used_protocol))) : json(nullptr);
   used["channels"] = m.used_channels;
   j["used"] = used;
+  if (!r.published_busbw_gbps.empty()) j["published_busbw_gbps"] = r.published_busbw_gbps;
   j["source"] = r.source;
   j["runner"] = r.runner;
   j["time"] = r.time;

@@ -68,6 +68,9 @@ struct JournalRecord {
   std::string source;  // "measured", "simulated", "imported"
   std::string runner;
   std::string time;  // RFC 3339, UTC, when the batch finished
+  // Imported records: the busbw nccl-tests printed for each half (out-of-place, in-place), beside the two
+  // times in measurement.times_us; empty otherwise.
+  std::vector<double> published_busbw_gbps = {};
 };
 
 // A job (one process-wide setting) started, finished or failed; `detail` holds the failed job's output.

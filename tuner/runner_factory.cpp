@@ -18,8 +18,11 @@ std::unique_ptr<Runner> make_simulator(const RunnerOptions& options) {
                      "a topology for the simulator (a probe file or a bundled example), found none");
   if (!(options.noise >= 0.0 && options.noise < 1.0))
     throw InputError("<argument>", 0, "a noise level in [0, 1), found " + std::to_string(options.noise));
-  sim::SimModel model(sim::describe_cluster(*options.topology, options.nodes), options.process_env,
-                      options.deviations);
+  const int nodes = options.shape ? options.shape->nodes : options.nodes;
+  sim::SimCluster cluster = sim::describe_cluster(*options.topology, nodes, options.faults);
+  if (options.shape && options.shape->ranks_per_node() != cluster.node_gpus)
+    cluster = sim::shape_cluster(cluster, options.shape->ranks_per_node(), true);
+  sim::SimModel model(std::move(cluster), options.process_env, options.deviations);
   return std::make_unique<sim::SimRunner>(std::move(model), options.seed, options.noise,
                                           runners::job_processes());
 }

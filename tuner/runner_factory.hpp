@@ -10,6 +10,7 @@
 
 #include "runners/measure_options.hpp"
 #include "runners/runner.hpp"
+#include "simulator/sim_fault.hpp"
 #include "simulator/sim_model.hpp"
 #include "topology/model.hpp"
 
@@ -26,11 +27,12 @@ struct RunnerOptions : runners::MeasureOptions {
   uint64_t seed = 1;              // simulator: the noise's seed
   double noise = 0.03;            // simulator: relative standard deviation of one repetition
   sim::SimDeviations deviations;  // simulator: how its truth differs from NCCL's own estimate
+  std::vector<sim::SimFault> faults;  // simulator: sick nodes (--sim-fault)
 };
 
 // Throws InputError for options that cannot work (simulate without a topology, nodes < 1, a bad
-// process_env value), std::runtime_error when the NCCL runner cannot start ("no CUDA device: ...", a build
-// without NCCL, the plugin not found).
+// process_env value, a fault on a node or device the simulated cluster does not have), std::runtime_error
+// when the NCCL runner cannot start ("no CUDA device: ...", a build without NCCL, the plugin not found).
 std::unique_ptr<Runner> make_runner(const RunnerOptions& options);
 
 }  // namespace autotune::tuner

@@ -30,11 +30,6 @@ struct JobAborted : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::string scale_text(const Scale& s) {
-  return std::to_string(s.nodes) + (s.nodes == 1 ? " node, " : " nodes, ") + std::to_string(s.ranks) +
-         " ranks";
-}
-
 StrategyInput strategy_input(const SearchSpace& space, const TuneOptions& o) {
   StrategyInput in;
   in.collectives = space.collectives;
@@ -233,7 +228,7 @@ void Calibration::report(const Unit& u, bool finished) const {
   TuneProgress p;
   p.jobs_done = units_done_ + (finished ? 1 : 0);
   p.jobs_total = units_total_;
-  p.job = u.setting.id + " at " + scale_text(u.scale);
+  p.job = u.setting.id + " at " + runners::describe_shape(u.scale);
   p.measurements_done = result_.measured + result_.replayed + u.job.measured + u.job.replayed;
   p.measurements_planned = std::max<uint64_t>(planned_per_unit_ * units_total_, p.measurements_done);
   p.sizes_done = u.points.size();
@@ -367,7 +362,7 @@ void Calibration::run_setting(const ProcessSetting& setting) {
     ++units_done_;
     result_.measured += job.measured;
     result_.replayed += job.replayed;
-    if (job.failed) detail += scale_text(job.scale) + ": " + job.detail + "\n";
+    if (job.failed) detail += runners::describe_shape(job.scale) + ": " + job.detail + "\n";
     result_.jobs.push_back(std::move(job));
   }
   journal(JournalJobEvent{setting.id, detail.empty() ? "finished" : "failed", detail, utc_timestamp_now()});
@@ -387,7 +382,7 @@ TuneResult Calibration::run() {
   if (records_.empty()) {
     std::string why;
     for (const auto& j : result_.jobs)
-      if (j.failed) why += "; " + j.setting.id + " (" + scale_text(j.scale) + "): " + j.detail;
+      if (j.failed) why += "; " + j.setting.id + " (" + runners::describe_shape(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
   result_.derivation = derive(records_, input_.derive);

@@ -180,7 +180,13 @@ VerifyResult verify_profile(const profiles::Profile& profile, const VerifyOption
   for (size_t i = 0; i < profile.rules.size(); ++i)
     by_scale[scale_of(profile.rules[i], profile)].push_back(i);
   for (const auto& [scale, indices] : by_scale) {
-    std::unique_ptr<runners::Runner> runner = runners(scale);
+    std::unique_ptr<runners::Runner> runner;
+    std::string why = "nothing here measures it";
+    try {
+      runner = runners(scale);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
     if (runner && result.runner.empty()) {
       const runners::RunnerInfo info = runner->info();
       result.runner = info.description;
@@ -192,9 +198,7 @@ VerifyResult verify_profile(const profiles::Profile& profile, const VerifyOption
       check = RuleCheck{
           profile.rules[i], scale, Verdict::not_checked, {}, profiles::gain_of(profile.rules[i]), {}, 0, ""};
       if (!runner) {
-        check.detail = "nothing here measures " + std::to_string(scale.nodes) + " node(s) x " +
-                       std::to_string(scale.ranks) +
-                       " ranks (on GPUs, run verify with the job size the rule is for)";
+        check.detail = "cannot measure " + runners::describe_shape(scale) + " here: " + why;
         continue;
       }
       try {
@@ -211,41 +215,22 @@ VerifyResult verify_profile(const profiles::Profile& profile, const VerifyOption
 }
 
 VerifyRunnerFactory verify_runners(const VerifyTarget& target, const profiles::Profile& profile) {
-  if (target.simulate) {
-    if (!target.topology)
-      throw InputError("<arguments>", 0,
-                       "--simulate: expected a node to simulate (--example or --topology), found none");
-    const int gpus = static_cast<int>(target.topology->gpus.size());
-    return [target, env = profile.env, gpus](const Scale& s) -> std::unique_ptr<runners::Runner> {
-      if (s.ranks != s.nodes * gpus) return nullptr;  // the simulator measures whole nodes
-      RunnerOptions ro;
-      ro.simulate = true;
-      ro.topology = target.topology;
-      ro.nodes = s.nodes;
-      ro.seed = target.seed;
-      ro.noise = target.noise;
-      ro.process_env = env;
-      return target.make_runner(ro);
-    };
-  }
-  // On GPUs: the one communicator this job has, made once, for the scale it is.
-  struct Held {
-    bool made = false;
-    std::unique_ptr<runners::Runner> runner;
-    Scale scale;
-  };
-  auto held = std::make_shared<Held>();
-  return [target, env = profile.env, held](const Scale& s) -> std::unique_ptr<runners::Runner> {
-    if (!held->made) {
-      RunnerOptions ro;
-      ro.process_env = env;
-      held->runner = target.make_runner(ro);
-      held->made = true;
-      const runners::RunnerInfo info = held->runner->info();
-      held->scale = {info.nodes, info.ranks};
-    }
-    if (!(held->scale == s)) return nullptr;
-    return std::move(held->runner);
+  if (target.simulate && !target.topology)
+    throw InputError("<arguments>", 0,
+                     "--simulate: expected a node to simulate (--example or --topology), found none");
+  // One runner per shape, as tune makes them: on GPUs every group of the shape split from this job's ranks
+  // (a shape the job cannot hold fails to start, and its rules are not checked), in the simulator the shape
+  // on the node given.
+  return [target, env = profile.env](const Scale& s) -> std::unique_ptr<runners::Runner> {
+    RunnerOptions ro;
+    ro.simulate = target.simulate;
+    ro.topology = target.topology;
+    ro.nodes = s.nodes;
+    ro.shape = s;
+    ro.seed = target.seed;
+    ro.noise = target.noise;
+    ro.process_env = env;
+    return target.make_runner(ro);
   };
 }
 

@@ -60,15 +60,15 @@ struct VerifyResult {
   int count(Verdict v) const;
 };
 
-// The runner for one scale, with the profile's [env] in place; nullptr for a scale it cannot measure (on
-// GPUs, any but the communicator this job has), whose rules are then not checked.
+// The runner for one shape, with the profile's [env] in place. One that cannot be made (a shape this job
+// cannot hold) throws or returns nullptr, and the rules of that shape are not checked.
 using VerifyRunnerFactory = std::function<std::unique_ptr<runners::Runner>(const runners::Scale&)>;
 
 VerifyResult verify_profile(const profiles::Profile& profile, const VerifyOptions& options,
                             const VerifyRunnerFactory& runners);
 
-// What measures: the labelled simulator over a node (every scale a rule names), or the GPUs this job runs on
-// (the one scale it has). `make_runner` is the seam tests replace.
+// What measures: the labelled simulator over a node, or the GPUs this job runs on (every group of a shape
+// split from the job's ranks, as tune measures shapes). `make_runner` is the seam tests replace.
 struct VerifyTarget {
   bool simulate = false;
   std::optional<topology::Topology> topology;  // the simulator's node

@@ -41,6 +41,8 @@ TEST_CASE("each NCCL release looks up the struct versions it knows, newest first
   CHECK(tuner_versions_looked_up(22802) == std::vector<int>{4, 3, 2});
   CHECK(tuner_versions_looked_up(22809) == std::vector<int>{5, 4, 3, 2});
   CHECK(tuner_versions_looked_up(23007) == std::vector<int>{6, 5, 4, 3, 2});
+  CHECK(tuner_versions_looked_up(23203) == std::vector<int>{6, 5, 4, 3, 2});  // 2.32.3 has no v7 yet
+  CHECK(tuner_versions_looked_up(23206) == std::vector<int>{7, 6, 5, 4, 3, 2});
 }
 
 TEST_CASE("the plugin opens by path and by bare name, with the struct the NCCL release picks",
@@ -53,6 +55,9 @@ TEST_CASE("the plugin opens by path and by bare name, with the struct the NCCL r
   auto v6 = TunerPlugin::open({AUTOTUNE_PLUGIN_PATH, 23007, std::nullopt}, &log);
   REQUIRE(v6);
   CHECK(v6->version() == 6);
+  auto v7 = TunerPlugin::open({AUTOTUNE_PLUGIN_PATH, 23206, std::nullopt}, &log);
+  REQUIRE(v7);
+  CHECK(v7->version() == 7);
 
   // A bare name is tried as given (it fails), then as libnccl-tuner-<name>.so on the library search path.
   // dlopen reads LD_LIBRARY_PATH at process start, so the bare name is given as the directory's file here.
@@ -91,9 +96,9 @@ TEST_CASE("an unset NCCL_TUNER_PLUGIN tries libnccl-tuner.so", "[tuner_loader]")
 TEST_CASE("every struct version steers the same rule into NCCL's table", "[tuner_loader]") {
   REQUIRE(setenv("NCCL_AUTOTUNE_PROFILE", AUTOTUNE_TEST_PROFILE, 1) == 0);
   REQUIRE(setenv("NCCL_AUTOTUNE_INSECURE", "1", 1) == 0);  // the source tree's file may be group-writable
-  for (int version : {2, 3, 4, 5, 6}) {
+  for (int version : {2, 3, 4, 5, 6, 7}) {
     INFO("v" << version);
-    auto plugin = TunerPlugin::open({AUTOTUNE_PLUGIN_PATH, 23007, version}, nullptr);
+    auto plugin = TunerPlugin::open({AUTOTUNE_PLUGIN_PATH, 23206, version}, nullptr);
     REQUIRE(plugin);
     REQUIRE(plugin->version() == version);
     ncclNvlDomainInfo_v5_t nvl{1, 8, 8};
@@ -121,4 +126,49 @@ TEST_CASE("NCCL's pick from the table: smallest usable entry, ties to the lower 
   CHECK(cheapest_entry(t.data()) == TableChoice{0, 1});
   t[4 * kNumProtocols + 2] = 0.0f;
   CHECK(cheapest_entry(t.data()) == TableChoice{4, 2});
+}
+
+TEST_CASE("constants reach every version as the imitated NCCL passes them", "[tuner_loader]") {
+  REQUIRE(setenv("NCCL_AUTOTUNE_PROFILE", AUTOTUNE_CONSTANTS_PROFILE, 1) == 0);
+  REQUIRE(setenv("NCCL_AUTOTUNE_INSECURE", "1", 1) == 0);
+  // The profile sets ll_max_bw.hopper.2 = 40 and per_ch_max_tree_bw.rubin.1 = 90.
+  for (int version : {5, 6, 7}) {
+    INFO("v" << version);
+    auto plugin = TunerPlugin::open({AUTOTUNE_PLUGIN_PATH, 23206, version}, nullptr);
+    REQUIRE(plugin);
+    ncclNvlDomainInfo_v5_t nvl{1, 8, 8};
+    void* ctx = nullptr;
+    // As NCCL 2.32.6: the v7 struct. A v5/v6 plugin sees only the first four rows, so Rubin's stays.
+    ncclTunerConstants_v7_t newer{};
+    newer.perChMaxTreeBws[4][0] = 7.0;
+    REQUIRE(plugin->init(&ctx, 1, 8, 2, nullptr, &nvl, &newer) == ncclSuccess);
+    CHECK(newer.llMaxBws[2][1] == 40.0);
+    CHECK(newer.perChMaxTreeBws[4][0] == (version == 7 ? 90.0 : 7.0));
+    REQUIRE(plugin->finalize(ctx) == ncclSuccess);
+    // As an NCCL before 2.32.6: the v5 struct; a v7 plugin's Rubin entry goes nowhere.
+    ncclTunerConstants_v5_t older{};
+    REQUIRE(plugin->init(&ctx, 1, 8, 2, nullptr, &nvl, &older) == ncclSuccess);
+    CHECK(older.llMaxBws[2][1] == 40.0);
+    REQUIRE(plugin->finalize(ctx) == ncclSuccess);
+  }
+  unsetenv("NCCL_AUTOTUNE_PROFILE");
+  unsetenv("NCCL_AUTOTUNE_INSECURE");
+}
+
+TEST_CASE("getChunkSize is there for v6 and v7 only", "[tuner_loader]") {
+  for (int version : {5, 6, 7}) {
+    INFO("v" << version);
+    auto plugin = TunerPlugin::open({AUTOTUNE_PLUGIN_PATH, 23206, version}, nullptr);
+    REQUIRE(plugin);
+    void* ctx = nullptr;
+    ncclNvlDomainInfo_v5_t nvl{1, 8, 8};
+    REQUIRE(plugin->init(&ctx, 1, 8, 1, nullptr, &nvl, nullptr) == ncclSuccess);
+    size_t chunk = 4096;
+    ncclResult_t result = ncclInternalError;
+    CHECK(plugin->get_chunk_size(ctx, ncclFuncAllReduce, 1 << 20, 1, 2, 8, &chunk, &result) ==
+          (version >= 6));
+    CHECK(chunk == 4096);  // no profile: NCCL's own
+    if (version >= 6) CHECK(result == ncclSuccess);
+    REQUIRE(plugin->finalize(ctx) == ncclSuccess);
+  }
 }

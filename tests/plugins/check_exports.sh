@@ -10,7 +10,8 @@ ncclTunerPlugin_v2
 ncclTunerPlugin_v3
 ncclTunerPlugin_v4
 ncclTunerPlugin_v5
-ncclTunerPlugin_v6"
+ncclTunerPlugin_v6
+ncclTunerPlugin_v7"
 actual=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | LC_ALL=C sort)
 if [[ "$actual" != "$(LC_ALL=C sort <<<"$expected")" ]]; then
   echo "FAIL: exported symbols differ from the tuner ABI + sweep hook:"

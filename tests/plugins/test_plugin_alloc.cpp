@@ -54,12 +54,14 @@ using autotune::nccl::Algorithm;
 using autotune::nccl::Collective;
 using autotune::nccl::Protocol;
 
-TEST_CASE("getCollInfo allocates nothing, while init's allocations are seen by the counter") {
+TEST_CASE("getCollInfo and getChunkSize allocate nothing, while init's allocations are seen by the counter") {
   auto p = base_profile();
-  for (uint64_t i = 0; i < 1000; ++i)
+  for (uint64_t i = 0; i < 1000; ++i) {
     p.rules.push_back(rule(Collective::allreduce, i * 4096, i * 4096 + 4095,
                            i % 2 ? Algorithm::ring : Algorithm::tree, Protocol::simple,
                            static_cast<int>(i % 4)));
+    if (i % 2) p.rules.back().chunk_bytes = 65536;
+  }
   TempDir dir;
   write_text(dir / "p.toml", profile_text(p));
   ScopedEnv env("NCCL_AUTOTUNE_PROFILE", (dir / "p.toml").string());
@@ -69,7 +71,7 @@ TEST_CASE("getCollInfo allocates nothing, while init's allocations are seen by t
   INFO("sweep hook armed: " << armed);
   if (armed) REQUIRE(Plugin::get().force(-1, -1, 0) == 0);
 
-  for (int version : {2, 3, 4, 5, 6}) {
+  for (int version : {2, 3, 4, 5, 6, 7}) {
     INFO("ABI v" << version);
     uint64_t before_init = g_allocations.load();
     Comm comm(version, 16, 2);
@@ -90,6 +92,10 @@ TEST_CASE("getCollInfo allocates nothing, while init's allocations are seen by t
         table = nccl_like_table(4);
         comm.coll_info(4, bytes, table, channels);
         applied += table.t[0][2] == 0.0f || table.t[1][2] == 0.0f;
+        if (version >= 6) {
+          size_t chunk = 4096;
+          comm.chunk_size(4, bytes, 1, 2, chunk);
+        }
       }
     }
     const uint64_t after = g_allocations.load();

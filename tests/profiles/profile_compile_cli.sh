@@ -12,7 +12,7 @@ out=$("$bin" profile compile "$dir/p.toml" 2>&1) || fail "good profile: exit $?:
 [[ -f $dir/p.toml.rules ]] || fail "no $dir/p.toml.rules"
 [[ $(head -c 8 "$dir/p.toml.rules") == ATRULES1 ]] || fail "no ATRULES1 magic"
 rules=$(grep -c '^\[\[rule\]\]' "$dir/p.toml")
-(( $(stat -c %s "$dir/p.toml.rules") == 56 + 56 * rules )) || fail "size is not 56 + 56 x $rules"
+(( $(stat -c %s "$dir/p.toml.rules") == 56 + 80 * rules )) || fail "size is not 56 + 80 x $rules"
 [[ $out == "compiled $rules rules into $dir/p.toml.rules" ]] || fail "output: $out"
 
 printf 'schema = 1\n[cluster]\nname = 3\n' >"$dir/bad.toml"

@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -347,4 +349,103 @@ TEST_CASE("read_profile_for_use takes the compiled rules only when they are trus
   used = read_profile_for_use(file);
   CHECK(used.rules.front().busbw_gbps);
   check_same_rules(used.rules, parse_profile(text, file.string()).rules);
+}
+
+TEST_CASE("compiled rules: per-call conditions and chunk sizes survive, forged ones are refused",
+          "[compiled_rules]") {
+  Profile p;
+  p.cluster.name = "c";
+  p.provenance.created = "2026-06-01T12:00:00Z";
+  p.provenance.nccl_version = "2.30.7";
+  Rule a;
+  a.max_bytes = 1023;
+  a.algorithm = Algorithm::tree;
+  a.protocol = Protocol::ll;
+  a.reg_buff = true;
+  a.pipe_ops = CountRange{2, 4};
+  Rule b;
+  b.min_bytes = 1 << 20;
+  b.max_bytes = 8 << 20;
+  b.chunk_bytes = 1 << 20;
+  p.rules = {a, b};
+  const std::string text = format_profile(p);
+  const Profile parsed = parse_profile(text, "p.toml");
+  const std::string bytes = compile_rules(parsed, text, "p.toml");
+  auto read = read_with_compiled_rules(text, bytes, "p.toml");
+  REQUIRE(read);
+  REQUIRE(read->rules.size() == 2);
+  CHECK(read->rules[0].reg_buff == std::optional<bool>(true));
+  CHECK(read->rules[0].pipe_ops == CountRange{2, 4});
+  CHECK_FALSE(read->rules[1].pipe_ops);
+  CHECK_FALSE(read->rules[1].reg_buff);
+  CHECK(read->rules[1].chunk_bytes == (1u << 20));
+
+  auto poked = [&](size_t record, size_t at, auto value) {
+    std::string out = bytes;
+    std::memcpy(out.data() + kCompiledRulesHeaderSize + record * kCompiledRulesRecordSize + at, &value,
+                sizeof value);
+    return read_with_compiled_rules(text, out, "p.toml");
+  };
+  CHECK_FALSE(poked(0, 60, int32_t(2)));          // reg_buff neither -1, 0 nor 1
+  CHECK_FALSE(poked(1, 52, int32_t(3)));          // pipe_ops values without the flag
+  CHECK_FALSE(poked(0, 52, int32_t(0)));          // pipe_ops from 0
+  CHECK_FALSE(poked(1, 64, uint64_t(1000)));      // a chunk off Simple's grain
+  CHECK_FALSE(poked(1, 64, uint64_t(64 << 20)));  // a chunk NCCL's default buffer cannot hold
+  CHECK_FALSE(poked(0, 64, uint64_t(1 << 20)));   // a chunk beside call conditions
+  CHECK_FALSE(poked(1, 72, uint64_t(1)));         // the padding
+}
+
+TEST_CASE(
+    "compiled rules: the streaming reader (the plugin's) agrees with the in-memory one on good and forged "
+    "files",
+    "[compiled_rules]") {
+  // 2,000 rules: records span several 64 KiB chunks and so does the TOML text.
+  const Compiled c = compiled(test::many_rules_profile(100));
+  REQUIRE(c.text.size() > 2 * 64 * 1024);
+  REQUIRE(c.bytes.size() > 64 * 1024);
+  TempDir dir;
+  const auto toml = dir.path / "p.toml";
+  auto stream = [&](const std::string& text, const std::string& bytes) {
+    autotune::write_file_atomically(toml, text);
+    autotune::write_file_atomically(compiled_rules_path(toml), bytes);
+    ::chmod(toml.c_str(), 0600);
+    ::chmod(compiled_rules_path(toml).c_str(), 0600);
+    const int fd = ::open(toml.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    std::optional<Profile> out;
+    REQUIRE_NOTHROW(out = read_with_trusted_compiled_rules(toml.string(), fd, text.size()));
+    ::close(fd);
+    return out;
+  };
+  auto same = [&](const std::string& text, const std::string& bytes) {
+    Compiled other = c;
+    other.text = text;
+    const auto memory = read_with_compiled_rules(text, bytes, "p.toml");
+    const auto streamed = stream(text, bytes);
+    CHECK(memory.has_value() == streamed.has_value());
+    if (memory && streamed) CHECK(format_profile(*memory) == format_profile(*streamed));
+    return streamed.has_value();
+  };
+  CHECK(same(c.text, c.bytes));
+  std::string edited = c.text;
+  edited[edited.size() - 3] = edited[edited.size() - 3] == '1' ? '2' : '1';  // in the last chunk
+  CHECK_FALSE(same(edited, c.bytes));
+  std::string b = c.bytes;
+  poke<uint64_t>(b, 32, peek<uint64_t>(b, 32) + 1);  // head_length off by one
+  CHECK_FALSE(same(c.text, b));
+  b = c.bytes;
+  b.resize(b.size() - kCompiledRulesRecordSize);  // a record short
+  CHECK_FALSE(same(c.text, b));
+  b = c.bytes;
+  poke<int32_t>(b, kRecord0 + (c.parsed.rules.size() - 1) * kCompiledRulesRecordSize + 20,
+                99);  // last record
+  CHECK_FALSE(same(c.text, b));
+  // The TOML shorter than its header says (a writer cut it off).
+  CHECK_FALSE(stream(c.text.substr(0, c.text.size() - 1) + "x", c.bytes));
+  {
+    autotune::write_file_atomically(toml, c.text);
+    const int fd = ::open(toml.c_str(), O_RDONLY | O_CLOEXEC);
+    CHECK_FALSE(read_with_trusted_compiled_rules(toml.string(), fd, c.text.size() + 10));
+    ::close(fd);
+  }
 }

@@ -230,7 +230,7 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
   CHECK(error_of(with("[policy]\nuncalibrated = \"closest\"\n")) ==
         "profile.toml:17: policy.uncalibrated: expected \"nccl\" or \"nearest\"; found \"closest\"");
   CHECK(error_of(with("[policy]\nfallback = \"nccl\"\n")) ==
-        "profile.toml:17: policy.fallback: expected one of uncalibrated; found an unknown key");
+        "profile.toml:17: policy.fallback: expected one of uncalibrated, other_nccl; found an unknown key");
   // [constants]
   CHECK(error_of(with("[constants]\nbase_latency.ring.simple = 1e7\n")) ==
         "profile.toml:17: constants.base_latency.ring.simple: expected a finite number 0..1000000 us; found "
@@ -295,11 +295,12 @@ TEST_CASE("profile toml: rule errors", "[profile_toml]") {
         "profile.toml:17: rule[1].min_bytes: expected a value; found no such key (it is required)");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchannels = 65")) ==
         "profile.toml:23: rule[1].channels: expected an integer 0..64 (0 = NCCL decides); found 65");
-  CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchanels = 4")) ==
-        "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
-        "protocol, "
-        "channels, nodes, ranks, busbw_gbps, default_busbw_gbps, samples, gain, gain_low, gain_high, "
-        "confidence, sizes, default_samples; found an unknown key");
+  CHECK(
+      error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchanels = 4")) ==
+      "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
+      "protocol, "
+      "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, reg_buff, "
+      "chunk_bytes, gain, gain_low, gain_high, confidence, sizes, default_samples; found an unknown key");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nnodes = \"8-2\"")) ==
         "profile.toml:23: rule[1].nodes: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found "
         "string "
@@ -412,4 +413,84 @@ TEST_CASE("profile toml: a writer killed before its rename leaves the old profil
   CHECK(WTERMSIG(status) == SIGKILL);
   CHECK(autotune::read_file(target) == before);
   CHECK(format_profile(read_profile(target)) == format_profile(old));
+}
+
+TEST_CASE("profile toml: per-call conditions and a chunk size read, write back and overlap by condition",
+          "[profile_toml]") {
+  const std::string text = with(R"(
+[[rule]]
+collective = "allreduce"
+min_bytes = 0
+max_bytes = "64K"
+algorithm = "tree"
+protocol = "ll"
+reg_buff = true
+
+[[rule]]
+collective = "allreduce"
+min_bytes = 0
+max_bytes = "64K"
+algorithm = "ring"
+protocol = "ll"
+reg_buff = false
+pipe_ops = "2-4"
+
+[[rule]]
+collective = "allreduce"
+min_bytes = "1M"
+max_bytes = "8M"
+algorithm = "ring"
+protocol = "simple"
+chunk_bytes = "1M"
+)");
+  Profile p = parse_profile(text, "profile.toml");
+  REQUIRE(p.rules.size() == 3);
+  CHECK(p.rules[0].reg_buff == std::optional<bool>(true));
+  CHECK(p.rules[1].pipe_ops == CountRange{2, 4});
+  CHECK(p.rules[2].chunk_bytes == (1u << 20));
+  const std::string written = format_profile(p);
+  CHECK(written.find("reg_buff = true\n") != std::string::npos);
+  CHECK(written.find("pipe_ops = \"2-4\"\n") != std::string::npos);
+  CHECK(written.find("chunk_bytes = \"1M\"\n") != std::string::npos);
+  CHECK(format_profile(parse_profile(written, "again.toml")) == written);
+
+  // Same bytes, conditions that can both hold: an overlap; conditions that exclude each other: none.
+  std::string overlap = text;
+  overlap.replace(overlap.find("reg_buff = false"), 16, "reg_buff = true");
+  CHECK(error_of(overlap).find("rule[2]: expected byte ranges that do not overlap for one collective and "
+                               "scale; found 0..64K, nodes any, ranks any, pipe_ops 2-4, reg_buff true "
+                               "overlapping rule[1] at line 17") != std::string::npos);
+}
+
+TEST_CASE(
+    "profile toml: chunk_bytes is refused above what NCCL_BUFFSIZE allows, off the grain, or beside "
+    "call conditions",
+    "[profile_toml]") {
+  auto chunk_rule = [](const std::string& extra, const std::string& env = "") {
+    return with(env +
+                "\n[[rule]]\ncollective = \"allreduce\"\nmin_bytes = \"1M\"\nmax_bytes = \"8M\"\n"
+                "algorithm = \"ring\"\nprotocol = \"simple\"\n" +
+                extra);
+  };
+  // Lines: 17 [[rule]] ... 22 protocol, 23 the extra key (one line more with an [env] table).
+  CHECK(error_of(chunk_rule("chunk_bytes = \"2M\"\n")) == "(no error)");
+  CHECK(error_of(chunk_rule("chunk_bytes = \"4M\"\n")) ==
+        "profile.toml:23: rule[1].chunk_bytes: expected at most 2M for ring/simple allreduce (what "
+        "NCCL_BUFFSIZE = 4194304 allows; NCCL clamps a larger chunk to it); found 4M: raise NCCL_BUFFSIZE or "
+        "lower the chunk");
+  CHECK(error_of(chunk_rule("chunk_bytes = \"4M\"\n", "[env]\nNCCL_BUFFSIZE = \"8388608\"\n")) ==
+        "(no error)");
+  CHECK(
+      error_of(chunk_rule("chunk_bytes = 1000\n")) ==
+      "profile.toml:23: rule[1].chunk_bytes: expected a multiple of 512 bytes (simple's grain: NCCL rounds a "
+      "chunk down to it); found 1000");
+  CHECK(error_of(chunk_rule("chunk_bytes = \"1M\"\npipe_ops = 2\n")) ==
+        "profile.toml:23: rule[1].chunk_bytes: expected no pipe_ops or reg_buff beside a chunk size (NCCL's "
+        "getChunkSize is not told them, so the plugin could not tell which rule to follow); found both");
+  CHECK(error_of(chunk_rule("reg_buff = 1\n")) ==
+        "profile.toml:23: rule[1].reg_buff: expected true or false (whether NCCL registered both buffers); "
+        "found integer 1");
+  CHECK(error_of(chunk_rule("pipe_ops = 0\n")) ==
+        "profile.toml:23: rule[1].pipe_ops: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; "
+        "found integer 0");
 }

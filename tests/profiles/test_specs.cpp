@@ -5,6 +5,7 @@
 #include "nccl/algo_proto_spec.hpp"
 #include "nccl/env_policy.hpp"
 #include "nccl/ib_hca_spec.hpp"
+#include "nccl/socket_ifname_spec.hpp"
 
 using namespace autotune::nccl;
 using autotune::InputError;
@@ -165,4 +166,71 @@ TEST_CASE("env policy: allowlist and value syntax", "[env_policy]") {
   CHECK(error_of([] { check_env_entry("NCCL_P2P_LEVEL", "NVLINK"); }) ==
         "NCCL_P2P_LEVEL: expected a path level (LOC, NVL, NVB, C2C, PIX, PXB, PXN, P2C, PHB, SYS, NET) or an "
         "integer 0..10; found \"NVLINK\"");
+}
+
+// NCCL's socket.cc and utils.cc (v2.28.9-1): `^` then `=`, comma-separated prefixes; a value of one
+// character is ignored; at most 16 names; ports are parsed but mean nothing for sockets.
+TEST_CASE("NCCL_SOCKET_IFNAME: parse, round trip and selection as NCCL reads it", "[socket_ifname][health]") {
+  const SocketIfnameSpec exact = parse_socket_ifname_spec("=eth0");
+  CHECK(exact.exact);
+  CHECK(exact.names == std::vector<std::string>{"eth0"});
+  CHECK(exact.selects("eth0"));
+  CHECK_FALSE(exact.selects("eth01"));
+  const SocketIfnameSpec prefix = parse_socket_ifname_spec("ib");
+  CHECK(prefix.selects("ib0"));
+  CHECK(prefix.selects("ibp12s0"));
+  CHECK_FALSE(prefix.selects("eth0"));
+  const SocketIfnameSpec not_these = parse_socket_ifname_spec("^docker,lo");
+  CHECK(not_these.exclude);
+  CHECK_FALSE(not_these.selects("docker0"));
+  CHECK_FALSE(not_these.selects("lo"));
+  CHECK(not_these.selects("ens1f0"));
+  CHECK_FALSE(parse_socket_ifname_spec("^=eth0").selects("eth0"));
+  CHECK(parse_socket_ifname_spec("^=eth0").selects("eth01"));
+  for (const char* text : {"=eth0", "ib", "^docker,lo", "^=bond0.100,eth1", "enp1s0f0np0"}) {
+    INFO(text);
+    CHECK(format_socket_ifname_spec(parse_socket_ifname_spec(text)) == text);
+  }
+}
+
+TEST_CASE("NCCL_SOCKET_IFNAME: errors", "[socket_ifname][health]") {
+  CHECK(error_of([] { parse_socket_ifname_spec("e"); }) ==
+        "NCCL_SOCKET_IFNAME: expected at least two characters (NCCL ignores a shorter value and picks an "
+        "interface itself); found \"e\"");
+  CHECK(error_of([] { parse_socket_ifname_spec("^="); }) ==
+        "NCCL_SOCKET_IFNAME: expected interface names such as =eth0, ib or ^docker,lo; found \"^=\"");
+  CHECK(error_of([] { parse_socket_ifname_spec("eth0,,ib0"); }) ==
+        "NCCL_SOCKET_IFNAME: expected an interface name before each ',' or ':'; found \"\"");
+  CHECK(
+      error_of([] { parse_socket_ifname_spec("eth0:1"); }) ==
+      "NCCL_SOCKET_IFNAME: expected interface names without ':port' (NCCL ignores ports for sockets); found "
+      "\"eth0:1\"");
+  CHECK(error_of([] { parse_socket_ifname_spec("a23456789012345x"); }) ==
+        "NCCL_SOCKET_IFNAME: expected interface names of at most 15 characters (Linux's limit); found "
+        "\"a23456789012345x\"");
+  std::string many = "e0";
+  for (int i = 1; i < 17; ++i) many += ",e" + std::to_string(i);
+  CHECK(error_of([&] { parse_socket_ifname_spec(many); }) ==
+        "NCCL_SOCKET_IFNAME: expected at most 16 interface names (NCCL drops the rest); found \"" + many +
+            "\"");
+}
+
+TEST_CASE("env policy: NCCL_IB_GID_INDEX and NCCL_SOCKET_IFNAME join the allowlist", "[env_policy][health]") {
+  CHECK(is_allowed_env_key("NCCL_IB_GID_INDEX"));
+  CHECK(is_allowed_env_key("NCCL_SOCKET_IFNAME"));
+  CHECK_NOTHROW(check_env_entry("NCCL_IB_GID_INDEX", "3"));
+  CHECK_NOTHROW(check_env_entry("NCCL_SOCKET_IFNAME", "=eth0"));
+  CHECK_NOTHROW(check_env_entry("NCCL_SOCKET_IFNAME", "^docker,lo"));
+  CHECK(error_of([] { check_env_entry("NCCL_IB_GID_INDEX", "256"); }) ==
+        "NCCL_IB_GID_INDEX: expected an integer 0..255; found \"256\"");
+  CHECK(error_of([] { check_env_entry("NCCL_IB_GID_INDEX", "-1"); }) ==
+        "NCCL_IB_GID_INDEX: expected an integer 0..255; found \"-1\"");
+  // NCCL reads its integers with strtoll(..., 0): a leading zero makes the rest octal.
+  CHECK(error_of([] { check_env_entry("NCCL_IB_GID_INDEX", "010"); }) ==
+        "NCCL_IB_GID_INDEX: expected an integer 0..255 without leading zeros (NCCL reads 010 as octal 8); "
+        "found "
+        "\"010\"");
+  CHECK_NOTHROW(check_env_entry("NCCL_IB_GID_INDEX", "0"));
+  CHECK(error_of([] { check_env_entry("NCCL_SOCKET_IFNAME", "eth0 ib0"); }) ==
+        "NCCL_SOCKET_IFNAME: expected no spaces, quotes or shell metacharacters; found \"eth0 ib0\"");
 }

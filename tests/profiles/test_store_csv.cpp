@@ -152,37 +152,100 @@ TEST_CASE("nccl csv: the example plugin's own example imports", "[nccl_csv]") {
   CHECK(csv.find("reducescatter,0,1024,collnet_direct,ll,-1,2,-1\n") != std::string::npos);
 }
 
-TEST_CASE("nccl csv: errors name file, line and column", "[nccl_csv]") {
+TEST_CASE("nccl csv: a line the example plugin would not run as written is named with its reason",
+          "[nccl_csv]") {
   CHECK(csv_error("allreduce,0,1,ring,simple,-1,-1\n") ==
         "t.csv:1: row: expected 8 to 10 fields "
         "(collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
         "nNodes,nRanks[,numPipeOps[,regBuff]]); found 7");
-  CHECK(csv_error("#c\nallreduce,0,1,ring,simple,-1,-1,-1,4\n") ==
-        "t.csv:2: numPipeOps: expected -1: nccl-autotune profiles cannot condition a rule on numPipeOps; "
-        "found \"4\"");
-  CHECK(csv_error("allreduce,0,1,ring,simple,-1,-1,-1,-1,1\n") ==
-        "t.csv:1: regBuff: expected -1: nccl-autotune profiles cannot condition a rule on regBuff; found "
-        "\"1\"");
+  CHECK(csv_error("allreduce,0,1,ring,simple,-1,-1,-1,1,1,1\n") ==
+        "t.csv:1: row: expected 8 to 10 fields "
+        "(collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
+        "nNodes,nRanks[,numPipeOps[,regBuff]]); found 11");
+  CHECK(csv_error("#c\nallreduce,0,1,ring,simple,-1,-1,-1,0\n") ==
+        "t.csv:2: numPipeOps: expected -1 (any) or a count >= 1; found \"0\"");
+  CHECK(csv_error("allreduce,0,1,ring,simple,-1,-1,-1,-1,2\n") ==
+        "t.csv:1: regBuff: expected -1 (any), 0 or 1; found \"2\"");
   CHECK(csv_error("allreduce,0,1,collnetdirect,simple,-1,-1,-1\n") ==
         "t.csv:1: algorithm: expected one of tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, "
-        "pat; found "
-        "\"collnetdirect\"");
-  CHECK(csv_error("broadcast,0,1,tree,simple,-1,-1,-1\n") ==
-        "t.csv:1: algorithm: expected one of ring (what NCCL allows for broadcast); found \"tree\"");
-  CHECK(csv_error("allreduce,0,1,nvls,ll,-1,-1,-1\n") ==
-        "t.csv:1: protocol: expected simple (nvls takes Simple only); found \"ll\"");
+        "pat (in lower case, as NCCL's example plugin compares them); found \"collnetdirect\"");
+  CHECK(csv_error("allreduce,0,1,Tree,simple,-1,-1,-1\n") ==
+        "t.csv:1: algorithm: expected one of tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, "
+        "pat (in lower case, as NCCL's example plugin compares them); found \"Tree\"");
   CHECK(csv_error("allreduce,5,1,ring,ll,-1,-1,-1\n") ==
-        "t.csv:1: max_bytes: expected at least min_bytes (5); found 1");
-  CHECK(csv_error("allreduce,0,1,ring,ll,0,-1,-1\n") ==
-        "t.csv:1: channels: expected -1 (NCCL decides) or 1..64; found \"0\"");
+        "t.csv:1: max_bytes: expected at least min_bytes (5); found 1 (no size would match)");
+  CHECK(csv_error("allreduce,0,1,ring,ll,65,-1,-1\n") ==
+        "t.csv:1: channels: expected -1 or 0 (NCCL decides) or 1..64; found \"65\"");
   CHECK(csv_error("allreduce,0,1,ring,ll,-1,0,-1\n") ==
         "t.csv:1: nNodes: expected -1 (any) or a count >= 1; found \"0\"");
   CHECK(csv_error("alltoall,0,1,ring,ll,-1,-1,-1\n") ==
-        "t.csv:1: collective_type: expected one of broadcast, reduce, allgather, reducescatter, allreduce; "
-        "found "
-        "\"alltoall\"");
+        "t.csv:1: collective_type: expected one of broadcast, reduce, allgather, reducescatter, allreduce "
+        "(in lower case, as NCCL's example plugin compares them); found \"alltoall\"");
   CHECK(csv_error("allreduce,-1,1,ring,ll,-1,-1,-1\n") ==
         "t.csv:1: min_bytes: expected a byte count >= 0; found \"-1\"");
+  CHECK(csv_error("allreduce,0,64K,ring,ll,-1,-1,-1\n") ==
+        "t.csv:1: max_bytes: expected a byte count >= 0 or -1 (no limit); found \"64K\"");
+  CHECK(csv_error("allreduce,,100,ring,ll,-1,-1,-1\n") ==
+        "t.csv:1: min_bytes: expected a byte count >= 0; found \"\"");
+}
+
+TEST_CASE("nccl csv: lines it cannot use are skipped and the rest kept, in file order", "[nccl_csv]") {
+  const std::string text =
+      "# a comment\n"
+      "   # an indented comment\n"
+      "allreduce,0,1023,ring,ll,0,-1,-1\n"            // channels 0: NCCL decides, as -1
+      "allreduce,0,1023,warp,ll,-1,-1,-1\n"           // skipped
+      "broadcast,0,32768,tree,simple,-1,1,-1,-1,1\n"  // NCCL never runs it: kept, never applies
+      "\r\n"
+      "allgather,0,-1,ring,simple,4,2,-1,1,0\n"  // max -1: no upper limit
+      "reduce,0,100,ring,simple,-1,-1,-1,-1,-1\r\n"
+      "garbage\n";
+  CsvRules read = read_nccl_csv(text);
+  REQUIRE(read.rules.size() == 4);
+  CHECK(read.rules[0].source_line == 3);
+  CHECK(read.rules[0].channels == 0);
+  CHECK(read.rules[1].collective == Collective::broadcast);
+  CHECK(read.rules[1].algorithm == Algorithm::tree);
+  CHECK(read.rules[1].reg_buff == std::optional<bool>(true));
+  CHECK_FALSE(read.rules[1].pipe_ops);
+  CHECK(read.rules[2].max_bytes == UINT64_MAX);
+  CHECK(read.rules[2].pipe_ops == CountRange{1, 1});
+  CHECK(read.rules[2].reg_buff == std::optional<bool>(false));
+  CHECK(read.rules[3].source_line == 8);
+  CHECK_FALSE(read.rules[3].has_call_conditions());
+  REQUIRE(read.skipped.size() == 2);
+  CHECK(read.skipped[0].line == 4);
+  CHECK(read.skipped[0].message.rfind("algorithm: expected one of", 0) == 0);
+  CHECK(read.skipped[1].line == 9);
+  CHECK(read.skipped[1].message.rfind("row: expected 8 to 10 fields", 0) == 0);
+
+  std::vector<Rule> rules = read.rules;
+  auto dropped = drop_combinations_nccl_never_runs(rules);
+  REQUIRE(dropped.size() == 1);
+  CHECK(dropped[0].line == 5);
+  CHECK(dropped[0].message ==
+        "algorithm: NCCL runs broadcast with ring only; found \"tree\" (NCCL's example plugin never applies "
+        "this line either)");
+  CHECK(rules.size() == 3);
+}
+
+TEST_CASE("nccl csv: conditions and wildcards export as 10 fields and read back", "[nccl_csv]") {
+  CsvRules read = read_nccl_csv(
+      "allreduce,0,65536,tree,simple,2,1,-1,-1,1\n"
+      "allreduce,65537,1048576,ring,simple,4,4,32,1,0\n"
+      "allreduce,1048577,4294967295,ring,ll128,-1,-1,-1,4,-1\n"
+      "allgather,0,4294967295,ring,simple,4,2,-1\n");
+  REQUIRE(read.skipped.empty());
+  const std::string csv = format_nccl_csv(read.rules);
+  CHECK(csv.find("allreduce,0,65536,tree,simple,2,1,-1,-1,1\n") != std::string::npos);
+  CHECK(csv.find("allreduce,65537,1048576,ring,simple,4,4,32,1,0\n") != std::string::npos);
+  CHECK(csv.find("allreduce,1048577,4294967295,ring,ll128,-1,-1,-1,4,-1\n") != std::string::npos);
+  CHECK(csv.find("allgather,0,4294967295,ring,simple,4,2,-1\n") != std::string::npos);
+  CHECK(format_nccl_csv(parse_nccl_csv(csv, "back.csv")) == csv);
+
+  Rule chunked = read.rules[3];
+  chunked.chunk_bytes = 1 << 20;
+  CHECK_THROWS_WITH(format_nccl_csv({chunked}), Catch::Contains("no chunk size column"));
 }
 
 TEST_CASE("nccl csv: export expands bounded scale ranges and refuses open ones", "[nccl_csv]") {

@@ -1,8 +1,8 @@
 // The plugin under many threads while its profile file is replaced, deleted, restored and rewritten in place:
 // communicators are created (every ABI version) and queried on many threads, plus one long-lived
-// communicator shared by all of them. Every init and getCollInfo returns success; each communicator gives one
-// answer for its whole life, and that answer is profile A's, profile B's, or NCCL's own choice (no profile
-// or a torn one), never a mix. Run under the tsan preset by scripts/sanitizers.sh.
+// communicator shared by all of them. Every init and getCollInfo returns success, and every communicator gives
+// profile A's answer for its whole life: the profile the process read first, whatever happened to the file
+// since (a job never changes its rules under its ranks). Run under the tsan preset by scripts/sanitizers.sh.
 // (tests/plugins has the plugin's own replace-only variant; this one adds deletion and torn files.)
 
 #include <dlfcn.h>
@@ -241,13 +241,10 @@ TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored
   });
 
   // On a loaded two-core machine the readers can finish their share before the mutator is first
-  // scheduled, so they keep going until the file has gone round its states twice and two outcomes
-  // were seen; the deadline turns a plugin that never notices a change into a failure, not a hang.
+  // scheduled, so they keep going until the file has gone round its states twice; the deadline keeps a
+  // mutator that never runs from hanging the test.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  const auto outcomes = [&] { return (saw_a > 0) + (saw_b > 0) + (saw_default > 0); };
-  const auto enough = [&](int comms_done) {
-    return comms_done >= kCommsPerThread && cycles.load() >= 2 && outcomes() >= 2;
-  };
+  const auto enough = [&](int comms_done) { return comms_done >= kCommsPerThread && cycles.load() >= 2; };
 
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
@@ -280,8 +277,11 @@ TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored
   CHECK(mixed == 0);
   CHECK(inconsistent == 0);
   CHECK(comms >= kThreads * kCommsPerThread);
-  // The file changed under the communicators: more than one outcome must have been seen.
-  CHECK(saw_a + saw_b + saw_default == comms);
-  CHECK((saw_a > 0) + (saw_b > 0) + (saw_default > 0) >= 2);
+  CHECK(cycles >= 2);
+  // The file was replaced, deleted, restored and torn under the communicators: every one of them still got the
+  // profile this process read first, so that ranks of one job never decide differently.
+  CHECK(saw_a == comms);
+  CHECK(saw_b == 0);
+  CHECK(saw_default == 0);
   INFO("A " << saw_a << ", B " << saw_b << ", NCCL default " << saw_default << ", " << calls << " calls");
 }

@@ -51,6 +51,15 @@ legend_missing=$(awk '
   END { exit 0 }' "$work/dom.html" | wc -l)
 check "every legend entry has a drawn path ($legend_missing missing)" '[ "$legend_missing" -eq 0 ]'
 check "the default is drawn distinctly" 'grep -q "class=\"series default\"" "$work/dom.html"'
+# No two lines of a chart share a colour; the busbw axis (the first chart) is ticked at 1, 2 or 5 x 10^k.
+shared=$(awk '
+  /<svg / { delete seen }
+  /<path class="series/ { if (match($0, /stroke="[^"]*"/)) { c = substr($0, RSTART, RLENGTH); if (c in seen) n++; seen[c] = 1 } }
+  END { print n + 0 }' "$work/dom.html")
+check "no colour shared by two lines of one chart ($shared)" '[ "$shared" -eq 0 ]'
+odd_ticks=$(awk '/<svg / { charts++ } charts == 1 && /class="y-tick"/ { t = $0; sub(/.*class="y-tick"[^>]*>/, "", t); sub(/<.*/, "", t); if (t !~ /^(0\.0*)?[125]0*$/) print t }' "$work/dom.html" | wc -l)
+check "the busbw axis is ticked at 1, 2, 5 x 10^k ($odd_ticks other ticks)" '[ "$odd_ticks" -eq 0 ]'
+check "the busbw axis is logarithmic" 'grep -q "bus bandwidth (GB/s, log scale)" "$work/dom.html"'
 check "the simulated banner is shown" 'grep -q "SIMULATED" "$work/dom.html"'
 console_errors=$(grep -h 'CONSOLE' "$work/screenshot.log" "$work/dom.log" | grep -ci 'error\|uncaught' || true)
 check "no console errors ($console_errors)" '[ "$console_errors" -eq 0 ]'

@@ -1,6 +1,7 @@
 // nccl-tests logs into journal records, and the journal round trip (write, read back, same measurements).
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "common/input_error.hpp"
@@ -29,7 +30,7 @@ struct TempDir {
 }  // namespace
 
 TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale") {
-  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("all_gather_perf_v2.13_mpi_noisy.log"))};
+  std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("all_gather_perf_v2.13_mpi_noisy.log"))};
   ImportOptions o;
   o.time = "2026-11-30T00:00:00Z";
   auto result = import_nccl_tests(logs, o);
@@ -44,7 +45,7 @@ TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale"
   CHECK(r.measurement.outcome == Outcome::ok);
   CHECK(r.measurement.times_us.size() == 2);
   // busbw recomputed from the median time matches what nccl-tests printed, to its rounding.
-  CHECK(r.measurement.busbw_gbps == Approx(logs[0].rows[3].out_of_place.busbw_gbps).epsilon(0.03));
+  CHECK(r.measurement.busbw_gbps == Approx(logs[0].tests[0].rows[3].out_of_place.busbw_gbps).epsilon(0.03));
   CHECK(result.header.source == "imported");
   CHECK(result.header.strategy == "imported");
   CHECK(result.header.nccl_version == "2.18.3");
@@ -57,7 +58,7 @@ TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale"
 }
 
 TEST_CASE("options say what the log does not; a log without NCCL_ALGO needs them") {
-  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("h200_rs.log"))};
+  std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("h200_rs.log"))};
   ImportOptions o;
   CHECK_THROWS_WITH(import_nccl_tests(logs, o), Catch::Contains("--default"));
   o.as_default = true;
@@ -75,7 +76,7 @@ TEST_CASE("options say what the log does not; a log without NCCL_ALGO needs them
 }
 
 TEST_CASE("an option that contradicts the log wins with a warning") {
-  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("all_reduce_perf_truncated.log"))};
+  std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("all_reduce_perf_truncated.log"))};
   ImportOptions o;
   auto from_log = import_nccl_tests(logs, o);
   CHECK(to_string(from_log.records.front().measurement.request.candidate) == "tree/ll");
@@ -93,8 +94,8 @@ TEST_CASE("an option that contradicts the log wins with a warning") {
 }
 
 TEST_CASE("wrong rows become wrong_result records; point-to-point logs are skipped") {
-  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("reduce_perf_v2.17_wrong.log")),
-                                    read_nccl_tests_log(fixture("sendrecv_perf_v2.13.log"))};
+  std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("reduce_perf_v2.17_wrong.log")),
+                                     read_nccl_tests_file(fixture("sendrecv_perf_v2.13.log"))};
   ImportOptions o;
   o.algorithm = nccl::Algorithm::ring;  // the log itself says LL128 only
   auto result = import_nccl_tests(logs, o);
@@ -108,10 +109,10 @@ TEST_CASE("wrong rows become wrong_result records; point-to-point logs are skipp
     }
   }
   CHECK(wrong == 2);
-  bool skipped = false;
-  for (const auto& w : result.warnings) skipped |= w.find("sendrecv is point-to-point") != std::string::npos;
-  CHECK(skipped);
-  std::vector<NcclTestsLog> only_p2p = {read_nccl_tests_log(fixture("alltoall_perf_v2.19.log"))};
+  REQUIRE(result.not_imported.size() == 1);
+  CHECK(result.not_imported[0].test == fixture("sendrecv_perf_v2.13.log") + ":1-18 (sendrecv)");
+  CHECK(result.not_imported[0].reason == "sendrecv is point-to-point: NCCL's tuner never sees it");
+  std::vector<NcclTestsFile> only_p2p = {read_nccl_tests_file(fixture("alltoall_perf_v2.19.log"))};
   ImportOptions d;
   d.as_default = true;
   CHECK_THROWS_AS(import_nccl_tests(only_p2p, d), InputError);
@@ -120,8 +121,8 @@ TEST_CASE("wrong rows become wrong_result records; point-to-point logs are skipp
 TEST_CASE("imported records survive the journal round trip") {
   TempDir dir;
   auto path = dir.path / "imported.journal.jsonl";
-  std::vector<NcclTestsLog> logs = {read_nccl_tests_log(fixture("reduce_perf_v2.17_wrong.log")),
-                                    read_nccl_tests_log(fixture("all_reduce_perf_v2.10.log"))};
+  std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("reduce_perf_v2.17_wrong.log")),
+                                     read_nccl_tests_file(fixture("all_reduce_perf_v2.10.log"))};
   ImportOptions o;
   o.algorithm = nccl::Algorithm::ring;
   o.protocol = nccl::Protocol::ll128;
@@ -147,5 +148,106 @@ TEST_CASE("imported records survive the journal round trip") {
     CHECK(b.times_us == a.times_us);
     CHECK(back.records[i].scale == result.records[i].scale);
     CHECK(back.records[i].source == "imported");
+  }
+}
+
+TEST_CASE("several tests in one file: each imported at its scale, the rest named with their reasons") {
+  std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("several_tests_v2.19.log"))};
+  ImportOptions o;  // every test says NCCL_ALGO=Ring
+  auto result = import_nccl_tests(files, o);
+  CHECK(result.tests == 5);
+  CHECK(result.tests_imported == 3);
+  REQUIRE(result.records.size() == 27);
+  std::map<nccl::Collective, int> per;
+  for (const auto& r : result.records) {
+    ++per[r.measurement.request.collective];
+    CHECK(r.scale == Scale{2, 16});
+    CHECK(to_string(r.measurement.request.candidate) == "ring/*");
+  }
+  CHECK(per[nccl::Collective::allreduce] == 9);
+  CHECK(per[nccl::Collective::allgather] == 9);
+  CHECK(per[nccl::Collective::reducescatter] == 9);
+  REQUIRE(result.not_imported.size() == 2);
+  CHECK(result.not_imported[0].reason == "alltoall is point-to-point: NCCL's tuner never sees it");
+  // The second all_reduce_perf ran float where the first ran double: the same series, not pooled.
+  CHECK(result.not_imported[1].test.ends_with(":171-212 (all_reduce_perf)"));
+  CHECK(result.not_imported[1].reason.find("ran float sum where") == 0);
+  CHECK(result.not_imported[1].reason.find("ran double sum for the same allreduce") != std::string::npos);
+  // The graph-launched all_gather says so in its runner.
+  for (const auto& r : result.records)
+    if (r.measurement.request.collective == nccl::Collective::allgather)
+      CHECK(r.runner.find("all_gather_perf with CUDA graphs") != std::string::npos);
+  CHECK(result.header.collectives.size() == 3);
+}
+
+TEST_CASE("each record keeps the busbw nccl-tests printed for both halves beside their times") {
+  std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("h200_rs.log"))};
+  ImportOptions o;
+  o.as_default = true;
+  auto result = import_nccl_tests(files, o);
+  const auto& row = files[0].tests[0].rows[4];
+  const auto& r = result.records[4];
+  CHECK(r.measurement.times_us == std::vector<double>{row.out_of_place.time_us, row.in_place.time_us});
+  CHECK(r.published_busbw_gbps == std::vector<double>{135.92, 137.11});
+  TempDir dir;
+  {
+    JournalWriter w(dir.path / "j.jsonl");
+    w.write(result.header);
+    w.write(result.records);
+  }
+  CHECK(load_journal(dir.path / "j.jsonl").records[4].published_busbw_gbps ==
+        std::vector<double>{135.92, 137.11});
+}
+
+TEST_CASE("a table alone imports with --ranks and --nodes; a wrong --ranks is caught by the printed busbw") {
+  std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("table_only_all_reduce.log"))};
+  ImportOptions o;
+  o.as_default = true;
+  CHECK_THROWS_WITH(import_nccl_tests(files, o), Catch::Contains("give --ranks R"));
+  o.ranks = 16;
+  CHECK_THROWS_WITH(import_nccl_tests(files, o), Catch::Contains("give --nodes N"));
+  o.nodes = 2;
+  auto result = import_nccl_tests(files, o);
+  CHECK(result.records.size() == 7);
+  CHECK(result.records[0].scale == Scale{2, 16});
+  CHECK(result.warnings.empty());
+  o.ranks = 8;  // busbw/algbw = 1.875 is 16 ranks' 2(n-1)/n, not 8's 1.75
+  auto wrong = import_nccl_tests(files, o);
+  REQUIRE(wrong.warnings.size() == 1);
+  CHECK(wrong.warnings[0].find("the log ran on another rank count than imported") != std::string::npos);
+  // A log with rank lines that --ranks contradicts: the option wins, said twice (lines and busbw).
+  std::vector<NcclTestsFile> ranked = {read_nccl_tests_file(fixture("h200_rs.log"))};
+  o.ranks = 4;
+  o.nodes = std::nullopt;
+  auto over = import_nccl_tests(ranked, o);
+  CHECK(over.records[0].scale == Scale{1, 4});
+  CHECK(over.warnings.size() == 2);
+}
+
+TEST_CASE("nccl-tests JSON imports like text: candidate from its env list, scale from its devices") {
+  std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("nccl_tests_v2.19.6.json"))};
+  auto result = import_nccl_tests(files, ImportOptions{});
+  REQUIRE(result.records.size() == 18);
+  CHECK(to_string(result.records[0].measurement.request.candidate) == "nvls/simple");
+  CHECK(result.records[0].scale == Scale{1, 8});
+  CHECK(result.header.nccl_version == "2.28.9");
+  CHECK(result.header.gpu_model == "NVIDIA H200");
+  CHECK(result.warnings.empty());
+}
+
+TEST_CASE("when nothing imports, the error names every test and its reason") {
+  std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("alltoall_perf_v2.19.log")),
+                                      read_nccl_tests_file(fixture("sendrecv_perf_v2.13.log"))};
+  ImportOptions d;
+  d.as_default = true;
+  try {
+    import_nccl_tests(files, d);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.message().find("no nccl-tests row could be imported (") == 0);
+    CHECK(e.message().find("alltoall_perf_v2.19.log:1-28 (alltoall_perf): alltoall is point-to-point") !=
+          std::string::npos);
+    CHECK(e.message().find("sendrecv_perf_v2.13.log:1-18 (sendrecv): sendrecv is point-to-point") !=
+          std::string::npos);
   }
 }

@@ -1,11 +1,15 @@
 // The HTML report's structure: one series path per candidate per chart, labelled axes, rule bands, failed
 // candidates, the source banner, escaping; and the terminal table format.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <string>
 
 #include "common/atomic_file.hpp"
+#include "report/axis_ticks.hpp"
+#include "report/chart_palette.hpp"
 #include "report/report_html.hpp"
 #include "report/svg_chart.hpp"
 #include "report/table_format.hpp"
@@ -79,7 +83,7 @@ TEST_CASE("each candidate has one path in the bandwidth chart and one in the spe
   CHECK(count(html, "class=\"series default\"") == 1);
   CHECK(count(html, "class=\"axis-label x-label\"") == 2);
   CHECK(count(html, "class=\"axis-label y-label\"") == 2);
-  CHECK(html.find("bus bandwidth (GB/s)") != std::string::npos);
+  CHECK(html.find("bus bandwidth (GB/s, log scale)") != std::string::npos);
   CHECK(html.find("message size (bytes, log scale)") != std::string::npos);
   CHECK(html.find(">1 KiB<") != std::string::npos);  // tick labels in human units
   // Self-contained: no scripts, nothing fetched.
@@ -162,4 +166,170 @@ TEST_CASE("text tables align columns and format sizes for people") {
   CHECK_THROWS(t.add_row({"a", "b", "c", "d"}));
   CHECK(format_gain(0.123) == "+12.3%");
   CHECK(format_ratio(1.5) == "1.50x");
+}
+
+namespace {
+
+std::vector<std::string> labels(const AxisTicks& a) {
+  std::vector<std::string> out;
+  for (double t : a.ticks) out.push_back(tick_label(t));
+  return out;
+}
+
+// The y tick labels and the series' stroke colours of each chart in a page, in order.
+struct ChartParts {
+  std::vector<std::string> y_ticks;
+  std::vector<std::string> strokes;
+};
+std::vector<ChartParts> charts_of(const std::string& html) {
+  std::vector<ChartParts> out;
+  static const std::regex tick(R"re(<text class="y-tick"[^>]*>([^<]*)</text>)re");
+  static const std::regex stroke(
+      R"re(<path class="series[^"]*" data-series="[^"]*" d="[^"]*" fill="none" stroke="([^"]*)")re");
+  for (size_t at = html.find("<svg "); at != std::string::npos; at = html.find("<svg ", at + 1)) {
+    const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+    ChartParts p;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it)
+      p.y_ticks.push_back((*it)[1]);
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), stroke); it != std::sregex_iterator(); ++it)
+      p.strokes.push_back((*it)[1]);
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("linear ticks are multiples of one 1, 2 or 5 x 10^k step, the ends on ticks") {
+  // The speedup axis that read 0.1, 0.6, 1.1 before.
+  CHECK(labels(linear_ticks(0.1, 1.1)) ==
+        std::vector<std::string>{"0", "0.2", "0.4", "0.6", "0.8", "1", "1.2"});
+  CHECK(labels(linear_ticks(0, 480)) == std::vector<std::string>{"0", "100", "200", "300", "400", "500"});
+  CHECK(labels(linear_ticks(0.83, 1.27, 6)) ==
+        std::vector<std::string>{"0.8", "0.9", "1", "1.1", "1.2", "1.3"});
+  CHECK(labels(linear_ticks(0, 0.0031)) == std::vector<std::string>{"0", "0.001", "0.002", "0.003", "0.004"});
+  auto flat = linear_ticks(2, 2);
+  CHECK(flat.lo < 2);
+  CHECK(flat.hi > 2);
+  for (double lo : {0.0, 0.07, 3.0, 17.0})
+    for (double hi : {lo + 0.013, lo + 1.7, lo + 990.0}) {
+      AxisTicks a = linear_ticks(lo, hi);
+      INFO(lo << " .. " << hi);
+      CHECK(a.lo <= lo);
+      CHECK(a.hi >= hi);
+      REQUIRE(a.ticks.size() >= 2);
+      CHECK(a.ticks.size() <= 11);
+      CHECK(a.ticks.front() == a.lo);
+      CHECK(a.ticks.back() == a.hi);
+      const double step = a.ticks[1] - a.ticks[0];
+      const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+      CHECK(
+          (std::abs(mantissa - 1) < 1e-6 || std::abs(mantissa - 2) < 1e-6 || std::abs(mantissa - 5) < 1e-6));
+      for (double t : a.ticks) CHECK(std::abs(t / step - std::round(t / step)) < 1e-6);
+    }
+}
+
+TEST_CASE("log ticks are 1, 2 and 5 x 10^k, or the decades alone over a wide range") {
+  CHECK(labels(log_ticks(3, 400)) ==
+        std::vector<std::string>{"2", "5", "10", "20", "50", "100", "200", "500"});
+  CHECK(labels(log_ticks(0.04, 480)) == std::vector<std::string>{"0.01", "0.1", "1", "10", "100", "1000"});
+  CHECK(labels(log_ticks(1, 1)) == std::vector<std::string>{"1", "2"});
+  CHECK(labels(log_ticks(0.2, 0.2)) == std::vector<std::string>{"0.2", "0.5"});
+  CHECK(labels(log_ticks(10, 100)) == std::vector<std::string>{"10", "20", "50", "100"});
+}
+
+TEST_CASE("no two lines of a chart share a colour, whatever their number") {
+  for (size_t n : {1u, 10u, 11u, 20u, 32u}) {
+    auto colors = distinct_colors(n);
+    REQUIRE(colors.size() == n);
+    for (size_t i = 0; i < n; ++i) {
+      // None passes for NCCL's default (black) or for the page (white).
+      CHECK(color_difference(colors[i], "#000000") >= 40);
+      CHECK(color_difference(colors[i], "#ffffff") >= 20);
+      for (size_t j = i + 1; j < n; ++j) {
+        INFO(n << " colours: " << colors[i] << " and " << colors[j]);
+        CHECK(color_difference(colors[i], colors[j]) >= 25);
+      }
+    }
+  }
+  auto many = distinct_colors(64);
+  CHECK(std::set<std::string>(many.begin(), many.end()).size() == 64);
+  CHECK(distinct_colors(10) == std::vector<std::string>(many.begin(), many.begin() + 10));  // stable prefix
+  CHECK(color_difference("#ff0000", "#ff0000") == 0);
+  CHECK(color_difference("#000000", "#ffffff") == Approx(100).margin(0.1));
+}
+
+TEST_CASE("a chart of fourteen candidates draws fourteen colours; its busbw axis is logarithmic") {
+  ReportData d;
+  JournalHeader h;
+  h.source = "simulated";
+  d.header = h;
+  std::vector<Candidate> candidates = {Candidate{}};
+  for (auto a : {nccl::Algorithm::ring, nccl::Algorithm::tree})
+    for (auto p : {nccl::Protocol::ll, nccl::Protocol::ll128, nccl::Protocol::simple})
+      for (int ch : {0, 8}) candidates.push_back(Candidate{a, p, ch});
+  candidates.push_back(Candidate{nccl::Algorithm::nvls, nccl::Protocol::simple, 0});
+  candidates.push_back(Candidate{nccl::Algorithm::nvls, nccl::Protocol::simple, 16});
+  REQUIRE(candidates.size() == 15);
+  for (size_t i = 0; i < candidates.size(); ++i)
+    for (uint64_t b = 1024; b <= (64u << 20); b *= 8)
+      d.records.push_back(record(candidates[i], b, 15 + b / 4e5 + i));
+  const std::string html = render_report_html(d);
+  auto parts = charts_of(html);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].strokes.size() == 15);
+  CHECK(std::set<std::string>(parts[0].strokes.begin(), parts[0].strokes.end()).size() == 15);
+  // busbw from about 0.06 to 1000 GB/s: decades only.
+  CHECK(parts[0].y_ticks == std::vector<std::string>{"0.01", "0.1", "1", "10", "100", "1000"});
+  // The speedup chart is linear around 1, at round values.
+  for (const auto& t : parts[1].y_ticks) {
+    INFO(t);
+    CHECK(std::regex_match(t, std::regex(R"(0|0\.[0-9]|1|1\.[0-9]|[0-9]+)")));
+  }
+}
+
+TEST_CASE("unsupported candidates are listed apart, folded, and never fill the failures table") {
+  ReportData d = sample();
+  Candidate collnet{nccl::Algorithm::collnet_direct, nccl::Protocol::simple, 0};
+  for (int setting = 0; setting < 2; ++setting)
+    for (Scale scale : {Scale{1, 8}, Scale{2, 16}})
+      for (uint64_t b = 1024; b <= (1u << 20); b *= 4) {
+        JournalRecord r = record(collnet, b, 0, Outcome::unsupported);
+        r.setting =
+            setting ? ProcessSetting{"hca-a", {{"NCCL_IB_HCA", "=mlx5_0"}}} : ProcessSetting{"default", {}};
+        r.scale = scale;
+        r.measurement.detail = "NCCL marked collnetdirect/simple unusable (no SHARP)";
+        d.records.push_back(r);
+      }
+  const std::string html = render_report_html(d);
+  const size_t failed = html.find("<table class=\"failed\">");
+  REQUIRE(failed != std::string::npos);
+  const std::string failed_table = html.substr(failed, html.find("</table>", failed) - failed);
+  CHECK(failed_table.find("unsupported") == std::string::npos);
+  CHECK(failed_table.find("wrong_result") != std::string::npos);
+  CHECK(count(failed_table, "<tr>") == 2);  // the header and ring/ll128's wrong results
+  CHECK(html.find("<h2>Not supported here</h2>") != std::string::npos);
+  CHECK(html.find("1 candidate NCCL marked unusable on this cluster") != std::string::npos);
+  const size_t folded = html.find("<details class=\"unsupported\">");
+  REQUIRE(folded != std::string::npos);
+  const std::string table = html.substr(folded, html.find("</details>", folded) - folded);
+  CHECK(count(table, "<tr>") == 2);  // one row for 24 records: both scales, both settings
+  CHECK(table.find("1x8 (8 ranks); 2x8 (16 ranks)") != std::string::npos);
+  CHECK(table.find("default, hca-a") != std::string::npos);
+  CHECK(table.find("(no SHARP)") != std::string::npos);
+  // Without unsupported candidates the section is absent.
+  CHECK(render_report_html(sample()).find("Not supported here") == std::string::npos);
+}
+
+TEST_CASE("size ticks are powers of two a round number of doublings apart") {
+  auto exps = [](double lo, double hi) {
+    std::vector<int> out;
+    for (double t : log2_ticks(lo, hi)) out.push_back(static_cast<int>(std::log2(t)));
+    return out;
+  };
+  CHECK(exps(1024, 1 << 20) == std::vector<int>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
+  CHECK(exps(1024, 1u << 30) == std::vector<int>{10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});  // 1K 4K .. 1G
+  CHECK(exps(8, 1ull << 40) == std::vector<int>{5, 10, 15, 20, 25, 30, 35, 40});                 // 32 B 1K 32K 1M
+  CHECK(exps(3000, 5000) == std::vector<int>{12});
+  CHECK(log2_ticks(0, 8).empty());
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Figures of how far a simulated calibration can be trusted, for tests and bench_strategy alike:
-//  - seed agreement: the same simulated truth under five noise seeds; of the grid points any seed's profile
-//    rules on, the share whose decision (a rule's choice, or NCCL's own) at least four seeds share;
+//  - seed agreement: the same simulated truth under five noise seeds; of the grid points (shape, collective,
+//    size) any seed's profile rules on, the share whose decision (a rule's choice, or NCCL's own) at least
+//    four seeds share;
 //  - the truth check: the points where the simulated truth has a real gain (the best candidate of the
 //    search space beats NCCL's default by twice the threshold, SimModel's truth), how many of them a
 //    profile rules on with a choice that really gains more than the threshold there, and how many points
@@ -45,6 +46,7 @@ struct SimulatedTuneRequest {
   uint64_t seed = 1;
   double noise = 0.03;
   std::vector<int> channels;
+  std::vector<runners::Scale> shapes;  // empty: tune's default shapes
 };
 
 inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
@@ -56,6 +58,7 @@ inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
   r.seed = q.seed;
   r.noise = q.noise;
   r.channels = q.channels;
+  r.shapes = q.shapes;
   r.command = "strategy figures";
   tuner::CalibrationContext c;
   c.store = std::filesystem::temp_directory_path() /
@@ -74,22 +77,22 @@ inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
   return out;
 }
 
-using Point = std::pair<nccl::Collective, uint64_t>;
+using Point = std::tuple<runners::Scale, nccl::Collective, uint64_t>;
 using Decision = std::optional<runners::Candidate>;  // nullopt: NCCL decides
 
-// The profile's decision at every grid point of the calibration (its one scale).
+// The profile's decision at every grid point of every shape the calibration measured.
 inline std::map<Point, Decision> decisions(const SimulatedCalibration& cal) {
   std::map<Point, Decision> out;
-  const runners::Scale scale = cal.space.scales.front();
-  for (const auto& cs : cal.space.collectives)
-    for (uint64_t b : cal.space.sizes) {
-      Decision d;
-      for (const auto& r : cal.result.profile.rules)
-        if (r.collective == cs.collective && r.min_bytes <= b && b <= r.max_bytes &&
-            r.applies_to(scale.nodes, scale.ranks))
-          d = runners::Candidate{r.algorithm, r.protocol, r.channels};
-      out[{cs.collective, b}] = d;
-    }
+  for (const runners::Scale& scale : cal.space.scales)
+    for (const auto& cs : cal.space.collectives)
+      for (uint64_t b : cal.space.sizes) {
+        Decision d;
+        for (const auto& r : cal.result.profile.rules)
+          if (r.collective == cs.collective && r.min_bytes <= b && b <= r.max_bytes &&
+              r.applies_to(profiles::CommShape::of(scale.nodes, scale.ranks)))
+            d = runners::Candidate{r.algorithm, r.protocol, r.channels};
+        out[{scale, cs.collective, b}] = d;
+      }
   return out;
 }
 
@@ -127,29 +130,35 @@ struct TruthCheck {
 
 inline TruthCheck truth_check(const SimulatedCalibration& cal, double min_gain) {
   const auto topo = topology::load_example(cal.example);
-  sim::SimModel model(sim::describe_cluster(topo, cal.nodes), cal.result.profile.env);
-  auto true_gain = [&](nccl::Collective c, uint64_t b,
-                       const runners::Candidate& cand) -> std::optional<double> {
-    auto run = model.resolve(c, b, cand);
-    if (!run || model.corrupts(run->algorithm, run->protocol)) return std::nullopt;
-    const double def = model.true_time_us(c, b, model.nccl_default(c, b));
-    return def / model.true_time_us(c, b, *run) - 1.0;
-  };
   TruthCheck t;
   const auto ours = decisions(cal);
-  for (const auto& cs : cal.space.collectives)
-    for (uint64_t b : cal.space.sizes) {
-      double best = 0.0;
-      for (const auto& cand : cs.candidates)
-        if (auto g = true_gain(cs.collective, b, cand)) best = std::max(best, *g);
-      const Decision& d = ours.at({cs.collective, b});
-      const auto g = d ? true_gain(cs.collective, b, *d) : std::nullopt;
-      if (best >= 2 * min_gain) {
-        ++t.real_gains;
-        if (g && *g > min_gain) ++t.found;
+  for (const runners::Scale& scale : cal.space.scales) {
+    // The truth of this shape as the simulator measures it: every group of it at once.
+    sim::SimCluster cluster = sim::describe_cluster(topo, scale.nodes);
+    if (scale.ranks_per_node() != cluster.node_gpus)
+      cluster = sim::shape_cluster(cluster, scale.ranks_per_node(), true);
+    const sim::SimModel model(cluster, cal.result.profile.env);
+    auto true_gain = [&](nccl::Collective c, uint64_t b,
+                         const runners::Candidate& cand) -> std::optional<double> {
+      auto run = model.resolve(c, b, cand);
+      if (!run || model.corrupts(run->algorithm, run->protocol)) return std::nullopt;
+      const double def = model.true_time_us(c, b, model.nccl_default(c, b));
+      return def / model.true_time_us(c, b, *run) - 1.0;
+    };
+    for (const auto& cs : cal.space.collectives)
+      for (uint64_t b : cal.space.sizes) {
+        double best = 0.0;
+        for (const auto& cand : cs.candidates)
+          if (auto g = true_gain(cs.collective, b, cand)) best = std::max(best, *g);
+        const Decision& d = ours.at({scale, cs.collective, b});
+        const auto g = d ? true_gain(cs.collective, b, *d) : std::nullopt;
+        if (best >= 2 * min_gain) {
+          ++t.real_gains;
+          if (g && *g > min_gain) ++t.found;
+        }
+        if (d && (!g || *g < 0.0)) ++t.harmful;
       }
-      if (d && (!g || *g < 0.0)) ++t.harmful;
-    }
+  }
   return t;
 }
 
@@ -163,8 +172,9 @@ inline EdgeAgreement edge_agreement(const SimulatedCalibration& of, const Simula
   EdgeAgreement e;
   const uint64_t first = of.space.sizes.front(), last = of.space.sizes.back();
   auto same = [](const profiles::Rule& a, const profiles::Rule& b) {
-    return a.collective == b.collective && a.algorithm == b.algorithm && a.protocol == b.protocol &&
-           a.channels == b.channels && a.min_bytes <= b.max_bytes && b.min_bytes <= a.max_bytes;
+    return a.collective == b.collective && a.nodes == b.nodes && a.ranks == b.ranks &&
+           a.algorithm == b.algorithm && a.protocol == b.protocol && a.channels == b.channels &&
+           a.min_bytes <= b.max_bytes && b.min_bytes <= a.max_bytes;
   };
   auto close = [](uint64_t a, uint64_t b) {
     return std::fabs(std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b))) <= 1.0;

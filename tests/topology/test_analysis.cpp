@@ -72,12 +72,15 @@ TEST_CASE("a100-pcie-8x: no NVLink, no NVLS, not rail-aligned", "[analysis]") {
   CHECK(a.ib_hca_candidates == std::vector<std::string>{"=mlx5_0:1,mlx5_1:1"});
 }
 
-TEST_CASE("health: degraded PCIe link, down port, down NVLink, mixed models", "[analysis]") {
+TEST_CASE("health: degraded PCIe link, down port, down NVLink, mixed models", "[analysis][health]") {
   Topology t = read_topology_file(test::own_fixture("nccl-full.xml"));
   Analysis a = analyze(t);
   REQUIRE(a.health.size() == 1);
-  CHECK(a.health[0].kind == "pcie_degraded");
-  CHECK(a.health[0].message == "GPU 1 (0000:8b:00.0) runs PCIe x8 at 16 GT/s, expected x16 at 16 GT/s");
+  CHECK(a.health[0].kind == "pcie_width_degraded");
+  CHECK(a.health[0].severity == Severity::block);
+  CHECK(a.health[0].device == "GPU1 (0000:8b:00.0)");
+  CHECK(a.health[0].reading == "PCIe x8 at 16 GT/s, maximum x16 at 16 GT/s");
+  CHECK(a.health[0].source == "topology file (" + test::own_fixture("nccl-full.xml").string() + ")");
   CHECK(a.nvlink_shape == NvLinkShape::all_to_all);
   t.nics[0].ports[0].state = "DOWN";
   t.gpus[0].nvlinks[0].up = false;
@@ -86,8 +89,10 @@ TEST_CASE("health: degraded PCIe link, down port, down NVLink, mixed models", "[
   std::vector<std::string> kinds;
   for (const auto& h : a.health) kinds.push_back(h.kind);
   CHECK(kinds ==
-        std::vector<std::string>{"nic_port_not_active", "nvlink_down", "pcie_degraded", "mixed_gpu_models"});
-  CHECK(a.health[0].message == "mlx5_0 port 1 is DOWN (expected ACTIVE)");
+        std::vector<std::string>{"nvlink_down", "pcie_width_degraded", "mixed_gpu_models", "nic_not_active"});
+  CHECK(a.health[3].message ==
+        "mlx5_0 has no ACTIVE port (port 1 DOWN): cable, switch port or subnet manager");
+  CHECK_FALSE(may_calibrate(a.health));
 }
 
 TEST_CASE("recorded: Azure ND H100 v5, every GPU has exactly one NIC at PIX", "[analysis][recorded]") {

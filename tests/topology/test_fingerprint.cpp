@@ -31,9 +31,13 @@ TEST_CASE("fingerprint: 16 hex digits, stable across bus ids and names", "[finge
 TEST_CASE("fingerprint: NIC speed, GPU count, NCCL version and kind change it", "[fingerprint]") {
   const Topology a = load_example("h100-8x");
   const std::string fp = fingerprint(a, 228);
-  Topology slower = a;
-  slower.nics[3].ports[0].speed_gbps = 200;
+  Topology slower = a;  // another fabric: every NIC at HDR
+  for (auto& n : slower.nics)
+    for (auto& p : n.ports) p.speed_gbps = 200;
   CHECK(fingerprint(slower, 228) != fp);
+  Topology ethernet = a;
+  ethernet.nics[0].ports[0].link_layer = "Ethernet";
+  CHECK(fingerprint(ethernet, 228) != fp);
   Topology fewer = a;
   fewer.gpus.pop_back();
   CHECK(fingerprint(fewer, 228) != fp);
@@ -41,4 +45,19 @@ TEST_CASE("fingerprint: NIC speed, GPU count, NCCL version and kind change it", 
   CHECK(fingerprint(load_example("h100-8x-2nic"), 228) != fp);
   CHECK(fingerprint_description(a, 228).find("gpu 8x NVIDIA H100 80GB HBM3 sm90 nvlink switchx18") !=
         std::string::npos);
+}
+
+// Issue 14: ranks of one job resolve their profile by fingerprint, so a sick node must stay the same kind of
+// node as its healthy peers (its sickness is a health finding), or it would run other rules than they do.
+TEST_CASE("fingerprint: health state never changes it", "[fingerprint][health]") {
+  const Topology a = load_example("h100-8x");
+  const std::string fp = fingerprint(a, 228);
+  Topology sick = a;
+  sick.nics[3].ports[0].state = "DOWN";
+  sick.nics[5].ports[0].speed_gbps = 200;  // one port trained at half its rate
+  sick.gpus[2].nvlinks[7].up = false;
+  sick.gpus[4].link.width = 4;  // PCIe trained at x4
+  sick.gpus[4].link.speed_gts = 2.5;
+  CHECK(fingerprint(sick, 228) == fp);
+  CHECK(fingerprint_description(a, 228).find("nic 8x ConnectX-7 InfiniBand 400Gb/s") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 
 #include "common/input_error.hpp"
 #include "test_helpers.hpp"
+#include "topology/analysis.hpp"
 #include "topology/reader.hpp"
 
 using namespace autotune::topology;
@@ -63,4 +64,14 @@ TEST_CASE("recorded: hwloc POWER8 with 4 P100 and an NVLinkBandwidth matrix", "[
   CHECK(t.gpus[0].pci_bus_id == "0002:01:00.0");
   CHECK(t.gpus[1].pci_bus_id == "0003:01:00.0");
   CHECK_FALSE(t.nvswitch_seen);
+}
+
+TEST_CASE("recorded: hwloc 32em64t, Port1LID and Port1LMC are not ports", "[hwloc-xml][recorded]") {
+  AUTOTUNE_SHARED_OR_SKIP(path, "hwloc-xml/hwloc-32em64t-2n8c2t-pci-normalio.xml");
+  const Topology t = read_topology_file(path);
+  REQUIRE(t.nics.size() == 1);
+  REQUIRE(t.nics[0].ports.size() == 1);  // Port1State only; Port1LID and Port1LMC describe the same port
+  CHECK(t.nics[0].ports[0].port == 1);
+  CHECK(t.nics[0].ports[0].state == "ACTIVE");
+  for (const auto& f : analyze(t).health) CHECK(f.kind != "nic_port_not_active");
 }

@@ -39,7 +39,10 @@ class FakeLiveReader : public SystemReader {
     return {false, "hwloc_topology_load: injected failure", 0, 0, "", ""};
   }
   LibraryAnswer<CudaDevice> cuda() const override { return cuda_answer; }
-  LibraryAnswer<NvmlGpu> nvml() const override { return nvml_answer; }
+  LibraryAnswer<NvmlGpu> nvml(const NvmlRequest& request) const override {
+    asked = request;
+    return nvml_answer;
+  }
   LibraryAnswer<VerbsDevice> verbs() const override { return verbs_answer; }
   std::vector<std::string> collnet_plugins() const override { return plugins; }
 
@@ -50,6 +53,7 @@ class FakeLiveReader : public SystemReader {
   LibraryAnswer<VerbsDevice> verbs_answer{
       false, "no RDMA stack (ibv_get_device_list: Function not implemented)", {}};
   std::vector<std::string> plugins;
+  mutable std::optional<NvmlRequest> asked;
 
  private:
   std::unique_ptr<SystemReader> files_;
@@ -82,7 +86,7 @@ TEST_CASE("sysfs tree: own fixture", "[live][sysfs]") {
   CHECK(a.paths.at(0).type == PathType::pix);
   std::vector<std::string> kinds;
   for (const auto& h : a.health) kinds.push_back(h.kind);
-  CHECK(kinds == std::vector<std::string>{"nic_port_not_active", "pcie_degraded"});
+  CHECK(kinds == std::vector<std::string>{"pcie_gen_degraded", "nic_port_not_active"});
   // The libraries were not asked about a recorded tree, and the reason is recorded.
   REQUIRE(source(t, "cuda"));
   CHECK_FALSE(source(t, "cuda")->available);
@@ -113,11 +117,11 @@ TEST_CASE("fake live node: libraries missing are reported with their reasons", "
 
 TEST_CASE("fake live node: CUDA, NVML and verbs answers refine the model", "[live][fake]") {
   FakeLiveReader r(test::own_fixture("sysfs-small/sys"));
-  r.cuda_answer = {true, "", {{3, "0000:02:00.0", "NVIDIA H200", 90, true}}};
-  NvmlGpu g{"0000:02:00.0", {}};
-  for (int l = 0; l < 18; ++l) g.links.push_back({l, l != 5, NvmlLink::Remote::nvswitch, "0000:c5:00.0"});
+  r.cuda_answer = {true, "", {{3, "0000:02:00.0", "NVIDIA H200", 90, true, std::nullopt}}};
+  NvmlGpu g{"0000:02:00.0", {}, std::nullopt};
+  for (int l = 0; l < 18; ++l) g.links.push_back({l, l != 5, NvmlLink::Remote::nvswitch, "0000:c5:00.0", {}});
   r.nvml_answer = {true, "", {g}};
-  r.verbs_answer = {true, "", {{"mlx5_0", {{1, "ACTIVE", "InfiniBand", 200.0}}}}};
+  r.verbs_answer = {true, "", {{"mlx5_0", {{1, "ACTIVE", "InfiniBand", 200.0}}, std::nullopt}}};
   r.plugins = {"libnccl-net.so (ncclCollNetPlugin_v9)"};
   const Topology t = probe_system(r);
   REQUIRE(t.gpus.size() == 1);
@@ -132,8 +136,11 @@ TEST_CASE("fake live node: CUDA, NVML and verbs answers refine the model", "[liv
   CHECK(a.nvls.status == FeatureStatus::available);
   CHECK(a.collnet.status == FeatureStatus::unknown);
   CHECK(a.collnet.evidence.find("libnccl-net.so") != std::string::npos);
-  REQUIRE(a.health.size() == 2);  // NVLink 5 down, PCIe below max
-  CHECK(a.health[0].message == "GPU 3 NVLink 5 is down");
+  // NVLink 5 down, PCIe below its maximum speed, the ConnectX-7 port at 200 of its 400 Gb/s.
+  REQUIRE(a.health.size() == 3);
+  CHECK(a.health[0].message == "NVLink 5 of GPU3 is down");
+  CHECK(a.health[0].source == "nvml");
+  CHECK(a.health[2].kind == "nic_rate_below_max");
 }
 
 TEST_CASE("fake live node: unreadable sysfs is reported, the probe still succeeds", "[live][fake]") {
@@ -177,4 +184,39 @@ TEST_CASE("live probe on this machine succeeds and says why what is missing is m
     REQUIRE(s);
     CHECK_FALSE(s->detail.empty());  // either what was read or why not
   }
+}
+
+TEST_CASE("health: NVML readings through the reader seam become findings; the launcher's probe reads none",
+          "[live][fake][health]") {
+  FakeLiveReader r(test::own_fixture("sysfs-small/sys"));
+  NvmlGpu g{"0000:02:00.0", {}, GpuHealth{}};
+  g.health->ecc_volatile_uncorrected = 1;
+  g.health->pcie_width = 16;
+  g.health->pcie_width_max = 16;
+  g.health->pcie_gen = 5;
+  g.health->pcie_gen_max = 5;
+  g.health->clock_event_reasons = clock_event::gpu_idle;
+  NvLinkErrors errors;
+  errors.crc = Counter{900, 250};  // 250 in half a second: 500 per second
+  g.links.push_back({0, true, NvmlLink::Remote::nvswitch, "0000:c5:00.0", errors});
+  r.nvml_answer = {true, "", {g}};
+  LiveOptions o;
+  o.health = true;
+  o.counter_interval_ms = 500;
+  const Topology t = probe_system(r, o);
+  REQUIRE(r.asked);
+  CHECK(r.asked->health);
+  CHECK(r.asked->counter_interval_ms == 500);
+  CHECK(t.health.counter_interval_ms == 500);
+  std::vector<std::string> kinds;
+  for (const auto& f : analyze(t).health) kinds.push_back(f.kind);
+  // The sysfs link at 16 of 32 GT/s is not a finding: NVML says gen 5 of 5, and the GPU is idle anyway.
+  CHECK(kinds == std::vector<std::string>{"ecc_uncorrected", "nvlink_errors", "nic_port_not_active"});
+  CHECK(analyze(t).health[1].reading == "CRC 500/s in 500 ms");
+
+  // The launcher's probe (health off) asks NVML for the topology only and reads no sysfs health.
+  const Topology fast = probe_system(r);
+  CHECK_FALSE(r.asked->health);
+  CHECK_FALSE(fast.health.read);
+  CHECK(fast.sources.back().name != "health");
 }

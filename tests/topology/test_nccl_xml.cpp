@@ -64,6 +64,29 @@ TEST_CASE("NCCL XML: malformed, truncated and foreign files name file and line",
         "t.xml:4: expected a hex number in class=, found \"nope\"");
 }
 
+TEST_CASE("NCCL XML: empty attributes of real dumps are unknown, not errors", "[nccl-xml]") {
+  // NCCL writes link_speed="" / link_width="" on host bridges whose link it could not read.
+  const std::string text =
+      "<system version=\"1\">\n<cpu numaid=\"0\" arch=\"x86_64\">\n"
+      "<pci busid=\"0000:00:01.0\" class=\"0x060400\" vendor=\"\" device=\"\" link_speed=\"\" "
+      "link_width=\"\">\n"
+      "<pci busid=\"0000:01:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x2330\" "
+      "link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"><gpu dev=\"0\" sm=\"\" rank=\"\"/></pci>\n"
+      "</pci>\n</cpu>\n</system>\n";
+  CHECK(error_of(text) == "");
+  const Topology t = read_topology_text(text, "t.xml");
+  REQUIRE(t.gpus.size() == 1);
+  CHECK(t.gpus[0].sm == 90);  // unknown in the file: from the PCI device id
+  CHECK(t.gpus[0].link.width == 16);
+  REQUIRE(t.gpus[0].pci_path.size() == 1);
+  CHECK(t.gpus[0].pci_path[0].bus_id == "0000:00:01.0");
+  // Required attributes stay required, and a present value still has to parse.
+  CHECK(error_of("<system>\n<cpu>\n<pci busid=\"\" class=\"0x030200\"/>\n</cpu>\n</system>") ==
+        "t.xml:3: expected a PCI bus id like 0000:1b:00.0 in busid=, found \"\"");
+  CHECK(error_of("<system>\n<cpu>\n<pci busid=\"0000:01:00.0\" link_width=\"x16\"/>\n</cpu>\n</system>") ==
+        "t.xml:3: expected an integer in link_width=, found \"x16\"");
+}
+
 TEST_CASE("NCCL XML: a file that cannot be read is an InputError naming it", "[nccl-xml][errors]") {
   CHECK_THROWS_AS(read_topology_file("/nonexistent/topo.xml"), autotune::InputError);
 }

@@ -113,3 +113,28 @@ TEST_CASE("NCCL XML output keeps NUMA nodes that hold no GPU or NIC", "[output]"
   CHECK(back.numa_nodes == 4);
   CHECK(fingerprint(back, 228) == fingerprint(t, 228));
 }
+
+TEST_CASE("text output: a long source name stays apart from its detail", "[output]") {
+  const Topology t = read_topology_file(test::own_fixture("nccl-full.xml"));
+  const std::string text = to_text({t, analyze(t), "0123456789abcdef"});
+  const std::string name = "file:" + test::own_fixture("nccl-full.xml").string();
+  REQUIRE(name.size() > 18);
+  CHECK(text.find("  " + name + "  NCCL topology XML (full dump)") != std::string::npos);
+}
+
+TEST_CASE("text output: a skeleton with several NICs does not say one NIC or none", "[output]") {
+  std::string nics;
+  for (int i = 0; i < 4; ++i)
+    nics += "<pci busid=\"0000:1" + std::to_string(i) +
+            ":00.0\" class=\"0x020700\" vendor=\"0x15b3\" device=\"0x1021\"/>";
+  const Topology t = read_topology_text(
+      "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\" "
+      "vendor=\"0x10de\" device=\"0x2330\"/>" +
+          nics + "</cpu></system>",
+      "skeleton.xml");
+  REQUIRE(t.nics.size() == 4);
+  const Analysis a = analyze(t);
+  const std::string text = to_text({t, a, "0123456789abcdef"});
+  CHECK(text.find("one NIC or none") == std::string::npos);
+  CHECK(a.sweep_cross_nic);
+}

@@ -24,9 +24,10 @@ import json, sys
 doc = json.load(open(sys.argv[1])); gpus = int(sys.argv[2]); forced = bool(sys.argv[3])
 assert doc["runner"]["kind"] == "nccl" and doc["runner"]["ranks"] == gpus, doc["runner"]
 results = doc["results"]
-assert len(results) == 8, f"{len(results)} sizes, expected 8"
+assert len(results) == 16, f"{len(results)} halves, expected 8 sizes out-of-place and in-place"
+assert [r["half"] for r in results[:2]] == ["out_of_place", "in_place"], results[:2]
 for r in results:
-    where = f'{gpus} GPU(s), {r["bytes"]} B, {r["candidate"]}'
+    where = f'{gpus} GPU(s), {r["bytes"]} B {r["half"]}, {r["candidate"]}'
     assert r["outcome"] in ("ok", "unsupported"), f'{where}: {r["outcome"]} {r.get("detail", "")}'
     assert r["wrong"] == 0, where
     if not forced:
@@ -34,7 +35,7 @@ for r in results:
     elif gpus > 1:
         assert r["outcome"] == "ok", f'{where}: ring/simple must run on {gpus} GPUs: {r.get("detail", "")}'
         assert (r.get("algorithm"), r.get("protocol")) == ("ring", "simple"), f'{where}: NCCL used {r}'
-print(f"OK: {gpus} GPU(s), {'ring/simple' if forced else 'default'}: {len(results)} sizes correct")
+print(f"OK: {gpus} GPU(s), {'ring/simple' if forced else 'default'}: {len(results) // 2} sizes, both halves correct")
 PY
   done
 done

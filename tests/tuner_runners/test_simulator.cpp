@@ -9,6 +9,7 @@
 #include "simulator/sim_model.hpp"
 #include "simulator/sim_runner.hpp"
 #include "tests/tuner_runners/test_topologies.hpp"
+#include "topology/examples.hpp"
 #include "tuner/runner_factory.hpp"
 
 using namespace autotune;
@@ -207,7 +208,8 @@ TEST_CASE("NCCL_IB_HCA selects NICs and ports in the simulator exactly as NCCL r
   const char* names[] = {"mlx5_0", "mlx5_1", "mlx5_10"};
   for (int i = 0; i < 3; ++i) {
     node.nics[i].name = names[i];
-    node.nics[i].ports = {{1, "ACTIVE", "InfiniBand", 400.0, ""}, {2, "ACTIVE", "InfiniBand", 400.0, ""}};
+    node.nics[i].ports.resize(2);
+    for (int p = 0; p < 2; ++p) node.nics[i].ports[p].port = p + 1, node.nics[i].ports[p].speed_gbps = 400.0;
   }
   auto kept = [&](const std::string& value) {
     std::vector<std::string> out;
@@ -230,6 +232,30 @@ TEST_CASE("NCCL_IB_HCA selects NICs and ports in the simulator exactly as NCCL r
   // The value's syntax is NCCL's: refused the way the profile validator refuses it.
   CHECK_THROWS_WITH(SimModel(describe_cluster(node, 2), {{"NCCL_IB_HCA", "mlx5_0:x"}}),
                     Catch::Contains("NCCL_IB_HCA"));
+}
+
+TEST_CASE("Groups of a shape that run at once share their nodes' NICs as their rails allow", "[sim]") {
+  // Four nodes, one rank per node (a data-parallel group): alone, and all eight such groups at once.
+  auto dp = [](const topology::Topology& node, bool concurrent) {
+    return SimModel(shape_cluster(describe_cluster(node, 4), 1, concurrent), {},
+                    SimDeviations{.enabled = false});
+  };
+  const SimChoice ring{Algorithm::ring, Protocol::simple, 16};
+  auto time = [&](const SimModel& m) { return m.true_time_us(Collective::allreduce, kGiB, ring); };
+  // Eight rail NICs: each group has its own, so eight at once are no slower than one.
+  const auto rails = topology::load_example("h100-8x");
+  CHECK(dp(rails, true).cluster().groups_per_node == 8);
+  CHECK(dp(rails, true).effective_net_gbps() == Approx(dp(rails, false).effective_net_gbps()));
+  CHECK(time(dp(rails, true)) == Approx(time(dp(rails, false))));
+  // Two NICs: four groups share each, a quarter of the bandwidth each; alone, a group has one NIC to itself.
+  const auto two = topology::load_example("h100-8x-2nic");
+  CHECK(dp(two, true).effective_net_gbps() == Approx(dp(two, false).effective_net_gbps() / 4));
+  CHECK(time(dp(two, true)) > 3.0 * time(dp(two, false)));
+  // The whole node in one communicator uses every NIC, as before.
+  SimModel whole(describe_cluster(rails, 4), {}, SimDeviations{.enabled = false});
+  CHECK(whole.effective_net_gbps() == Approx(8 * 48.0).epsilon(0.01));
+  // A shape whose ranks per node do not divide the node is refused.
+  CHECK_THROWS_AS(shape_cluster(describe_cluster(rails, 4), 3, true), InputError);
 }
 
 TEST_CASE("The simulator runner: labelled, seeded, repeatable, failures as values", "[sim]") {

@@ -47,8 +47,8 @@ std::vector<std::string> ids(const std::vector<runners::ProcessSetting>& s) {
 TEST_CASE("set-up: a simulated cluster measures in process, sweeps the probe's settings, names itself") {
   auto s = set_up_calibration(simulated(2), world());
   CHECK(s.mode == CalibrationMode::in_process);
-  REQUIRE(s.tune.space.scales.size() == 1);
-  CHECK(s.tune.space.scales[0] == runners::Scale{2, 16});
+  // The default shapes: one node, one rank per node across both, the whole job.
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 8}, {2, 2}, {2, 16}});
   // The bundled h100-8x node: 8 rail NICs; NCCL's default (all of them) is the default job.
   const auto settings = ids(s.tune.space.settings);
   CHECK(settings.front() == "default");
@@ -76,6 +76,21 @@ TEST_CASE("set-up: scales are node counts of the simulated cluster, 'all' includ
   r.scales = {5};
   CHECK_THROWS_WITH(set_up_calibration(r, world()),
                     Catch::Contains("--scales: expected node counts from 1 to 4, found 5"));
+}
+
+TEST_CASE("set-up: shapes named or made by a parallel layout, each fitted to the cluster") {
+  auto r = simulated(4);
+  r.shapes = {{4, 32}, {4, 4}, {2, 2}};
+  auto s = set_up_calibration(r, world());
+  CHECK(s.tune.space.scales == r.shapes);
+  r.shapes = {{8, 8}};
+  CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains("--shapes: shape 8x1 needs 8 nodes"));
+  r.shapes.clear();
+  r.parallelism = ParallelLayout{8, 2, 2, 0, false};
+  s = set_up_calibration(r, world());
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 8}, {2, 2}});
+  CHECK_THAT(s.notes[0], Catch::Contains("tp: 4 communicator(s) of 1x8"));
+  CHECK_THAT(s.notes[1], Catch::Contains("dp: 16 communicator(s) of 2x1"));
 }
 
 TEST_CASE("set-up: requests that cannot work are input errors before anything runs") {

@@ -215,11 +215,13 @@ TEST_CASE("exhaustive: repetitions are spent where an answer is in doubt, doubli
 }
 
 TEST_CASE("simulator: five noise seeds of one truth agree on the points they rule on and find its gains") {
-  // `tune --simulate --example h100-8x --nodes 2 --strategy exhaustive --seed 1..5`, in process.
+  // `tune --simulate --example h100-8x --nodes 2 --shapes 2x8 --strategy exhaustive --seed 1..5`, in
+  // process: the whole job's shape, to keep the test short (bench_strategy measures every default shape).
   for (double noise : {0.03, 0.06}) {
     std::vector<autotune::testing::SimulatedCalibration> seeds;
     for (uint64_t seed = 1; seed <= 5; ++seed)
-      seeds.push_back(autotune::testing::simulated_tune({"h100-8x", 2, "exhaustive", seed, noise, {}}));
+      seeds.push_back(
+          autotune::testing::simulated_tune({"h100-8x", 2, "exhaustive", seed, noise, {}, {{2, 16}}}));
     auto agreement = autotune::testing::seed_agreement(seeds, 4);
     INFO("noise " << noise << ": " << agreement.agreeing << " of " << agreement.ruled << " points agree");
     CHECK(agreement.ruled > 0);
@@ -235,8 +237,8 @@ TEST_CASE("simulator: five noise seeds of one truth agree on the points they rul
 
 TEST_CASE("simulator: adaptive puts its range edges within one grid step of exhaustive's") {
   for (const char* example : {"h100-8x", "h100-8x-2nic", "a100-pcie-8x"}) {
-    auto ex = autotune::testing::simulated_tune({example, 1, "exhaustive", 1, 0.03, {}});
-    auto ad = autotune::testing::simulated_tune({example, 1, "adaptive", 1, 0.03, {}});
+    auto ex = autotune::testing::simulated_tune({example, 1, "exhaustive", 1, 0.03, {}, {{1, 8}}});
+    auto ad = autotune::testing::simulated_tune({example, 1, "adaptive", 1, 0.03, {}, {{1, 8}}});
     auto e = autotune::testing::edge_agreement(ex, ad);
     INFO(example << ": " << e.within << " of " << e.edges << " edges within one grid step");
     CHECK(e.edges > 0);

@@ -146,7 +146,7 @@ TEST_CASE("verify: still wins, no longer wins and now loses, with the figures an
   CHECK(r.rules[5].verdict == Verdict::no_longer_wins);
   CHECK_THAT(r.rules[5].detail, Catch::Contains("NCCL's default now runs this choice itself"));
   CHECK(r.rules[6].verdict == Verdict::not_checked);
-  CHECK_THAT(r.rules[6].detail, Catch::Contains("2 node(s) x 16 ranks"));
+  CHECK_THAT(r.rules[6].detail, Catch::Contains("cannot measure"));
   CHECK(r.count(Verdict::now_loses) == 2);
   CHECK(r.runner == "scripted runner");
   // The new version keeps the rules that still win or were not checked.
@@ -157,7 +157,7 @@ TEST_CASE("verify: still wins, no longer wins and now loses, with the figures an
   CHECK(next.rules[1].nodes->min == 2);
 }
 
-TEST_CASE("verify: on GPUs the one communicator this job has measures the rules of its own scale") {
+TEST_CASE("verify: on GPUs each shape's rules are measured by a runner of that shape, under the [env]") {
   auto p = profile_with({rule(Algorithm::ring, Protocol::ll128, 1 << 20, 4 << 20),
                          rule(Algorithm::ring, Protocol::ll128, 1 << 20, 4 << 20, 2, 16)});
   p.env = {{"NCCL_CROSS_NIC", "1"}};
@@ -167,12 +167,16 @@ TEST_CASE("verify: on GPUs the one communicator this job has measures the rules 
     ++made;
     CHECK_FALSE(o.simulate);
     CHECK(o.process_env == p.env);  // the profile's [env], checked against this process's by the runner
-    return std::make_unique<ScriptedRunner>(runners::Scale{1, 8});
+    REQUIRE(o.shape);
+    if (!(*o.shape == runners::Scale{1, 8})) throw std::runtime_error("this job has 1 node x 8 ranks");
+    return std::make_unique<ScriptedRunner>(*o.shape);
   };
   VerifyResult r = verify_profile(p, {}, verify_runners(gpus, p));
-  CHECK(made == 1);
+  CHECK(made == 2);
   CHECK(r.rules[0].verdict == Verdict::still_wins);
   CHECK(r.rules[1].verdict == Verdict::not_checked);
+  CHECK_THAT(r.rules[1].detail,
+             Catch::Contains("cannot measure") && Catch::Contains("this job has 1 node x 8"));
   // The [env] must be this process's: set what is unset, refuse what is set otherwise.
   CHECK(environment_to_set(p, {}) == std::map<std::string, std::string>{{"NCCL_CROSS_NIC", "1"}});
   CHECK(environment_to_set(p, {{"NCCL_CROSS_NIC", "1"}}).empty());

@@ -1,0 +1,101 @@
+// nccl-autotune explain: what a profile decides for one communicator at every size, as the built plugin
+// decides it when NCCL calls it. Wiring only: the work is in explain/.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "common/byte_size.hpp"
+#include "common/input_error.hpp"
+#include "common/install_paths.hpp"
+#include "explain/explain.hpp"
+#include "explain/explain_output.hpp"
+#include "profiles/store.hpp"
+
+namespace autotune::cli {
+namespace {
+
+std::string profile_path(const po::variables_map& vm) {
+  if (vm.count("profile") && vm.count("cluster"))
+    throw InputError("<arguments>", 0, "give --profile or --cluster, not both");
+  if (vm.count("profile")) return vm["profile"].as<std::string>();
+  if (!vm.count("cluster"))
+    throw InputError("<arguments>", 0,
+                     "--profile FILE or --cluster NAME: expected the profile to explain; found neither");
+  const std::string name = vm["cluster"].as<std::string>();
+  profiles::Store store(vm.count("store") ? std::filesystem::path(vm["store"].as<std::string>())
+                                          : profiles::Store::default_dir());
+  auto found = store.find_by_name(name);
+  if (found.empty())
+    throw InputError("<arguments>", 0,
+                     "--cluster: expected a cluster name in the store " + store.dir().string() +
+                         "; found \"" + name + "\"");
+  return found.front().file.string();
+}
+
+uint64_t size_option(const po::variables_map& vm, const char* name) {
+  const std::string text = vm[name].as<std::string>();
+  auto v = parse_byte_size(text);
+  if (!v)
+    throw InputError("<arguments>", 0,
+                     std::string("--") + name + ": expected a size such as 16G; found \"" + text + "\"");
+  return *v;
+}
+
+}  // namespace
+
+int cmd_explain(const Args& args) {
+  CommandSpec spec;
+  spec.usage =
+      "nccl-autotune explain [--profile FILE | --cluster NAME] --nodes N --ranks R [--collective LIST] "
+      "[--format text|json] [--example NAME | --topology FILE] [--abi V] [--pipe-ops N] [--reg-buff 0|1] "
+      "[--max-bytes SIZE]";
+  spec.description =
+      "Loads the built tuner plugin as NCCL loads it, gives it the profile, and calls it as NCCL does for a\n"
+      "communicator of N nodes x R ranks at every size from 0 to --max-bytes (16G): prints, per collective,\n"
+      "the exact byte ranges where the decision stays the same and what each gets (algorithm/protocol,\n"
+      "channels, chunk size). Where no rule applies the choice shown is NCCL's own, from the simulator's "
+      "model\n"
+      "of NCCL's cost model (labelled modelled) for the node the profile's [cluster] names, or --example /\n"
+      "--topology. --abi looks up one tuner struct version (2..7) instead of NCCL 2.32.6's order (v7 first).";
+  int nodes = 0, ranks = 0, pipe_ops = 1, reg_buff = 0, abi = 0;
+  std::string format = "text", collectives, example, topology_file;
+  spec.options.add_options()("profile", po::value<std::string>(),
+                             "profile file (TOML, or NCCL's example CSV)")(
+      "cluster", po::value<std::string>(), "the store's newest profile for this cluster name")(
+      "store", po::value<std::string>(),
+      "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
+      "nodes", po::value(&nodes)->required(), "nodes in the communicator")(
+      "ranks", po::value(&ranks)->required(), "ranks in the communicator (a multiple of --nodes)")(
+      "collective", po::value(&collectives), "comma list (default: all five)")("format", po::value(&format),
+                                                                               "text or json")(
+      "example", po::value(&example), "model this bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
+      "topology", po::value(&topology_file), "model this probed node (hwloc or NCCL topology XML)")(
+      "abi", po::value(&abi), "look up this tuner struct version alone (2..7)")(
+      "pipe-ops", po::value(&pipe_ops), "numPipeOps for every call (default 1)")(
+      "reg-buff", po::value(&reg_buff), "regBuff for every call: 0 or 1 (default 0)")(
+      "max-bytes", po::value<std::string>()->default_value("16G"), "largest size to explain");
+  auto vm = parse_command_line(spec, args);
+  if (!vm) return kExitOk;
+  if (format != "text" && format != "json")
+    throw InputError("<arguments>", 0, "--format: expected text|json; found \"" + format + "\"");
+
+  explain::ExplainOptions o;
+  o.profile_path = profile_path(*vm);
+  o.plugin_path = find_plugin().string();
+  o.nodes = nodes;
+  o.ranks = ranks;
+  if (!collectives.empty()) o.collectives = parse_collective_list(collectives, "--collective");
+  if (!example.empty()) o.example = example;
+  if (!topology_file.empty()) o.topology_file = topology_file;
+  if (vm->count("abi")) o.abi = abi;
+  o.pipe_ops = pipe_ops;
+  o.reg_buff = reg_buff;
+  o.max_bytes = size_option(*vm, "max-bytes");
+  const explain::Explanation e = explain::explain(o);
+  std::cout << (format == "json" ? explain::format_json(e) : explain::format_text(e));
+  std::cout.flush();
+  return kExitOk;
+}
+
+}  // namespace autotune::cli

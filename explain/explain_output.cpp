@@ -1,0 +1,112 @@
+#include "explain/explain_output.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/byte_size.hpp"
+
+namespace autotune::explain {
+namespace {
+
+std::string choice_text(const Decision& d) {
+  if (d.none) return "none usable";
+  return std::string(nccl::name(d.algorithm)) + "/" + std::string(nccl::name(d.protocol));
+}
+
+std::string who(const Decision& d) {
+  return d.by_plugin ? "profile" : "NCCL (modelled)";
+}
+
+std::string header(const Explanation& e) {
+  const auto& o = e.options;
+  std::string out = "profile " + o.profile_path + " (" + e.profile_format + ", source " +
+                    std::string(profiles::name(e.source)) +
+                    (e.nccl_version.empty() ? "" : ", for NCCL " + e.nccl_version) + ")\n";
+  out += "communicator: " + std::to_string(o.nodes) + " nodes x " + std::to_string(o.ranks) +
+         " ranks, numPipeOps " + std::to_string(o.pipe_ops) + ", regBuff " + std::to_string(o.reg_buff) +
+         "\n";
+  out += "plugin: " + e.map.plugin_name + " (tuner ABI v" + std::to_string(e.map.abi_version) + ") from " +
+         e.map.library + ", called as NCCL calls it (" + std::to_string(e.map.calls) + " calls)\n";
+  out += "NCCL's own choices are modelled, not measured: the simulator's model of NCCL's cost model for " +
+         e.node.name + " (" + std::to_string(e.node.gpus_per_node) + " x " + e.node.gpu_model + ", " +
+         std::to_string(e.node.nics) + " NICs" + (e.node.nvls ? ", NVLS" : "") +
+         (e.node.collnet ? ", CollNet" : "") + ")\n";
+  for (const auto& s : e.skipped)
+    out += "skipped: " + o.profile_path + ":" + std::to_string(s.line) + ": " + s.message + "\n";
+  for (const auto& line : e.map.plugin_log) out += "plugin says: " + line + "\n";
+  return out;
+}
+
+std::string range_line(const Range& r) {
+  char bytes[64];
+  std::snprintf(bytes, sizeof bytes, "%15" PRIu64 " - %-15" PRIu64, r.first, r.last);
+  const std::string human = "(" + human_byte_size(r.first) + " - " + human_byte_size(r.last) + ")";
+  const Decision& d = r.decision;
+  std::string extra;
+  if (d.channels > 0) extra += "  channels " + std::to_string(d.channels);
+  if (d.chunk > 0) extra += "  chunk " + format_byte_size(d.chunk);
+  char line[256];
+  std::snprintf(line, sizeof line, "  %s %-24s %-16s %-12s%s", bytes, human.c_str(), who(d).c_str(),
+                choice_text(d).c_str(), extra.c_str());
+  std::string out = line;
+  out.erase(out.find_last_not_of(' ') + 1);
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string format_text(const Explanation& e) {
+  std::string out = header(e);
+  for (const CollectiveMap& m : e.map.collectives) {
+    out += "\n" + std::string(nccl::name(m.collective)) + ":\n";
+    for (const Range& r : m.ranges) out += range_line(r);
+  }
+  return out;
+}
+
+std::string format_json(const Explanation& e) {
+  using nlohmann::json;
+  json j;
+  const auto& o = e.options;
+  j["profile"] = {{"path", o.profile_path},
+                  {"format", e.profile_format},
+                  {"source", profiles::name(e.source)},
+                  {"nccl_version", e.nccl_version}};
+  j["communicator"] = {
+      {"nodes", o.nodes}, {"ranks", o.ranks}, {"pipe_ops", o.pipe_ops}, {"reg_buff", o.reg_buff}};
+  j["plugin"] = {{"library", e.map.library},
+                 {"name", e.map.plugin_name},
+                 {"abi_version", e.map.abi_version},
+                 {"calls", e.map.calls},
+                 {"log", e.map.plugin_log}};
+  j["nccl_model"] = {{"source", "modelled"},          {"node", e.node.name},
+                     {"gpu_model", e.node.gpu_model}, {"gpus_per_node", e.node.gpus_per_node},
+                     {"nics", e.node.nics},           {"nvls", e.node.nvls},
+                     {"collnet", e.node.collnet}};
+  j["skipped"] = json::array();
+  for (const auto& s : e.skipped) j["skipped"].push_back({{"line", s.line}, {"message", s.message}});
+  j["collectives"] = json::array();
+  for (const CollectiveMap& m : e.map.collectives) {
+    json ranges = json::array();
+    for (const Range& r : m.ranges) {
+      const Decision& d = r.decision;
+      json jr = {
+          {"first", r.first}, {"last", r.last}, {"decided_by", d.by_plugin ? "profile" : "nccl-modelled"}};
+      if (d.none) {
+        jr["algorithm"] = nullptr;
+        jr["protocol"] = nullptr;
+      } else {
+        jr["algorithm"] = nccl::name(d.algorithm);
+        jr["protocol"] = nccl::name(d.protocol);
+      }
+      jr["channels"] = d.channels > 0 ? json(d.channels) : json(nullptr);
+      jr["chunk_bytes"] = d.chunk > 0 ? json(d.chunk) : json(nullptr);
+      ranges.push_back(jr);
+    }
+    j["collectives"].push_back({{"collective", nccl::name(m.collective)}, {"ranges", ranges}});
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace autotune::explain
