@@ -241,7 +241,6 @@ std::vector<topology::HealthFinding> node_findings(const CalibrationRequest& r, 
 void gate_on_health(const CalibrationRequest& r, const std::vector<topology::HealthFinding>& findings,
                     const std::string& where, CalibrationSetup& s) {
   JournalHeader& h = s.tune.header;
-  h.health = std::string(topology::node_status(findings));
   std::string blocking;
   int blocks = 0;
   for (const auto& f : findings) {
@@ -251,6 +250,8 @@ void gate_on_health(const CalibrationRequest& r, const std::vector<topology::Hea
     if (f.severity == topology::Severity::block) blocking += (blocks++ ? "; " : " ") + line;
   }
   if (blocks == 0) {
+    h.health = findings.empty() ? "ok: no findings on this node"
+                                : "warn: " + std::to_string(findings.size()) + " finding(s), none blocking";
     if (!findings.empty())
       s.notes.push_back("health: " + std::to_string(findings.size()) +
                         " warning(s), none blocking; they are in the profile's provenance");
@@ -263,6 +264,7 @@ void gate_on_health(const CalibrationRequest& r, const std::vector<topology::Hea
             " blocking health finding(s):" + blocking +
             " (fix them, or calibrate anyway with --ignore-health: the findings then go into the "
             "profile's provenance)");
+  h.health = "block: " + std::to_string(blocks) + " blocking finding(s), calibrated anyway (--ignore-health)";
   s.notes.push_back("health: " + std::to_string(blocks) +
                     " blocking finding(s) ignored (--ignore-health); they are in the profile's provenance");
 }

@@ -234,7 +234,7 @@ TEST_CASE("set-up: a node with a blocking health finding is not calibrated unles
                                                         Catch::Contains("--ignore-health"));
   r.ignore_health = true;
   auto s = set_up_calibration(r, world());
-  CHECK(s.tune.header.health == "block");
+  CHECK_THAT(s.tune.header.health, Catch::StartsWith("block: 1 blocking finding(s), calibrated anyway"));
   REQUIRE(s.tune.header.health_findings.size() == 1);
   CHECK_THAT(s.tune.header.health_findings[0], Catch::StartsWith("block clock_throttled: GPU1"));
   CHECK(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
@@ -247,6 +247,6 @@ TEST_CASE("set-up: a node with a blocking health finding is not calibrated unles
   CHECK_THROWS_AS(set_up_calibration(gpu, c), autotune::InputError);
   // A healthy node says so.
   auto healthy = set_up_calibration(simulated(1), world());
-  CHECK(healthy.tune.header.health == "ok");
+  CHECK_THAT(healthy.tune.header.health, Catch::StartsWith("ok"));
   CHECK(healthy.tune.header.health_findings.empty());
 }
