@@ -136,18 +136,13 @@ void check_cluster(const Where& w, const ClusterInfo& c, int line) {
   if (c.name.empty()) w.fail(line, "cluster.name", "expected a non-empty cluster name; found \"\"");
 }
 
-void check_provenance(const Where& w, const Provenance& p, int created_line, int version_line,
-                      int health_line = 0) {
+void check_provenance(const Where& w, const Provenance& p, int created_line, int version_line) {
   if (!is_rfc3339(p.created))
     w.fail(created_line, "provenance.created",
            "expected an RFC 3339 time such as 2025-06-01T12:00:00Z; found " + in_quotes(p.created));
   if (!is_version(p.nccl_version))
     w.fail(version_line, "provenance.nccl_version",
            "expected a version such as 2.28.9; found " + in_quotes(p.nccl_version));
-  if (!p.health.empty() && p.health != "ok" && p.health != "warn" && p.health != "block")
-    w.fail(health_line, "provenance.health",
-           "expected ok, warn or block (the node's health when it was calibrated); found " +
-               in_quotes(p.health));
 }
 
 void check_env(const Where& w, const std::string& key, const std::string& value, int line) {
@@ -400,8 +395,7 @@ class Reader {
     p.provenance.command = string(prov, "provenance.", "command", false);
     p.provenance.health = string(prov, "provenance.", "health", false);
     p.provenance.health_findings = strings(prov, "provenance.", "health_findings");
-    check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"),
-                     key_line(prov, "health"));
+    check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
 
     if (const toml::node* env = root.get("env")) {
       const toml::table* t = env->as_table();
