@@ -312,7 +312,6 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "a rule must beat NCCL's default by this")("resume",
                                                  "continue the journal of an interrupted calibration")(
       "dry-run", "print the plan and the estimated time; measure nothing")(
-      "ignore-health", "calibrate a node with blocking health findings anyway (recorded in the profile)")(
       "from-journal", po::value(&a.from_journal), "re-derive the profile from a journal, measuring nothing")(
       "store", po::value(&a.store_dir),
       "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
@@ -360,7 +359,6 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   for (const auto& word : args) r.command += " " + word;
   r.launcher = a.launcher;
   r.dry_run = vm.count("dry-run") > 0;
-  r.ignore_health = vm.count("ignore-health") > 0;
   if (vm.count("worker")) r.worker_job = a.job_id;
   r.journal_part = a.journal_part;
   return r;

@@ -112,11 +112,6 @@ struct Provenance {
   std::string nccl_version;  // "2.28.9"
   Source source = Source::measured;
   std::string command;
-  // The measured node's health when it was calibrated (topology/health.hpp): "ok", "warn" or "block" (a
-  // calibration run with --ignore-health), and one line per finding ("block clocks_throttled: GPU1 ...").
-  // Empty in profiles that do not say.
-  std::string health;
-  std::vector<std::string> health_findings;
 };
 
 // What the plugin does for a communicator whose (nodes, ranks) no rule names.

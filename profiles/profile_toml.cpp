@@ -380,8 +380,7 @@ class Reader {
     check_cluster(w_, p.cluster, key_line(cluster, "name"));
 
     const toml::table& prov = table(root, "provenance", 1);
-    check_keys(prov, "provenance.",
-               {"created", "tool_version", "nccl_version", "source", "command", "health", "health_findings"},
+    check_keys(prov, "provenance.", {"created", "tool_version", "nccl_version", "source", "command"},
                line_of(prov));
     p.provenance.created = created(prov);
     p.provenance.tool_version = string(prov, "provenance.", "tool_version", false);
@@ -393,8 +392,6 @@ class Reader {
               "expected one of measured, simulated, imported; found " + in_quotes(source));
     p.provenance.source = *src;
     p.provenance.command = string(prov, "provenance.", "command", false);
-    p.provenance.health = string(prov, "provenance.", "health", false);
-    p.provenance.health_findings = strings(prov, "provenance.", "health_findings");
     check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
 
     if (const toml::node* env = root.get("env")) {
@@ -509,21 +506,6 @@ class Reader {
     if (!n->is_string())
       w_.fail(line_of(*n), prefix + std::string(key), "expected a string; found " + describe(*n));
     return n->as_string()->get();
-  }
-
-  std::vector<std::string> strings(const toml::table& t, const std::string& prefix, std::string_view key) {
-    const toml::node* n = t.get(key);
-    if (!n) return {};
-    const toml::array* a = n->as_array();
-    if (!a)
-      w_.fail(line_of(*n), prefix + std::string(key), "expected an array of strings; found " + describe(*n));
-    std::vector<std::string> out;
-    for (const auto& e : *a) {
-      if (!e.is_string())
-        w_.fail(line_of(e), prefix + std::string(key), "expected an array of strings; found " + describe(e));
-      out.push_back(e.as_string()->get());
-    }
-    return out;
   }
 
   int count(const toml::table& t, const std::string& prefix, std::string_view key) {
@@ -990,14 +972,7 @@ std::string format_profile(const Profile& p) {
   out += "tool_version = " + toml_string(p.provenance.tool_version) + "\n";
   out += "nccl_version = " + toml_string(p.provenance.nccl_version) + "\n";
   out += "source = " + toml_string(name(p.provenance.source)) + "\n";
-  out += "command = " + toml_string(p.provenance.command) + "\n";
-  if (!p.provenance.health.empty()) out += "health = " + toml_string(p.provenance.health) + "\n";
-  if (!p.provenance.health_findings.empty()) {
-    out += "health_findings = [\n";
-    for (const auto& f : p.provenance.health_findings) out += "  " + toml_string(f) + ",\n";
-    out += "]\n";
-  }
-  out += "\n";
+  out += "command = " + toml_string(p.provenance.command) + "\n\n";
   out += "[env]\n";
   for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";
   out += "\n[policy]\n";

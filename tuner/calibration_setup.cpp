@@ -11,7 +11,6 @@
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
-#include "topology/health.hpp"
 #include "topology/reader.hpp"
 
 namespace autotune::tuner {
@@ -229,46 +228,6 @@ void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   if (h.cluster.empty()) h.cluster = c.hostname + "-" + std::to_string(info.nodes) + "n";
 }
 
-// The node's findings: the simulated node's own (a recorded probe's readings among them), or on GPUs this
-// node's, read live. A dry run reads nothing live.
-std::vector<topology::HealthFinding> node_findings(const CalibrationRequest& r, const CalibrationContext& c,
-                                                   const std::optional<topology::Topology>& node) {
-  if (node) return topology::health_findings(*node);
-  if (r.dry_run || !c.probe_node) return {};
-  return topology::health_findings(c.probe_node());
-}
-
-void gate_on_health(const CalibrationRequest& r, const std::vector<topology::HealthFinding>& findings,
-                    const std::string& where, CalibrationSetup& s) {
-  JournalHeader& h = s.tune.header;
-  std::string blocking;
-  int blocks = 0;
-  for (const auto& f : findings) {
-    const std::string line =
-        std::string(topology::severity_name(f.severity)) + " " + f.kind + ": " + f.message;
-    h.health_findings.push_back(line);
-    if (f.severity == topology::Severity::block) blocking += (blocks++ ? "; " : " ") + line;
-  }
-  if (blocks == 0) {
-    h.health = findings.empty() ? "ok: no findings on this node"
-                                : "warn: " + std::to_string(findings.size()) + " finding(s), none blocking";
-    if (!findings.empty())
-      s.notes.push_back("health: " + std::to_string(findings.size()) +
-                        " warning(s), none blocking; they are in the profile's provenance");
-    return;
-  }
-  if (!r.ignore_health)
-    throw InputError(
-        where, 0,
-        "expected a node fit to calibrate, found " + std::to_string(blocks) +
-            " blocking health finding(s):" + blocking +
-            " (fix them, or calibrate anyway with --ignore-health: the findings then go into the "
-            "profile's provenance)");
-  h.health = "block: " + std::to_string(blocks) + " blocking finding(s), calibrated anyway (--ignore-health)";
-  s.notes.push_back("health: " + std::to_string(blocks) +
-                    " blocking finding(s) ignored (--ignore-health); they are in the profile's provenance");
-}
-
 OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationContext& c, bool simulate) {
   OrchestratorOptions oo;
   oo.launcher = s.launcher;
@@ -321,7 +280,6 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& r, const Calibrati
   if (s.mode == CalibrationMode::orchestrator)
     s.launcher = choose_launcher(r.launcher, r.simulate, local_gpu_count(c.env), c.env);
   fill_provenance(r, c, node, stem, s.tune.header);
-  gate_on_health(r, node_findings(r, c, node), node ? node->origin : "<this node>", s);
   if (!r.simulate && !r.dry_run) name_gpu_cluster(r, c, s);
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.

@@ -18,7 +18,6 @@
 
 #include "nccl/vocabulary.hpp"
 #include "runners/process_group.hpp"
-#include "topology/reader.hpp"
 #include "tuner/orchestrator.hpp"
 #include "tuner/runner_factory.hpp"
 #include "tuner/shapes.hpp"
@@ -53,11 +52,10 @@ struct CalibrationRequest {
   double min_gain = 0.03;
   std::optional<std::chrono::duration<double>> budget;
   bool resume = false;
-  std::string name;            // the cluster's name in the store; empty = derived
-  std::string command;         // the command line, for provenance
-  std::string launcher;        // how jobs start ("srun -N 2 ..."); empty = chosen
-  bool dry_run = false;        // only plan: on GPUs nothing is started to learn the cluster
-  bool ignore_health = false;  // calibrate a node with blocking health findings anyway (said in the profile)
+  std::string name;      // the cluster's name in the store; empty = derived
+  std::string command;   // the command line, for provenance
+  std::string launcher;  // how jobs start ("srun -N 2 ..."); empty = chosen
+  bool dry_run = false;  // only plan: on GPUs nothing is started to learn the cluster
   // Set when this process is one job of an orchestrated calibration (`tune --worker`).
   std::optional<int> worker_job;
   std::filesystem::path journal_part;
@@ -76,13 +74,6 @@ struct CalibrationContext {
   std::string tool_version;
   // Makes the runner that measures on GPUs in this process (the seam tests replace).
   std::function<std::unique_ptr<runners::Runner>(const RunnerOptions&)> make_runner = tuner::make_runner;
-  // This node, health readings included, for the health gate on GPUs (the seam tests replace); null = no
-  // readings (nothing is gated).
-  std::function<topology::Topology()> probe_node = [] {
-    topology::LiveOptions o;
-    o.health = true;
-    return topology::probe_live(o);
-  };
 };
 
 enum class CalibrationMode {
@@ -109,9 +100,6 @@ topology::Topology simulated_node(const std::string& example, const std::string&
 // The name a simulated cluster gets without --name: "h100-8x-2n-sim".
 std::string simulated_cluster_name(const std::string& stem, int nodes);
 
-// The health gate: a node with a blocking health finding (topology/health.hpp; the simulated node's own, or
-// on GPUs this node's, read live) is not calibrated unless --ignore-health; its findings go into the
-// journal's header and from there into the profile's provenance.
 // Throws InputError for a request that cannot work (exit status 2), before anything is measured;
 // std::runtime_error when the GPUs this process should measure cannot be used.
 CalibrationSetup set_up_calibration(const CalibrationRequest& request, const CalibrationContext& context);

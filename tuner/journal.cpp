@@ -178,8 +178,6 @@ JournalHeader parse_header(const Fields& f) {
     for (const auto& s : f.need("settings")) h.settings.push_back(parse_setting(f.element("settings", s)));
   h.seed = f.get_or<uint64_t>("seed", 0);
   h.repetitions = f.get_or<int>("repetitions", 0);
-  h.health = f.get_or<std::string>("health", "");
-  h.health_findings = f.get_or<std::vector<std::string>>("health_findings", {});
   return h;
 }
 
@@ -338,8 +336,6 @@ std::string to_json_line(const JournalHeader& h) {
   j["settings"] = settings;
   j["seed"] = h.seed;
   j["repetitions"] = h.repetitions;
-  j["health"] = h.health;
-  j["health_findings"] = h.health_findings;
   return j.dump();
 }
 

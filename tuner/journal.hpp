@@ -55,9 +55,6 @@ struct JournalHeader {
   std::vector<ProcessSetting> settings;
   uint64_t seed = 0;  // simulator seed (0 when measured)
   int repetitions = 0;
-  // The node's health when the calibration started (profiles::Provenance::health and health_findings).
-  std::string health;
-  std::vector<std::string> health_findings;
 };
 
 // One measurement of one candidate at one size, in one job (process-wide setting) at one scale.

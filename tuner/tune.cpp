@@ -113,8 +113,6 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   p.provenance.nccl_version = h.nccl_version;
   p.provenance.source = profiles::parse_source(h.source).value_or(profiles::Source::measured);
   p.provenance.command = h.command;
-  p.provenance.health = h.health;
-  p.provenance.health_findings = h.health_findings;
   p.env = d.env;
   for (const auto& r : d.rules) p.rules.push_back(r.rule);
   return p;

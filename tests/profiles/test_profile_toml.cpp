@@ -494,22 +494,3 @@ TEST_CASE(
         "profile.toml:23: rule[1].pipe_ops: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; "
         "found integer 0");
 }
-
-TEST_CASE("profile toml: the node's health when it was calibrated round-trips; its findings are strings") {
-  Profile p;
-  p.cluster.name = "c";
-  p.provenance.created = "2026-11-30T04:37:15Z";
-  p.provenance.nccl_version = "2.28.9";
-  p.provenance.health = "block: 1 blocking finding(s), calibrated anyway (--ignore-health)";
-  p.provenance.health_findings = {"block clock_throttled: GPU1 clocks are held down",
-                                  "warn nic_rate: mlx5_1 \"x\""};
-  const std::string text = format_profile(p);
-  const Profile back = parse_profile(text, "p.toml");
-  CHECK(back.provenance.health == p.provenance.health);
-  CHECK(back.provenance.health_findings == p.provenance.health_findings);
-  CHECK(format_profile(back) == text);
-  std::string not_strings = text;
-  not_strings.replace(not_strings.find("health_findings = ["), 19, "health_findings = [1, ");
-  CHECK_THROWS_WITH(parse_profile(not_strings, "p.toml"),
-                    Catch::Contains("provenance.health_findings: expected an array of strings"));
-}

@@ -6,7 +6,6 @@
 #include "common/input_error.hpp"
 #include "fake_runner.hpp"
 #include "profiles/store.hpp"
-#include "topology/reader.hpp"
 #include "tuner/calibration_setup.hpp"
 
 using namespace autotune;
@@ -26,7 +25,6 @@ CalibrationContext world(const runners::ProcessGroup* processes = nullptr) {
   c.make_runner = [](const RunnerOptions&) -> std::unique_ptr<runners::Runner> {
     throw std::logic_error("the set-up must not start a runner here");
   };
-  c.probe_node = [] { return topology::Topology{}; };  // a node with nothing to say about its health
   return c;
 }
 
@@ -221,32 +219,4 @@ TEST_CASE("set-up: every value is checked before anything is set up or measured"
   CalibrationRequest gpu;
   gpu.channels = {100};
   CHECK_THROWS_AS(set_up_calibration(gpu, world()), autotune::InputError);
-}
-
-TEST_CASE("set-up: a node with a blocking health finding is not calibrated unless --ignore-health") {
-  const auto throttled =
-      std::string(AUTOTUNE_SOURCE_DIR) + "/tests/topology/fixtures/health/clock_throttled.json";
-  // Simulated: the node's own findings (a recorded probe with its readings).
-  auto r = simulated(1);
-  r.topology_file = throttled;
-  CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains("1 blocking health finding(s)") &&
-                                                        Catch::Contains("block clock_throttled: GPU1") &&
-                                                        Catch::Contains("--ignore-health"));
-  r.ignore_health = true;
-  auto s = set_up_calibration(r, world());
-  CHECK_THAT(s.tune.header.health, Catch::StartsWith("block: 1 blocking finding(s), calibrated anyway"));
-  REQUIRE(s.tune.header.health_findings.size() == 1);
-  CHECK_THAT(s.tune.header.health_findings[0], Catch::StartsWith("block clock_throttled: GPU1"));
-  CHECK(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
-    return n.find("ignored (--ignore-health)") != std::string::npos;
-  }));
-  // On GPUs: this node's live findings, read before any runner starts (world()'s would throw).
-  auto c = world();
-  c.probe_node = [&] { return topology::read_topology_file(throttled); };
-  CalibrationRequest gpu;
-  CHECK_THROWS_AS(set_up_calibration(gpu, c), autotune::InputError);
-  // A healthy node says so.
-  auto healthy = set_up_calibration(simulated(1), world());
-  CHECK_THAT(healthy.tune.header.health, Catch::StartsWith("ok"));
-  CHECK(healthy.tune.header.health_findings.empty());
 }
