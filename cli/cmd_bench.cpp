@@ -66,7 +66,7 @@ int cmd_bench(const Args& args) {
       "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] "
       "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X] [--sim-fault F]...] "
       "[--iters N] "
-      "[--reps N] "
+      "[--reps N] [--cuda-graph] [--watchdog-scale X] "
       "[--format table|json]";
   spec.description =
       "Measures collectives over a size range, out-of-place and in-place, and prints nccl-tests' table (one\n"
@@ -81,7 +81,7 @@ int cmd_bench(const Args& args) {
               example, format = "table";
   uint64_t factor = 2, seed = 1;
   int channels = 0, nodes = 1, iters = 0, reps = 5;
-  double noise = 0.03;
+  double noise = 0.03, watchdog_scale = 1.0;
   std::vector<std::string> faults;
   spec.options.add_options()("collectives,c", po::value(&collectives)->default_value(collectives),
                              "comma list of collectives")(
@@ -103,6 +103,9 @@ int cmd_bench(const Args& args) {
       "node=N,gpu=K,nvlink=F")("iters", po::value(&iters)->default_value(0),
                                "operations per timed repetition (0 = scaled with size)")(
       "reps", po::value(&reps)->default_value(5), "timed repetitions per size")(
+      "cuda-graph", "capture each timed loop as a CUDA graph and launch that (nccl-tests' -G 1)")(
+      "watchdog-scale", po::value(&watchdog_scale)->default_value(1.0),
+      "multiplies how long an operation may take before it is declared hung (slow fabrics, tests)")(
       "format", po::value(&format)->default_value(format), "table or json");
   auto vm = parse_command_line(spec, args);
   if (!vm) return kExitOk;
@@ -134,6 +137,8 @@ int cmd_bench(const Args& args) {
   options.seed = seed;
   options.noise = noise;
   options.iterations = iters;
+  options.watchdog_scale = require_watchdog_scale(watchdog_scale);
+  options.cuda_graph = vm->count("cuda-graph") > 0;
   options.max_bytes = sizes.back();
   for (const auto& f : faults) options.faults.push_back(sim::parse_sim_fault(f));
   if (options.simulate) {

@@ -1,5 +1,6 @@
-// nccl-autotune profile list | show | validate | diff | export | import | compile: wiring over profiles/
-// (store, TOML, CSV, diff, compiled rules). Output formatting only; every check lives in the module.
+// nccl-autotune profile list | show | validate | diff | merge | export | import | compile: wiring over
+// profiles/ (store, TOML, CSV, diff, merge, compiled rules). Output formatting only; every check lives in the
+// module.
 
 #include <cstdio>
 #include <ctime>
@@ -20,6 +21,7 @@
 #include "profiles/compiled_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile_diff.hpp"
+#include "profiles/profile_merge.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 #include "report/table_format.hpp"
@@ -31,7 +33,8 @@ namespace fs = std::filesystem;
 using namespace autotune::profiles;
 
 const char* kUsage =
-    "nccl-autotune profile list | show NAME_OR_FILE | validate FILE... | diff A B | export FILE --format "
+    "nccl-autotune profile list | show NAME_OR_FILE | validate FILE... | diff A B | merge A B [-o FILE] | "
+    "export FILE --format "
     "nccl-csv|toml | import FILE [--name CLUSTER] [--nccl-version V] | compile FILE.toml   [--store DIR] "
     "[--format text|json]";
 
@@ -56,7 +59,7 @@ std::optional<Common> parse(const std::string& sub, const Args& args) {
       "nccl-version", po::value(&c.nccl_version),
       "import: the NCCL version the rules are for (CSV: required "
       "unless the build's; TOML: replaces the profile's)")(
-      "output,o", po::value(&c.output), "export: write to this file (atomically) instead of stdout")(
+      "output,o", po::value(&c.output), "export, merge: write to this file (atomically) instead of stdout")(
       "args", po::value(&c.args), "arguments");
   spec.positional.add("args", -1);
   auto vm = parse_command_line(spec, args);
@@ -132,8 +135,11 @@ void print_show(const Profile& p, const fs::path& file) {
               p.cluster.fingerprint.empty() ? "-" : p.cluster.fingerprint.c_str());
   std::printf("hardware    %d node(s) x %d GPU(s) %s, %d NIC(s) per node\n", p.cluster.nodes,
               p.cluster.gpus_per_node, p.cluster.gpu_model.c_str(), p.cluster.nics_per_node);
-  std::printf("source      %s%s\n", std::string(name(p.provenance.source)).c_str(),
-              p.provenance.source == Source::simulated ? "  (SIMULATED: not measured on real GPUs)" : "");
+  const std::string modelled =
+      from_model(p.provenance.source)
+          ? "  (" + std::string(model_label(p.provenance.source)) + ": not measured on real GPUs)"
+          : "";
+  std::printf("source      %s%s\n", std::string(name(p.provenance.source)).c_str(), modelled.c_str());
   std::printf("created     %s by nccl-autotune %s for NCCL %s\n", p.provenance.created.c_str(),
               p.provenance.tool_version.c_str(), p.provenance.nccl_version.c_str());
   std::printf("policy      uncalibrated scales: %s\n", p.uncalibrated == UncalibratedPolicy::nearest_scale
@@ -326,6 +332,26 @@ int do_import(const Common& c) {
   return kExitOk;
 }
 
+// Two calibrations of one cluster (shapes calibrated apart) as one profile; every check is merge_profiles'.
+int do_merge(const Common& c) {
+  need_args(c, 2, 2, "two profiles: A B");
+  auto [a, fa] = resolve(c, c.args[0]);
+  auto [b, fb] = resolve(c, c.args[1]);
+  Profile merged = merge_profiles({a, fa.string()}, {b, fb.string()});
+  merged.provenance.created = now_rfc3339();
+  merged.provenance.tool_version = kToolVersion;
+  merged.provenance.command = "nccl-autotune profile merge " + fa.string() + " " + fb.string();
+  const size_t joined = a.rules.size() + b.rules.size() - merged.rules.size();
+  if (c.output.empty()) {
+    std::cout << format_profile(merged);
+    return kExitOk;
+  }
+  write_profile(c.output, merged);
+  std::printf("merged %zu + %zu rules (%zu held by both) into %s\n", a.rules.size(), b.rules.size(), joined,
+              c.output.c_str());
+  return kExitOk;
+}
+
 // For profiles kept outside a store (which writes its own): FILE.toml.rules beside FILE.toml, so the
 // plugin's init skips parsing the rules. Compiled from the text as read, so it matches that text exactly.
 int do_compile(const Common& c) {
@@ -358,6 +384,7 @@ int cmd_profile(const Args& args) {
   if (sub == "list") return do_list(*c);
   if (sub == "validate") return do_validate(*c);
   if (sub == "diff") return do_diff(*c);
+  if (sub == "merge") return do_merge(*c);
   if (sub == "export") return do_export(*c);
   if (sub == "import") return do_import(*c);
   if (sub == "compile") return do_compile(*c);
@@ -373,7 +400,7 @@ int cmd_profile(const Args& args) {
   }
   throw InputError(
       "<arguments>", 0,
-      "expected one of list, show, validate, diff, export, import, compile; found \"" + sub + "\"");
+      "expected one of list, show, validate, diff, merge, export, import, compile; found \"" + sub + "\"");
 }
 
 }  // namespace autotune::cli

@@ -12,16 +12,19 @@
 #include <set>
 
 #include "autotune/version.hpp"
+#include "check/tune_check.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
 #include "common/byte_size.hpp"
+#include "common/host_name.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
 #include "report/table_format.hpp"
 #include "runners/process_group.hpp"
+#include "simulator/sim_fault.hpp"
 #include "tuner/calibration_setup.hpp"
 
 namespace autotune::cli {
@@ -188,12 +191,6 @@ std::vector<std::string> worker_args(const Args& args) {
   return out;
 }
 
-std::string host_name() {
-  char host[256] = {0};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
-
 void print_plan(const tuner::CalibrationSetup& s) {
   auto plan = tuner::plan_tune(s.tune);
   std::cout << "plan (" << plan.strategy << "), nothing measured:\n";
@@ -263,15 +260,18 @@ namespace {
 struct TuneArgs {
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
                            scales, shapes, parallelism, store_dir, format = "text", example, topology_file,
-                           from_journal, channels, ib_hca, cross_nic, name, launcher, journal_part, report;
+                           from_journal, channels, ib_hca, cross_nic, name, launcher, journal_part, report,
+                           excluded_nodes, check_bytes = "256M";
+  std::vector<std::string> faults;
   int job_id = -1, nodes = 1, reps = 5;
   std::string seed = "1";
-  double noise = 0.03;
+  double noise = 0.03, watchdog_scale = 1.0;
 };
 
 void describe_tune(CommandSpec& spec, TuneArgs& a) {
   spec.usage =
-      "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N]] [--collectives LIST] "
+      "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N] [--sim-fault F]...] "
+      "[--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
       "[--shapes 4x8,4x1 | --parallelism tp=8,pp=2,dp=4 | --scales 1,2,all] [--launcher \"srun -N 2\"] "
       "[--resume] [--dry-run] [--from-journal FILE] [--store "
@@ -292,6 +292,13 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "nodes", po::value(&a.nodes)->default_value(1), "simulator: how many such nodes")(
       "seed", po::value(&a.seed)->default_value(a.seed), "simulator: noise seed")(
       "noise", po::value(&a.noise)->default_value(0.03), "simulator: relative noise per repetition")(
+      "sim-fault", po::value(&a.faults)->composing(),
+      "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
+      "node=N,gpu=K,nvlink=F")("exclude-unhealthy",
+                               "calibrate without the nodes check finds blocking (recorded in the profile)")(
+      "ignore-health", "calibrate without checking the nodes first (recorded in the profile)")(
+      "check-bytes", po::value(&a.check_bytes)->default_value(a.check_bytes),
+      "the all-reduce size of the health check's passes (check --bytes)")(
       "collectives", po::value(&a.collectives), "comma list (default: all five)")(
       "min-bytes", po::value(&a.min_bytes)->default_value(a.min_bytes), "smallest size (8, 64K, 1M)")(
       "max-bytes", po::value(&a.max_bytes)->default_value(a.max_bytes), "largest size")(
@@ -307,6 +314,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "cross-nic", po::value(&a.cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(
       "strategy", po::value(&a.strategy)->default_value(a.strategy), "adaptive or exhaustive")(
       "reps", po::value(&a.reps)->default_value(a.reps), "timed repetitions per measurement")(
+      "watchdog-scale", po::value(&a.watchdog_scale)->default_value(1.0),
+      "multiplies how long an operation may take before it is declared hung (slow fabrics, tests)")(
       "budget", po::value(&a.budget), "time for the measurements: 20m, 90s, 1h")(
       "min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
       "a rule must beat NCCL's default by this")("resume",
@@ -322,7 +331,9 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "start each job through this command: \"srun -N 2 --ntasks-per-node 8\", \"mpirun -np 16 -H a:8,b:8\"")(
       "worker", "internal: measure one job (--job-id) into a journal part (--journal-part)")(
       "job-id", po::value(&a.job_id), "internal: the job's index among the process-wide settings")(
-      "journal-part", po::value(&a.journal_part), "internal: where the worker writes its journal part");
+      "journal-part", po::value(&a.journal_part), "internal: where the worker writes its journal part")(
+      "excluded-nodes", po::value(&a.excluded_nodes),
+      "internal: the simulated nodes the orchestrator left out");
 }
 
 tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_map& vm, const Args& args) {
@@ -333,6 +344,13 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   r.nodes = a.nodes;
   r.seed = parse_seed(a.seed, "--seed");
   r.noise = a.noise;
+  for (const auto& f : a.faults) r.faults.push_back(sim::parse_sim_fault(f));
+  r.ignore_health = vm.count("ignore-health") > 0;
+  r.exclude_unhealthy = vm.count("exclude-unhealthy") > 0;
+  r.check_bytes = require_byte_size(a.check_bytes, "--check-bytes");
+  if (!a.excluded_nodes.empty())
+    for (const auto& item : split(a.excluded_nodes))
+      r.excluded_nodes.push_back(parse_int(item, "--excluded-nodes"));
   if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
   r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
@@ -351,6 +369,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic);
   r.strategy = a.strategy;
   r.repetitions = a.reps;
+  r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain, "--min-gain");
   if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
   r.resume = vm.count("resume") > 0;
@@ -376,6 +395,18 @@ tuner::CalibrationContext tune_context(const runners::ProcessGroup& processes, c
   c.worker_args = worker_args(args);
   c.nccl_version_code = kBuiltNcclVersion;
   c.tool_version = kToolVersion;
+  // Health first: check's passes on the simulator or this job, or check as a job of its own.
+  const bool tty = processes.is_root() && ::isatty(STDERR_FILENO);
+  c.check_health = [tty, root = processes.is_root()](const tuner::HealthCheckRequest& request) {
+    if (root) std::fprintf(stderr, "health: checking the nodes before calibrating (nccl-autotune check)\n");
+    auto progress = [tty, root](const check::CheckProgress& p) {
+      if (!root) return;
+      std::fprintf(stderr, "%shealth: %d/%d passes (%s)%s", tty ? "\r\033[K" : "", p.done, p.total,
+                   p.pass.c_str(), tty ? "" : "\n");
+      if (tty && p.done == p.total) std::fprintf(stderr, "\r\033[K");
+    };
+    return check::check_before_tune(request, nullptr, progress);
+  };
   return c;
 }
 

@@ -12,6 +12,7 @@ using Args = std::vector<std::string>;
 
 int cmd_probe(const Args& args);
 int cmd_tune(const Args& args);
+int cmd_check(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_profile(const Args& args);
 int cmd_run(const Args& args);

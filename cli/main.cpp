@@ -24,6 +24,7 @@ struct Command {
 const Command kCommands[] = {
     {"probe", autotune::cli::cmd_probe, "describe this node (or a recorded topology file)"},
     {"bench", autotune::cli::cmd_bench, "measure collectives over a size range, like nccl-tests"},
+    {"check", autotune::cli::cmd_check, "check every node's health and baselines before a calibration"},
     {"tune", autotune::cli::cmd_tune, "calibrate the cluster and write a profile"},
     {"profile", autotune::cli::cmd_profile, "list, show, validate, diff, export, import profiles"},
     {"run", autotune::cli::cmd_run, "run a command with the cluster's profile applied"},

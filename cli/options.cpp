@@ -1,7 +1,9 @@
 #include "cli/options.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include "common/input_error.hpp"
 
@@ -66,6 +68,14 @@ uint64_t parse_seed(const std::string& text, const std::string& option) {
         "<arguments>", 0,
         option + ": expected a whole number from 0 to 18446744073709551615, found '" + text + "'");
   return v;
+}
+
+double require_watchdog_scale(double scale) {
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    throw InputError(
+        "<arguments>", 0,
+        "--watchdog-scale: expected a number greater than 0, found " + (std::ostringstream() << scale).str());
+  return scale;
 }
 
 }  // namespace autotune::cli

@@ -33,4 +33,7 @@ double parse_gain(const std::string& text, const std::string& option);
 // A whole number 0..2^64-1; "-1" is refused (a stream parse would take it as 2^64-1).
 uint64_t parse_seed(const std::string& text, const std::string& option);
 
+// --watchdog-scale: a finite number > 0 (InputError otherwise), returned as given.
+double require_watchdog_scale(double scale);
+
 }  // namespace autotune::cli

@@ -147,12 +147,13 @@ Explanation explain(const ExplainOptions& options) {
   e.skipped = read.skipped;
 
   const topology::Topology topo = node_topology(options, read.profile, &e.node.name);
-  sim::SimCluster cluster = sim::describe_cluster(topo, options.nodes);
-  e.node.gpu_model = cluster.gpu_model;
-  e.node.gpus_per_node = cluster.gpus_per_node;
-  e.node.nics = static_cast<int>(cluster.nics.size());
-  cluster.gpus_per_node = options.ranks / options.nodes;  // the communicator's ranks, not the node's GPUs
-  const sim::SimModel model(cluster, read.profile.env, sim::SimDeviations{.enabled = false});
+  const sim::SimCluster whole = sim::describe_cluster(topo, options.nodes);
+  e.node.gpu_model = whole.gpu_model;
+  e.node.gpus_per_node = whole.gpus_per_node;
+  e.node.nics = static_cast<int>(whole.nics.size());
+  // NCCL's choices for the communicator's own shape (one rank per node has no NVLS, for one), alone.
+  const sim::SimModel model(sim::shape_cluster(whole, options.ranks / options.nodes, false), read.profile.env,
+                            sim::SimDeviations{.enabled = false});
   e.node.nvls = model.cluster().nvls;
   e.node.collnet = model.cluster().collnet;
 

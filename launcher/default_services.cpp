@@ -12,27 +12,26 @@
 namespace autotune::launcher {
 namespace fs = std::filesystem;
 
-int fingerprint_nccl_major_minor() {
+int built_nccl_major_minor() {
   auto built = nccl::Version::from_code(kBuiltNcclVersion);
   return built ? built->major_minor() : 0;
 }
 
-std::string fingerprint_cache_key() {
-  return "nccl=" + std::to_string(fingerprint_nccl_major_minor()) + " tool=" + kToolVersion;
+std::string fingerprint_cache_key(int nccl_major_minor) {
+  return "nccl=" + std::to_string(nccl_major_minor) + " tool=" + kToolVersion;
 }
 
-FingerprintLookup node_fingerprint() {
-  return FingerprintCache().get(fingerprint_cache_key(), [] {
-    return topology::fingerprint(topology::probe_live(), fingerprint_nccl_major_minor());
+FingerprintLookup node_fingerprint(int nccl_major_minor) {
+  return FingerprintCache().get(fingerprint_cache_key(nccl_major_minor), [nccl_major_minor] {
+    return topology::fingerprint(topology::probe_live(), nccl_major_minor);
   });
 }
 
 namespace {
 
-// Of a cluster's profiles (one per NCCL version, newest first), the one made for the NCCL this tool was
-// built with, else the newest.
-std::optional<fs::path> pick(const std::vector<profiles::StoredProfile>& found) {
-  const int want = fingerprint_nccl_major_minor();
+// Of a cluster's profiles (one per NCCL version, newest first), the one made for the job's NCCL, else the
+// newest (which the launcher then refuses, naming both versions, unless its policy allows it).
+std::optional<fs::path> pick(const std::vector<profiles::StoredProfile>& found, int want) {
   for (const auto& f : found) {
     if (!f.profile) continue;
     auto v = nccl::Version::parse(f.profile->provenance.nccl_version);
@@ -50,18 +49,19 @@ Services default_services() {
   s.store_dir = [](const std::optional<fs::path>& option) {
     return option ? *option : profiles::Store::default_dir();
   };
-  s.find_by_name = [](const fs::path& store, const std::string& cluster) -> std::optional<fs::path> {
-    return pick(profiles::Store(store).find_by_name(cluster));
+  s.find_by_name = [](const fs::path& store, const std::string& cluster,
+                      int nccl_major_minor) -> std::optional<fs::path> {
+    return pick(profiles::Store(store).find_by_name(cluster), nccl_major_minor);
   };
   s.find_by_fingerprint = [](const fs::path& store, const std::string& fingerprint) {
-    std::vector<profiles::StoredProfile> found = profiles::Store(store).find_by_fingerprint(fingerprint);
+    // The fingerprint holds the NCCL major.minor, so these are all for the job's NCCL, newest first.
     std::vector<fs::path> out;
-    if (auto best = pick(found)) out.push_back(*best);
-    for (const auto& f : found)
-      if (out.empty() || f.file != out.front()) out.push_back(f.file);
+    for (const auto& f : profiles::Store(store).find_by_fingerprint(fingerprint)) out.push_back(f.file);
     return out;
   };
-  s.node_fingerprint = [] { return node_fingerprint(); };
+  s.node_fingerprint = [](int nccl_major_minor) { return node_fingerprint(nccl_major_minor); };
+  s.job_nccl = [](const EnvLookup& env) { return find_job_nccl(env); };
+  s.built_nccl_major_minor = built_nccl_major_minor();
   s.plugin = [] { return find_plugin(); };
   return s;
 }

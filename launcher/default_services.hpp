@@ -8,15 +8,15 @@
 
 namespace autotune::launcher {
 
-// The key a cached fingerprint is valid for: the NCCL major.minor it was computed for and this tool's
+// The key a cached fingerprint is valid for: the NCCL major*100+minor it was computed for and this tool's
 // version (a newer tool may fingerprint differently).
-std::string fingerprint_cache_key();
+std::string fingerprint_cache_key(int nccl_major_minor);
 
-// NCCL major*100+minor the fingerprint is made for: the NCCL this tool was built with (228 for 2.28.x).
-int fingerprint_nccl_major_minor();
+// The NCCL this tool was built with, as major*100+minor (228 for 2.28.x).
+int built_nccl_major_minor();
 
-// This node's fingerprint through the cache (probing the live node on a miss).
-FingerprintLookup node_fingerprint();
+// This node's fingerprint for that NCCL through the cache (probing the live node on a miss).
+FingerprintLookup node_fingerprint(int nccl_major_minor);
 
 Services default_services();
 

@@ -42,6 +42,15 @@ std::string json_text(const LaunchPlan& plan) {
                     : nlohmann::ordered_json();
   j["fingerprint"] = plan.fingerprint ? nlohmann::ordered_json(*plan.fingerprint) : nlohmann::ordered_json();
   j["fingerprint_from_cache"] = plan.fingerprint_from_cache;
+  nlohmann::ordered_json nccl;
+  nccl["library"] =
+      plan.nccl.library ? nlohmann::ordered_json(plan.nccl.library->string()) : nlohmann::ordered_json();
+  nccl["version"] =
+      plan.nccl.version ? nlohmann::ordered_json(plan.nccl.version->text()) : nlohmann::ordered_json();
+  nccl["found_through"] = plan.nccl.how;
+  j["job_nccl"] = std::move(nccl);
+  j["digest"] = plan.digest.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plan.digest);
+  j["pinned_by"] = plan.pinned_by ? nlohmann::ordered_json(*plan.pinned_by) : nlohmann::ordered_json();
   auto vars = nlohmann::ordered_json::array();
   for (const EnvVar& v : plan.vars) {
     nlohmann::ordered_json o;
@@ -83,7 +92,12 @@ std::string format_dry_run(const LaunchPlan& plan, const std::vector<std::string
     out +=
         "profile: " + plan.profile_path->string() + " (from " + std::string(describe(*plan.origin)) + ")\n";
   if (plan.profile) out += "source: " + std::string(profiles::name(plan.profile->provenance.source)) + "\n";
+  if (!plan.digest.empty())
+    out += "version: " + plan.digest + (plan.pinned_by ? " (pinned by " + *plan.pinned_by + ")" : "") + "\n";
   if (plan.store) out += "store: " + plan.store->string() + "\n";
+  if (plan.nccl.version)
+    out += "job's NCCL: " + plan.nccl.version->text() + " (" + plan.nccl.library->string() +
+           ", found through " + plan.nccl.how + ")\n";
   if (plan.fingerprint)
     out += "node fingerprint: " + *plan.fingerprint +
            (plan.fingerprint_from_cache ? " (cached)" : " (probed)") + "\n";

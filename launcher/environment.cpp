@@ -12,6 +12,8 @@ std::string_view describe(VarOrigin o) {
       return "tuner plugin";
     case VarOrigin::profile_path:
       return "profile path";
+    case VarOrigin::profile_digest:
+      return "profile digest";
   }
   return "?";
 }
@@ -57,7 +59,8 @@ EnvVar decide(std::string n, std::string wanted, VarOrigin origin, bool override
 std::vector<EnvVar> plan_environment(const EnvRequest& request, const EnvLookup& current) {
   std::vector<EnvVar> out;
   for (const auto& [n, value] : request.profile_env) {
-    if (n == "NCCL_TUNER_PLUGIN" || n == "NCCL_AUTOTUNE_PROFILE") continue;
+    if (n == "NCCL_TUNER_PLUGIN" || n == "NCCL_AUTOTUNE_PROFILE" || n == "NCCL_AUTOTUNE_PROFILE_DIGEST")
+      continue;
     out.push_back(decide(n, value, VarOrigin::profile_env, request.override_user, current));
   }
   out.push_back(decide("NCCL_TUNER_PLUGIN", request.plugin.string(), VarOrigin::plugin_library,
@@ -66,6 +69,9 @@ std::vector<EnvVar> plan_environment(const EnvRequest& request, const EnvLookup&
   // lost only to an explicit --profile or --cluster, which the plugin must then follow too.
   out.push_back(
       decide("NCCL_AUTOTUNE_PROFILE", request.profile.string(), VarOrigin::profile_path, true, current));
+  if (!request.digest.empty())
+    out.push_back(
+        decide("NCCL_AUTOTUNE_PROFILE_DIGEST", request.digest, VarOrigin::profile_digest, true, current));
   return out;
 }
 

@@ -15,8 +15,8 @@
 
 namespace autotune::launcher {
 
-enum class VarOrigin { profile_env, plugin_library, profile_path };
-// "profile [env]", "tuner plugin", "profile path".
+enum class VarOrigin { profile_env, plugin_library, profile_path, profile_digest };
+// "profile [env]", "tuner plugin", "profile path", "profile digest".
 std::string_view describe(VarOrigin o);
 
 enum class VarDecision {
@@ -51,11 +51,13 @@ struct EnvRequest {
   std::filesystem::path plugin;
   std::filesystem::path profile;
   bool override_user = false;
+  std::string digest;  // the content the job is pinned to; empty: not pinned
 };
 
-// Profile variables in name order, then NCCL_TUNER_PLUGIN, then NCCL_AUTOTUNE_PROFILE. The launcher's own
-// two variables are never taken from the profile's [env]. NCCL_AUTOTUNE_PROFILE is always the resolved
-// profile (the user's value was one of the resolution's inputs), so the plugin reads what was exported.
+// Profile variables in name order, then NCCL_TUNER_PLUGIN, NCCL_AUTOTUNE_PROFILE and (when pinned)
+// NCCL_AUTOTUNE_PROFILE_DIGEST. The launcher's own variables are never taken from the profile's [env].
+// NCCL_AUTOTUNE_PROFILE and the digest are always the resolved ones (the user's values were inputs of the
+// resolution), so the plugin reads what was exported.
 std::vector<EnvVar> plan_environment(const EnvRequest& request, const EnvLookup& current);
 
 // One line for stderr about the user's values that won (or were overridden); empty when there are none.

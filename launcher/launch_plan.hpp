@@ -2,6 +2,10 @@
 // What `run` and `env` decide before anything happens: which profile applies to this node and why, whether
 // it can be used, and the environment it gives the job. Resolution order: --profile, --cluster (in the
 // store), $NCCL_AUTOTUNE_PROFILE, then the store's measured profile whose fingerprint is this node's.
+// Then one version per job: the content is fixed by its digest, inherited with $NCCL_AUTOTUNE_PROFILE
+// ($NCCL_AUTOTUNE_PROFILE_DIGEST), else agreed through the job's pin in the store (job_pin.hpp), and the
+// job is given the store's immutable copy of that version, so that ranks starting while the store changes
+// still read one profile.
 // Anything that prevents tuning is a Problem with one sentence; the caller decides whether to run untuned
 // or stop (--strict). The world (profile reader, store, probe, plugin lookup) comes in through Services so
 // that tests can stand in for it. Not thread-safe (Services may not be).
@@ -14,6 +18,7 @@
 
 #include "launcher/environment.hpp"
 #include "launcher/fingerprint_cache.hpp"
+#include "launcher/job_nccl.hpp"
 #include "profiles/profile.hpp"
 
 namespace autotune::launcher {
@@ -23,16 +28,23 @@ struct Services {
   std::function<profiles::Profile(const std::filesystem::path&)> read_profile;
   // The store directory: the --store option when given, else the store's own default resolution.
   std::function<std::filesystem::path(const std::optional<std::filesystem::path>& option)> store_dir;
-  // The profile for a cluster name in a store, if any.
+  // The profile for a cluster name in a store, if any: the one made for this NCCL major*100+minor when the
+  // cluster has one, else its newest.
   std::function<std::optional<std::filesystem::path>(const std::filesystem::path& store,
-                                                     const std::string& name)>
+                                                     const std::string& name, int nccl_major_minor)>
       find_by_name;
   // The store's profiles whose fingerprint is this one, best first.
   std::function<std::vector<std::filesystem::path>(const std::filesystem::path& store,
                                                    const std::string& fingerprint)>
       find_by_fingerprint;
-  // This node's fingerprint (normally through the per-boot cache); throws when the node cannot be probed.
-  std::function<FingerprintLookup()> node_fingerprint;
+  // This node's fingerprint for the job's NCCL major*100+minor (normally through the per-boot cache);
+  // throws when the node cannot be probed.
+  std::function<FingerprintLookup(int nccl_major_minor)> node_fingerprint;
+  // The libnccl the job will load (job_nccl.hpp).
+  std::function<JobNccl(const EnvLookup&)> job_nccl;
+  // NCCL major*100+minor assumed when the job's libnccl cannot be found or read: the one this tool was built
+  // with.
+  int built_nccl_major_minor = 0;
   // The plugin library; throws std::runtime_error naming where it looked.
   std::function<std::filesystem::path()> plugin;
 };
@@ -57,6 +69,8 @@ enum class Problem {
   untrusted,             // someone other than the owner or root can change the profile or store
   invalid_profile,       // the profile does not validate
   no_plugin,             // the plugin library is not installed where expected
+  other_nccl,            // the profile was made for another NCCL major.minor than the job loads
+  version_lost,          // the job is pinned to a version of the profile the store no longer holds
 };
 std::string_view name(Problem p);
 
@@ -69,6 +83,10 @@ struct LaunchPlan {
   std::optional<std::filesystem::path> store;  // when the store was consulted
   std::optional<profiles::Profile> profile;    // once read and valid
   std::optional<std::string> fingerprint;      // this node's, when it was needed
+  JobNccl nccl;                                // the job's libnccl, as found
+  int nccl_major_minor = 0;                    // the job's, else the built-in one (with a note saying so)
+  std::string digest;                          // of the profile's text, once read (16 hex digits)
+  std::optional<std::string> pinned_by;        // "job 1234.0" when the job's pin chose the version
   bool fingerprint_from_cache = false;
 
   std::vector<EnvVar> vars;        // empty unless problem == none
@@ -77,7 +95,7 @@ struct LaunchPlan {
 
   bool tuned() const { return problem == Problem::none; }
   // What `run --strict` and `env --strict` exit with for this plan: 0 tuned or disabled, 1 when the
-  // installation is broken (no plugin), 2 for the input problems.
+  // installation is broken (no plugin, a lost version), 2 for the input problems.
   int strict_exit_status() const;
 };
 

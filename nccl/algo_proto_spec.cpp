@@ -84,7 +84,37 @@ std::string format_spec(const SelectionSpec<Name>& spec) {
   return out;
 }
 
+template <typename Name>
+const SelectionEntry<Name>* deciding_entry(const SelectionSpec<Name>& spec, Collective c) {
+  for (const auto& e : spec.entries)
+    if (e.collective == c) return &e;
+  if (!spec.entries.empty() && !spec.entries.front().collective) return &spec.entries.front();
+  return nullptr;
+}
+
+template <typename Name>
+bool lists(const SelectionEntry<Name>& e, Name n) {
+  return std::find(e.names.begin(), e.names.end(), n) != e.names.end();
+}
+
+template <typename Name>
+bool selects_name(const SelectionSpec<Name>& spec, Collective c, Name n) {
+  const auto* e = deciding_entry(spec, c);
+  return !e || lists(*e, n) != e->exclude;
+}
+
 }  // namespace
+
+bool selects(const AlgoSpec& spec, Collective c, Algorithm name) {
+  return selects_name(spec, c, name);
+}
+bool selects(const ProtoSpec& spec, Collective c, Protocol name) {
+  return selects_name(spec, c, name);
+}
+bool selects_explicitly(const ProtoSpec& spec, Collective c, Protocol name) {
+  const auto* e = deciding_entry(spec, c);
+  return e && !e->exclude && lists(*e, name);
+}
 
 AlgoSpec parse_algo_spec(std::string_view text) {
   return parse_spec<Algorithm>(text, "NCCL_ALGO", parse_algorithm, kAllAlgorithms);

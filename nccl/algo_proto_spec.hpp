@@ -34,6 +34,14 @@ using ProtoSpec = SelectionSpec<Protocol>;
 AlgoSpec parse_algo_spec(std::string_view text);
 ProtoSpec parse_proto_spec(std::string_view text);
 
+// Whether NCCL, under this value, may use `name` for collective `c`: the entry for `c` decides, else a first
+// entry that names no collective; with neither, every name is allowed.
+bool selects(const AlgoSpec& spec, Collective c, Algorithm name);
+bool selects(const ProtoSpec& spec, Collective c, Protocol name);
+// Whether the entry that decides for `c` lists `name` itself (not by exclusion): how a user turns on a
+// protocol NCCL leaves off by default on a platform (LL128 where NCCL does not consider it safe).
+bool selects_explicitly(const ProtoSpec& spec, Collective c, Protocol name);
+
 // NCCL's own spellings: "Ring,Tree;AllReduce:NVLS,Ring", "^LL128". parse(format(x)) == x.
 std::string format_algo_spec(const AlgoSpec& spec);
 std::string format_proto_spec(const ProtoSpec& spec);

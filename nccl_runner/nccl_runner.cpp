@@ -1,6 +1,7 @@
 #include "nccl_runner/nccl_runner.hpp"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -200,7 +201,7 @@ void NcclRunner::State::place_devices() {
     throw std::runtime_error(
         "measuring shape " + runners::shape_text(*options.shape) +
         " needs ranks placed node by node (block distribution, srun -m block); this job's are not");
-  layout.emplace(*options.shape, nodes, local_size, options.node_offset);
+  layout.emplace(*options.shape, nodes, local_size, options.node_offset, options.local_offset);
   members = options.shape->ranks;
   for (auto& d : devices) {
     const auto place = layout->place(d.rank / local_size, d.rank % local_size);
@@ -682,11 +683,22 @@ NcclRunner::NcclRunner(const MeasureOptions& options, const ProcessGroup& proces
 
 NcclRunner::~NcclRunner() = default;
 
+namespace {
+// The stand-in NCCL of tests/standin (CI without GPUs) says so through this symbol: what runs on it comes
+// from a model, so it is labelled "standin", never "measured".
+bool standin_nccl() {
+  void* nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+  const bool standin = nccl && dlsym(nccl, "nccl_standin_identity");
+  if (nccl) dlclose(nccl);
+  return standin;
+}
+}  // namespace
+
 RunnerInfo NcclRunner::info() const {
   const State& s = *state_;
   RunnerInfo i;
   i.kind = "nccl";
-  i.source = "measured";
+  i.source = standin_nccl() ? "standin" : "measured";
   // The measured communicator: the job's, or each group of the shape.
   i.ranks = s.layout ? s.layout->shape().ranks : s.ranks;
   i.nodes = s.layout ? s.layout->shape().nodes : s.nodes;

@@ -10,6 +10,7 @@
 #include "autotune/version.hpp"
 #include "common/input_error.hpp"
 #include "nccl_tests/nccl_tests_log.hpp"
+#include "profiles/profile.hpp"
 #include "runners/bandwidth.hpp"
 
 namespace autotune::nccl_tests {
@@ -53,6 +54,13 @@ std::string_view nccl_tests_program(Collective c) {
 }
 
 namespace {
+
+// "simulated" or "stand-in" for results that come from the model; "" for measured ones.
+std::string model_tag(const RunnerInfo& info) {
+  const auto source = profiles::parse_source(info.source);
+  if (!source || !profiles::from_model(*source)) return "";
+  return *source == profiles::Source::simulated ? "simulated" : "stand-in";
+}
 
 bool measured(const Measurement& m) {
   return m.outcome == Outcome::ok || m.outcome == Outcome::wrong_result;
@@ -113,7 +121,7 @@ void one_test(std::string& out, const RunnerInfo& info, std::span<const BenchRow
   const std::string program(nccl_tests_program(c));
   out += "# Collective test starting: " + program + "\n";
   out += bench_header_line(info.ranks, info.nodes, to_string(rows.front().out_of_place.request.candidate),
-                           info.source == "simulated" ? "simulated" : "measured", info.nccl_version) +
+                           model_tag(info).empty() ? "measured" : info.source, info.nccl_version) +
          "\n";
 
   table_header(out);
@@ -138,8 +146,9 @@ void one_test(std::string& out, const RunnerInfo& info, std::span<const BenchRow
     }
   }
   out += fmt::format("# Out of bounds values : {} {}\n", wrong_halves, wrong_halves ? "FAILED" : "OK");
+  const std::string tag = model_tag(info);
   out += fmt::format("# Avg bus bandwidth    : {:g} {}\n", counted ? busbw_sum / counted : 0.0,
-                     info.source == "simulated" ? "(simulated)" : "");
+                     tag.empty() ? "" : "(" + tag + ")");
   out += "#\n# Collective test concluded: " + program + "\n#\n";
 }
 
@@ -147,12 +156,17 @@ void one_test(std::string& out, const RunnerInfo& info, std::span<const BenchRow
 
 std::string format_table(const RunnerInfo& info, std::span<const BenchRow> rows) {
   std::string out;
-  const bool simulated = info.source == "simulated";
   out += fmt::format(
       "# nccl-autotune {} bench: nccl-tests' table, plus the algorithm, protocol and channels NCCL "
       "ran\n",
       kToolVersion);
-  if (simulated) out += "# simulated: these numbers come from a model of NCCL, not from GPUs\n";
+  // Simulated and stand-in numbers come from the model: the table says so before anything else.
+  if (info.source == "simulated")
+    out += "# simulated: these numbers come from a model of NCCL, not from GPUs\n";
+  if (info.source == "standin")
+    out +=
+        "# stand-in: the stand-in NCCL of tests/standin ran these; times come from a model of NCCL, not "
+        "from GPUs\n";
   out += "# " + info.description + "\n";
   out += fmt::format("# ranks {} ({} node(s) x {} GPU(s)), {}, NCCL {}\n#\n", info.ranks, info.nodes,
                      info.gpus_per_node, info.gpu_model, info.nccl_version);

@@ -236,7 +236,8 @@ JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, Coll
   JournalRecord r;
   r.setting = ProcessSetting{"default", {}};
   r.scale = scale;
-  r.source = log.source == "simulated" ? "simulated" : "imported";
+  // A table from the model (bench --simulate, or bench on the stand-in NCCL) stays labelled as such.
+  r.source = log.source == "simulated" || log.source == "standin" ? log.source : "imported";
   r.runner = runner_text(log);
   r.time = options.time;
   r.published_busbw_gbps = {row.out_of_place.busbw_gbps, row.in_place.busbw_gbps};
@@ -310,9 +311,10 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
                                                     ", scale and candidate (not pooled)"});
         continue;
       }
-      if (log.source == "simulated")
-        out.warnings.push_back(
-            log.name() + ": a simulated table (nccl-autotune bench --simulate): imported as " + "simulated");
+      if (log.source == "simulated" || log.source == "standin")
+        out.warnings.push_back(log.name() + ": a " + log.source + " table (nccl-autotune bench " +
+                               (log.source == "simulated" ? "--simulate" : "on the stand-in NCCL") +
+                               "): imported as " + log.source);
       size_t other_types = 0, imported = 0;
       for (const NcclTestsRow& row : log.rows) {
         if (row.type != first.type || row.redop != first.redop) {
@@ -327,7 +329,7 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
             ++r.attempt;
         min_bytes = std::min(min_bytes, row.bytes);
         max_bytes = std::max(max_bytes, row.bytes);
-        if (r.source == "simulated") h.source = "simulated";
+        if (r.source == "simulated" || r.source == "standin") h.source = r.source;
         out.records.push_back(std::move(r));
         ++imported;
       }

@@ -85,7 +85,7 @@ struct Patterns {
   const std::regex program{R"(^#\s*Collective test starting:\s*(\S+))"};
   const std::regex concluded{R"(^#\s*Collective test concluded:\s*(\S+))"};
   const std::regex bench_header{
-      R"(^#\s*nccl-autotune bench: ranks (\d+) nodes (\d+) forced (\S+) source (measured|simulated) nccl (\S+)\s*$)"};
+      R"(^#\s*nccl-autotune bench: ranks (\d+) nodes (\d+) forced (\S+) source (measured|simulated|standin) nccl (\S+)\s*$)"};
   // An old harness's announcement of the next run: "Running: mpirun -np 16 -x NCCL_ALGO=Ring
   // ./all_reduce_perf".
   const std::regex running_env{R"(\b(NCCL_ALGO|NCCL_PROTO)=([^\s;'"]+))"};

@@ -108,7 +108,7 @@ struct NcclTestsLog {
   std::optional<int> stated_ranks;
   std::optional<int> stated_nodes;
   std::optional<std::string> forced;  // bench: the candidate it forced ("default", "ring/simple/ch8")
-  std::string source;                 // bench: "measured" or "simulated"; empty for nccl-tests' own logs
+  std::string source;  // bench: "measured", "simulated" or "standin"; empty for nccl-tests' own logs
 
   // The ranks that ran: stated, else the rank lines; 0 when the log shows neither (a table alone).
   int ranks() const;

@@ -4,7 +4,7 @@
 
 namespace autotune::profiles {
 namespace {
-constexpr std::array<std::string_view, 3> kSourceNames = {"measured", "simulated", "imported"};
+constexpr std::array<std::string_view, 4> kSourceNames = {"measured", "simulated", "imported", "standin"};
 }
 
 std::string_view name(Source s) {
@@ -22,6 +22,14 @@ std::optional<double> gain_of(const Rule& rule) {
   if (rule.busbw_gbps && rule.default_busbw_gbps && *rule.default_busbw_gbps > 0)
     return *rule.busbw_gbps / *rule.default_busbw_gbps - 1.0;
   return std::nullopt;
+}
+
+bool from_model(Source s) {
+  return s == Source::simulated || s == Source::standin;
+}
+
+std::string_view model_label(Source s) {
+  return s == Source::simulated ? "SIMULATED" : s == Source::standin ? "STAND-IN" : "";
 }
 
 }  // namespace autotune::profiles

@@ -96,15 +96,25 @@ std::optional<double> gain_of(const Rule& rule);
 struct ClusterInfo {
   std::string name;
   std::string fingerprint;
+  // What the fingerprint hashes (topology/fingerprint.hpp: fingerprint_facts), so that a node that does not
+  // match can be told what differs. Absent in profiles written before it was kept.
+  std::vector<std::string> fingerprint_facts;
   std::string gpu_model;
   int gpus_per_node = 0;
   int nodes = 0;
   int nics_per_node = 0;
 };
 
-enum class Source { measured, simulated, imported };
+// Where a profile's numbers come from: real GPUs (measured), nccl-tests logs (imported), or nccl-autotune's
+// model of NCCL, directly (simulated) or through the stand-in NCCL of tests/standin (standin).
+enum class Source { measured, simulated, imported, standin };
 std::string_view name(Source s);
 std::optional<Source> parse_source(std::string_view text);
+// Simulated and stand-in numbers come from the model, not from GPUs: never matched to a node by fingerprint,
+// labelled wherever they are shown.
+bool from_model(Source s);
+// "SIMULATED" or "STAND-IN" for a model's source; "" for the others.
+std::string_view model_label(Source s);
 
 struct Provenance {
   std::string created;  // RFC 3339
@@ -112,6 +122,10 @@ struct Provenance {
   std::string nccl_version;  // "2.28.9"
   Source source = Source::measured;
   std::string command;
+  // What the health gate before calibration saw ("8 node(s) checked by check (simulated): all ok"), and the
+  // nodes it left out (--exclude-unhealthy), each with why. Empty in hand-written or imported profiles.
+  std::string health;
+  std::vector<std::string> excluded_nodes;
 };
 
 // What the plugin does for a communicator whose (nodes, ranks) no rule names.

@@ -266,6 +266,8 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
   if (r.gain) check_gain(w, *r.gain, index, lines.evidence);
 }
 
+}  // namespace
+
 std::string describe_rule(const Rule& r) {
   std::string out = format_byte_size(r.min_bytes) + ".." + format_byte_size(r.max_bytes) + ", nodes " +
                     format_count_range(r.nodes) + ", ranks " + format_count_range(r.ranks);
@@ -275,18 +277,21 @@ std::string describe_rule(const Rule& r) {
   return out;
 }
 
-// Whether two rules' per-call conditions can both hold for one call.
-bool calls_overlap(const Rule& a, const Rule& b) {
+bool rules_overlap(const Rule& a, const Rule& b) {
   const CountRange any{};
-  return a.pipe_ops.value_or(any).overlaps(b.pipe_ops.value_or(any)) &&
+  return a.collective == b.collective && a.min_bytes <= b.max_bytes && b.min_bytes <= a.max_bytes &&
+         a.nodes.value_or(any).overlaps(b.nodes.value_or(any)) &&
+         a.ranks.value_or(any).overlaps(b.ranks.value_or(any)) &&
+         a.ranks_per_node.value_or(any).overlaps(b.ranks_per_node.value_or(any)) &&
+         a.pipe_ops.value_or(any).overlaps(b.pipe_ops.value_or(any)) &&
          (!a.reg_buff || !b.reg_buff || *a.reg_buff == *b.reg_buff);
 }
 
-// Two rules overlap when they share a collective, their byte ranges intersect and so do their node and rank
-// ranges and their per-call conditions (pipe_ops, reg_buff). A sweep over rules sorted by min_bytes keeps
-// this near-linear for real profiles.
+namespace {
+
+// No two rules overlap (rules_overlap). A sweep over rules sorted by min_bytes keeps this near-linear for
+// real profiles.
 void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
-  const CountRange any{};
   // Sorted by (collective, min_bytes, position) packed into one 128-bit key: 3 bits, 64 bits, 61 bits (a
   // vector never holds 2^61 rules). Comparing plain integers in one contiguous array keeps this sort, the
   // largest part of the reader's own time, a few times cheaper than comparing tuples through indices.
@@ -307,11 +312,7 @@ void check_overlaps(const Where& w, const std::vector<Rule>& rules) {
     if (pos > 0 && collective_of(order[pos - 1]) != collective_of(order[pos])) active.clear();
     std::erase_if(active, [&](size_t i) { return rules[i].max_bytes < r.min_bytes; });
     for (size_t i : active) {
-      const Rule& o = rules[i];
-      if (!o.nodes.value_or(any).overlaps(r.nodes.value_or(any)) ||
-          !o.ranks.value_or(any).overlaps(r.ranks.value_or(any)) ||
-          !o.ranks_per_node.value_or(any).overlaps(r.ranks_per_node.value_or(any)) || !calls_overlap(o, r))
-        continue;
+      if (!rules_overlap(rules[i], r)) continue;
       size_t later = std::max(i, current), earlier = std::min(i, current);
       const Rule& a = rules[later];
       const Rule& b = rules[earlier];
@@ -370,9 +371,11 @@ class Reader {
     const toml::table& cluster = table(root, "cluster", 1);
     int cluster_line = line_of(cluster);
     check_keys(cluster, "cluster.",
-               {"name", "fingerprint", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"}, cluster_line);
+               {"name", "fingerprint", "fingerprint_facts", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"},
+               cluster_line);
     p.cluster.name = string(cluster, "cluster.", "name", true);
     p.cluster.fingerprint = string(cluster, "cluster.", "fingerprint", false);
+    p.cluster.fingerprint_facts = strings(cluster, "cluster.", "fingerprint_facts");
     p.cluster.gpu_model = string(cluster, "cluster.", "gpu_model", false);
     p.cluster.gpus_per_node = count(cluster, "cluster.", "gpus_per_node");
     p.cluster.nodes = count(cluster, "cluster.", "nodes");
@@ -380,7 +383,8 @@ class Reader {
     check_cluster(w_, p.cluster, key_line(cluster, "name"));
 
     const toml::table& prov = table(root, "provenance", 1);
-    check_keys(prov, "provenance.", {"created", "tool_version", "nccl_version", "source", "command"},
+    check_keys(prov, "provenance.",
+               {"created", "tool_version", "nccl_version", "source", "command", "health", "excluded_nodes"},
                line_of(prov));
     p.provenance.created = created(prov);
     p.provenance.tool_version = string(prov, "provenance.", "tool_version", false);
@@ -389,9 +393,11 @@ class Reader {
     auto src = parse_source(source);
     if (!src)
       w_.fail(key_line(prov, "source"), "provenance.source",
-              "expected one of measured, simulated, imported; found " + in_quotes(source));
+              "expected one of measured, simulated, imported, standin; found " + in_quotes(source));
     p.provenance.source = *src;
     p.provenance.command = string(prov, "provenance.", "command", false);
+    p.provenance.health = string(prov, "provenance.", "health", false);
+    p.provenance.excluded_nodes = strings(prov, "provenance.", "excluded_nodes");
     check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
 
     if (const toml::node* env = root.get("env")) {
@@ -506,6 +512,23 @@ class Reader {
     if (!n->is_string())
       w_.fail(line_of(*n), prefix + std::string(key), "expected a string; found " + describe(*n));
     return n->as_string()->get();
+  }
+
+  // An optional array of strings.
+  std::vector<std::string> strings(const toml::table& t, const std::string& prefix, std::string_view key) {
+    std::vector<std::string> out;
+    const toml::node* n = t.get(key);
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a)
+      w_.fail(line_of(*n), prefix + std::string(key), "expected an array of strings; found " + describe(*n));
+    for (const toml::node& item : *a) {
+      if (!item.is_string())
+        w_.fail(line_of(item), prefix + std::string(key),
+                "expected an array of strings; found " + describe(item));
+      out.push_back(item.as_string()->get());
+    }
+    return out;
   }
 
   int count(const toml::table& t, const std::string& prefix, std::string_view key) {
@@ -856,6 +879,16 @@ std::string toml_string(std::string_view s) {
   return out;
 }
 
+// ["a", "b"]: items after `separator` (" ", or a line break and indent for long lists, one item per line).
+std::string toml_string_array(const std::vector<std::string>& items, std::string_view separator) {
+  const bool multiline = separator.find('\n') != std::string_view::npos;
+  std::string out = "[";
+  for (size_t k = 0; k < items.size(); ++k)
+    out += std::string(k && !multiline ? "," : "") + (k || multiline ? std::string(separator) : "") +
+           toml_string(items[k]) + (multiline ? "," : "");
+  return out + (multiline ? "\n]" : "]");
+}
+
 std::string toml_size(uint64_t bytes) {
   std::string exact = format_byte_size(bytes);
   // Values that have a short exact unit spelling are written that way; odd values (often 2^k - 1, the
@@ -966,13 +999,20 @@ std::string format_profile(const Profile& p) {
   out += "gpu_model = " + toml_string(p.cluster.gpu_model) + "\n";
   out += "gpus_per_node = " + std::to_string(p.cluster.gpus_per_node) + "\n";
   out += "nodes = " + std::to_string(p.cluster.nodes) + "\n";
-  out += "nics_per_node = " + std::to_string(p.cluster.nics_per_node) + "\n\n";
+  out += "nics_per_node = " + std::to_string(p.cluster.nics_per_node) + "\n";
+  if (!p.cluster.fingerprint_facts.empty())
+    out += "fingerprint_facts = " + toml_string_array(p.cluster.fingerprint_facts, "\n  ") + "\n";
+  out += "\n";
   out += "[provenance]\n";
   out += "created = " + toml_string(p.provenance.created) + "\n";
   out += "tool_version = " + toml_string(p.provenance.tool_version) + "\n";
   out += "nccl_version = " + toml_string(p.provenance.nccl_version) + "\n";
   out += "source = " + toml_string(name(p.provenance.source)) + "\n";
-  out += "command = " + toml_string(p.provenance.command) + "\n\n";
+  out += "command = " + toml_string(p.provenance.command) + "\n";
+  if (!p.provenance.health.empty()) out += "health = " + toml_string(p.provenance.health) + "\n";
+  if (!p.provenance.excluded_nodes.empty())
+    out += "excluded_nodes = " + toml_string_array(p.provenance.excluded_nodes, " ") + "\n";
+  out += "\n";
   out += "[env]\n";
   for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";
   out += "\n[policy]\n";

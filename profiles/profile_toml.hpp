@@ -24,6 +24,12 @@ std::string format_profile(const Profile& profile);
 // Validates, then writes atomically (write_file_atomically): readers see the old file or the new one.
 void write_profile(const std::filesystem::path& path, const Profile& profile);
 
+// Whether one call could match both rules: the same collective, intersecting byte ranges, nodes, ranks and
+// ranks per node, and per-call conditions (pipe_ops, reg_buff) that can hold together.
+bool rules_overlap(const Rule& a, const Rule& b);
+// A rule's scope for messages: "512K..1M, nodes 2, ranks 16, ranks_per_node 8".
+std::string describe_rule(const Rule& rule);
+
 // "2-8", "4", or "any" for an absent range.
 std::string format_count_range(const std::optional<CountRange>& range);
 

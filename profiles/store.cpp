@@ -105,6 +105,27 @@ std::filesystem::path Store::journal_beside(const std::filesystem::path& profile
   return profile_file.parent_path() / (profile_file.stem().string() + ".journal.jsonl");
 }
 
+std::filesystem::path Store::version_path(const std::filesystem::path& profile_file, std::string_view digest) {
+  return profile_file.parent_path() / "versions" /
+         (profile_file.stem().string() + "-" + std::string(digest) + ".toml");
+}
+
+namespace {
+
+// The TOML and its compiled rules; the rules are a cache, written best effort (a stale one is refused by its
+// digest anyway, and removing it keeps the directory honest).
+void write_with_rules(const std::filesystem::path& target, const std::string& text) {
+  write_file_atomically(target, text);
+  try {
+    write_compiled_rules(target, parse_profile(text, target.string()), text);
+  } catch (const std::exception&) {
+    std::error_code ec;
+    std::filesystem::remove(compiled_rules_path(target), ec);
+  }
+}
+
+}  // namespace
+
 std::filesystem::path Store::save(const Profile& profile) const {
   std::filesystem::path target = path_for(profile);
   validate_profile(profile, target.string());
@@ -116,16 +137,13 @@ std::filesystem::path Store::save(const Profile& profile) const {
     write_file_atomically(prev, read_file(target));
   }
   const std::string text = format_profile(profile);
-  write_file_atomically(target, text);
-  // The compiled rules are a cache (compiled_rules.hpp): after the TOML, so a reader never pairs new rules
-  // with old text, and best effort, so a failure costs the plugin's speed-up, never the save. The records
-  // follow the file's order, which is the canonical one format_profile wrote, not the caller's.
-  const std::filesystem::path rules = compiled_rules_path(target);
-  try {
-    write_compiled_rules(target, parse_profile(text, target.string()), text);
-  } catch (const std::exception&) {
-    // A stale cache would be refused by its digest anyway; removing it keeps the directory honest.
-    std::filesystem::remove(rules, ec);
+  // The compiled rules follow the file's order, which is the canonical one format_profile wrote, not the
+  // caller's; written after the TOML, so a reader never pairs new rules with old text.
+  write_with_rules(target, text);
+  const std::filesystem::path version = version_path(target, digest_text(profile_digest(text)));
+  if (!std::filesystem::exists(version, ec)) {
+    std::filesystem::create_directories(version.parent_path());
+    write_with_rules(version, text);
   }
   return target;
 }

@@ -43,9 +43,14 @@ class Store {
   // command that writes or looks for a journal in the store goes through here.
   std::filesystem::path journal_path_for(std::string_view cluster, std::string_view nccl_version) const;
   static std::filesystem::path journal_beside(const std::filesystem::path& profile_file);
+  // Every published version of a profile stays readable, unchanged, under its digest (compiled_rules.hpp:
+  // digest_text of profile_digest): <dir>/versions/<profile stem>-<16 hex digits>.toml. A job pinned to a digest reads that
+  // file, so a store update while a job starts cannot give its ranks different rules.
+  static std::filesystem::path version_path(const std::filesystem::path& profile_file, std::string_view digest);
   // Validates, creates the directory if needed, keeps the old file as .prev, writes atomically, then writes
-  // (or, when that fails, removes) the compiled rules beside it; their failure never fails the save. Returns
-  // the path.
+  // (or, when that fails, removes) the compiled rules beside it; their failure never fails the save. Also
+  // publishes the version under its digest (version_path) with its compiled rules, once: a version file is
+  // never rewritten. Returns the path.
   std::filesystem::path save(const Profile& profile) const;
 
  private:

@@ -264,6 +264,10 @@ void head_section(std::string& o, const Page& pg) {
     o += "<div class=\"banner simulated\">SIMULATED: every figure here comes from nccl-autotune's model of "
          "NCCL "
          "(seeded noise), not from GPUs. Use it to see how the tool works, not to tune a cluster.</div>\n";
+  else if (pg.source == "standin")
+    o += "<div class=\"banner simulated\">STAND-IN: measured on the stand-in NCCL of tests/standin, whose "
+         "times come from nccl-autotune's model of NCCL, not from GPUs. It proves the pipeline, not a "
+         "cluster.</div>\n";
   else if (pg.source == "imported")
     o +=
         "<div class=\"banner imported\">IMPORTED: measured by nccl-tests and imported from its logs.</div>\n";

@@ -6,7 +6,8 @@
 
 namespace autotune::runners {
 
-GroupLayout::GroupLayout(const Scale& shape, int world_nodes, int gpus_per_node, int node_offset)
+GroupLayout::GroupLayout(const Scale& shape, int world_nodes, int gpus_per_node, int node_offset,
+                         int local_offset)
     : shape_(shape), world_nodes_(world_nodes), gpus_per_node_(gpus_per_node) {
   const std::string text = shape_text(shape);
   if (shape.nodes < 1 || shape.ranks < 2 || shape.ranks % shape.nodes != 0)
@@ -21,6 +22,7 @@ GroupLayout::GroupLayout(const Scale& shape, int world_nodes, int gpus_per_node,
                      "shape " + text + ": the ranks per node must divide the job's " +
                          std::to_string(gpus_per_node) + " ranks per node");
   offset_ = ((node_offset % world_nodes) + world_nodes) % world_nodes;
+  local_offset_ = ((local_offset % gpus_per_node) + gpus_per_node) % gpus_per_node;
   node_blocks_ = world_nodes / shape.nodes;
   local_blocks_ = gpus_per_node / shape.ranks_per_node();
 }
@@ -31,8 +33,9 @@ GroupPlace GroupLayout::place(int node, int local_rank) const {
   const int node_block = shifted / shape_.nodes;
   if (node_block >= node_blocks_) return {};
   const int per_node = shape_.ranks_per_node();
-  return {node_block * local_blocks_ + local_rank / per_node,
-          (shifted % shape_.nodes) * per_node + local_rank % per_node};
+  const int local = (local_rank - local_offset_ + gpus_per_node_) % gpus_per_node_;
+  return {node_block * local_blocks_ + local / per_node,
+          (shifted % shape_.nodes) * per_node + local % per_node};
 }
 
 std::vector<int> GroupLayout::nodes_of(int group) const {
@@ -48,7 +51,7 @@ std::vector<int> GroupLayout::local_ranks_of(int group) const {
   std::vector<int> out;
   if (group < 0 || group >= groups()) return out;
   const int per_node = shape_.ranks_per_node(), first = (group % local_blocks_) * per_node;
-  for (int i = 0; i < per_node; ++i) out.push_back(first + i);
+  for (int i = 0; i < per_node; ++i) out.push_back((local_offset_ + first + i) % gpus_per_node_);
   return out;
 }
 

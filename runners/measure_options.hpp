@@ -21,7 +21,8 @@ struct MeasureOptions {
   // job runs its tensor-, pipeline- and data-parallel groups), timed by the slowest group. nullopt: one
   // communicator of every rank of the job.
   std::optional<Scale> shape;
-  int node_offset = 0;  // where the node blocks of the groups start (runners/group_layout.hpp)
+  int node_offset = 0;   // where the node blocks of the groups start (runners/group_layout.hpp)
+  int local_offset = 0;  // where the blocks of local ranks start on every node
 
   std::string plugin_path;      // our tuner plugin, which forces candidates; empty = find_plugin()
   int warmup_iterations = 5;    // untimed operations before each candidate

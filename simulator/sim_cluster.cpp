@@ -77,6 +77,19 @@ int SimCluster::generation() const {
   return 0;
 }
 
+std::vector<int> rail_nics(int nics, int gpus, int gpu) {
+  std::vector<int> out;
+  if (nics < 1 || gpus < 1) return out;
+  for (int j = 0; j < nics; ++j)
+    if (nics >= gpus ? j * gpus / nics == gpu : gpu * nics / gpus == j) out.push_back(j);
+  return out;
+}
+
+bool SimCluster::holds_gpu(int gpu) const {
+  if (first_gpu < 0 || node_gpus < 1) return true;
+  return (gpu - first_gpu + node_gpus) % node_gpus < gpus_per_node;
+}
+
 double SimNic::gbytes_per_s() const {
   double sum = 0.0;
   for (const auto& p : ports) sum += p.gbytes_per_s;
@@ -161,10 +174,15 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
 }
 
 SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent) {
-  if (ranks_per_node < 1 || whole.node_gpus % ranks_per_node != 0)
-    throw InputError("<arguments>", 0,
-                     "a number of ranks per node that divides the node's " + std::to_string(whole.node_gpus) +
-                         " GPUs, found " + std::to_string(ranks_per_node));
+  // Groups running at once tile the node, so they must divide it; one group alone may take any part of it.
+  if (ranks_per_node < 1 || ranks_per_node > whole.node_gpus ||
+      (concurrent && whole.node_gpus % ranks_per_node != 0))
+    throw InputError(
+        "<arguments>", 0,
+        (concurrent ? "a number of ranks per node that divides the node's " +
+                          std::to_string(whole.node_gpus) + " GPUs"
+                    : "1 to " + std::to_string(whole.node_gpus) + " ranks per node (the node's GPUs)") +
+            ", found " + std::to_string(ranks_per_node));
   SimCluster c = whole;
   c.gpus_per_node = ranks_per_node;
   c.groups_per_node = concurrent ? whole.node_gpus / ranks_per_node : 1;

@@ -47,6 +47,10 @@ struct SimCluster {
   // fault slows a collective only when its node is spanned.
   std::vector<SimFault> faults;
   std::vector<int> node_ids;
+  // Which block of each node's GPUs this communicator is: its first GPU, the block taking gpus_per_node GPUs
+  // from there and wrapping around the node (the other groups of the node take the blocks beside it). -1:
+  // the communicator stands for every block at once, paced by the slowest (a fault on any GPU counts).
+  int first_gpu = -1;
 
   int ranks() const { return gpus_per_node * nodes; }
   // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell: the row of NCCL's per-generation tables.
@@ -55,7 +59,14 @@ struct SimCluster {
   double net_gbps() const;
   // LL128 is safe only where NCCL enables it itself: NVLink-connected Volta..Blackwell.
   bool ll128_safe() const { return nvlink && sm >= 70; }
+  // Whether this communicator runs on the node-local GPU `gpu` (every GPU when first_gpu is -1).
+  bool holds_gpu(int gpu) const;
 };
+
+// The rail of node-local GPU `gpu` among `nics` NICs and `gpus` GPUs (positions in the probed node's
+// lists): with at least as many NICs as GPUs, NIC j belongs to GPU j * gpus / nics; with fewer, GPU g uses
+// NIC g * nics / gpus. The simulator's wiring, and check's when the probe cannot tell which NICs are near.
+std::vector<int> rail_nics(int nics, int gpus, int gpu);
 
 // Throws InputError (file = topology origin) for what it cannot model without guessing: no GPU, nodes < 1,
 // a GPU whose architecture is unknown (no SM in the file and a name or device id it does not know), or
@@ -67,7 +78,7 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
 
 // The cluster a communicator of `ranks_per_node` ranks on each of `whole.nodes` nodes sees, with every group
 // of that shape running at once (node_gpus / ranks_per_node of them per node) when `concurrent`, else alone.
-// Throws InputError when ranks_per_node does not divide the node's GPUs.
+// Throws InputError when ranks_per_node is not 1 to the node's GPUs, or (concurrent) does not divide them.
 SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concurrent);
 
 }  // namespace autotune::sim

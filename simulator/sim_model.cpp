@@ -9,6 +9,7 @@
 
 #include "common/input_error.hpp"
 #include "nccl/ib_hca_spec.hpp"
+#include "simulator/sim_constants.hpp"
 #include "simulator/sim_random.hpp"
 
 namespace autotune::sim {
@@ -95,13 +96,19 @@ std::vector<SimNic> select_nics(const std::vector<SimNic>& all, const std::strin
   return out;
 }
 
-// Inter-node bandwidth per node of the slowest of the communicators that run at once (groups_per_node of
-// them, each on its own block of consecutive GPUs). Rails: with K NICs and G GPUs a node, NIC j belongs to
-// GPU j * G / K when K >= G, and GPU g uses NIC g * K / G when K < G. A GPU none of whose rail NICs
-// NCCL_IB_HCA kept reaches one of the kept NICs across PCIe switches or the CPU interconnect, which costs
-// about a quarter of its bandwidth. A NIC that several groups use is shared evenly: eight one-rank-per-node
-// groups over eight rail NICs each get one NIC, over two NICs four share each.
-double slowest_group_net_gbps(const std::vector<SimNic>& all_nics, const SimCluster& c) {
+// What one communicator's block of GPUs gets of the node's network: GB/s, and the kept NICs it uses.
+struct BlockNet {
+  double gbps = 0.0;
+  std::set<std::string> nics;
+};
+
+// Inter-node bandwidth per node of each of the communicators that run at once (groups_per_node of them, each
+// on its own block of consecutive GPUs, wrapping around the node; block b starts at base + b * per_group).
+// Rails as rail_nics() wires them (sim_cluster.hpp). A GPU none of whose rail NICs NCCL_IB_HCA kept reaches
+// one of the kept NICs across PCIe switches or the CPU interconnect, which costs about a quarter of its
+// bandwidth. A NIC that several groups use is shared evenly: eight one-rank-per-node groups over eight rail
+// NICs each get one NIC, over two NICs four share each.
+std::vector<BlockNet> block_nets(const std::vector<SimNic>& all_nics, const SimCluster& c, int base) {
   const int node_gpus = std::max(1, c.node_gpus), k = static_cast<int>(all_nics.size());
   const int per_group = std::max(1, c.gpus_per_node), groups = std::max(1, c.groups_per_node);
   auto kept_index = [&](int j) -> std::optional<size_t> {
@@ -112,10 +119,8 @@ double slowest_group_net_gbps(const std::vector<SimNic>& all_nics, const SimClus
   // The kept NICs GPU g uses, and whether they are its own.
   auto nics_of = [&](int g, bool* on_rail) {
     std::set<size_t> out;
-    for (int j = 0; j < k; ++j) {
-      const bool rail = k >= node_gpus ? j * node_gpus / k == g : g * k / node_gpus == j;
-      if (auto i = rail ? kept_index(j) : std::nullopt) out.insert(*i);
-    }
+    for (int j : rail_nics(k, node_gpus, g))
+      if (auto i = kept_index(j)) out.insert(*i);
     *on_rail = !out.empty();
     if (out.empty()) out.insert(static_cast<size_t>(g) % c.nics.size());
     return out;
@@ -123,20 +128,39 @@ double slowest_group_net_gbps(const std::vector<SimNic>& all_nics, const SimClus
   std::vector<std::set<size_t>> used(groups);
   std::vector<int> off_rail(groups, 0), users(c.nics.size(), 0);
   for (int b = 0; b < groups; ++b) {
-    for (int g = b * per_group; g < (b + 1) * per_group; ++g) {
+    for (int i = 0; i < per_group; ++i) {
+      const int g = (base + b * per_group + i) % node_gpus;
       bool on_rail = false;
       for (size_t n : nics_of(g, &on_rail)) used[b].insert(n);
       off_rail[b] += on_rail ? 0 : 1;
     }
     for (size_t n : used[b]) ++users[n];
   }
-  double slowest = 0.0;
+  std::vector<BlockNet> out(groups);
   for (int b = 0; b < groups; ++b) {
-    double bw = 0.0;
-    for (size_t n : used[b]) bw += c.nics[n].gbytes_per_s() / users[n];
-    bw *= 1.0 - 0.25 * static_cast<double>(off_rail[b]) / per_group;
-    slowest = b == 0 ? bw : std::min(slowest, bw);
+    for (size_t n : used[b]) {
+      out[b].gbps += c.nics[n].gbytes_per_s() / users[n];
+      out[b].nics.insert(c.nics[n].name);
+    }
+    out[b].gbps *= 1.0 - 0.25 * static_cast<double>(off_rail[b]) / per_group;
   }
+  return out;
+}
+
+// This communicator's share of the network: its own block's, or the slowest block's when it stands for
+// every block (first_gpu -1, then every kept NIC counts as used).
+BlockNet group_net(const std::vector<SimNic>& all_nics, const SimCluster& c) {
+  const int per_group = std::max(1, c.gpus_per_node);
+  const int base = c.first_gpu < 0 ? 0 : c.first_gpu % per_group;
+  const std::vector<BlockNet> blocks = block_nets(all_nics, c, base);
+  if (c.first_gpu >= 0) {
+    const size_t own = static_cast<size_t>((c.first_gpu - base) / per_group) % blocks.size();
+    return blocks[own];
+  }
+  BlockNet slowest = blocks.front();
+  for (const auto& b : blocks) slowest.gbps = std::min(slowest.gbps, b.gbps);
+  slowest.nics.clear();
+  for (const auto& n : c.nics) slowest.nics.insert(n.name);
   return slowest;
 }
 
@@ -170,10 +194,15 @@ SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>&
     // Anything else does not change performance in this model (NCCL ignores names it does not know).
   }
   cluster_.collnet = cluster_.collnet && collnet_enabled_;
-  if (cluster_.nodes > 1)
-    net_gbps_ = cluster_.nics.empty() ? 3.0  // no IB device left: NCCL falls back to its socket transport
-                                      : slowest_group_net_gbps(all_nics, cluster_) * cross_nic_factor;
-  apply_faults();
+  std::set<std::string> used_nics;
+  if (cluster_.nodes > 1 && !cluster_.nics.empty()) {
+    BlockNet own = group_net(all_nics, cluster_);
+    net_gbps_ = own.gbps * cross_nic_factor;
+    used_nics = std::move(own.nics);
+  } else if (cluster_.nodes > 1) {
+    net_gbps_ = 3.0;  // no IB device left: NCCL falls back to its socket transport
+  }
+  apply_faults(used_nics);
 }
 
 std::optional<std::string> SimModel::unsupported(Collective c, Algorithm a, Protocol p) const {
@@ -238,7 +267,7 @@ double SimModel::latency_us(Collective c, Algorithm a, Protocol p) const {
   return base;
 }
 
-void SimModel::apply_faults() {
+void SimModel::apply_faults(const std::set<std::string>& used_nics) {
   std::vector<int> spanned = cluster_.node_ids;
   if (spanned.empty())
     for (int n = 0; n < cluster_.nodes; ++n) spanned.push_back(n);
@@ -246,14 +275,15 @@ void SimModel::apply_faults() {
     if (std::find(spanned.begin(), spanned.end(), f.node) == spanned.end()) continue;
     switch (f.kind) {
       case SimFault::Kind::nic_rate:
-        if (std::any_of(cluster_.nics.begin(), cluster_.nics.end(),
-                        [&](const SimNic& n) { return n.name == f.nic; }))
-          fault_net_ = std::min(fault_net_, f.fraction);
+        if (used_nics.count(f.nic)) fault_net_ = std::min(fault_net_, f.fraction);
         break;
       case SimFault::Kind::nvlink:
-        if (cluster_.nvlink) fault_intra_ = std::min(fault_intra_, f.fraction);
+        // One GPU of a node in the communicator sends over PCIe to its NIC, not over NVLink.
+        if (cluster_.nvlink && cluster_.gpus_per_node > 1 && cluster_.holds_gpu(f.device))
+          fault_intra_ = std::min(fault_intra_, f.fraction);
         break;
       case SimFault::Kind::gpu_clock:
+        if (!cluster_.holds_gpu(f.device)) break;
         fault_intra_ = std::min(fault_intra_, f.fraction);
         fault_net_ = std::min(fault_net_, f.fraction);
         break;
@@ -412,6 +442,32 @@ SimChoice SimModel::best_true(Collective c, uint64_t bytes) const {
       }
     }
   return best;
+}
+
+}  // namespace autotune::sim
+
+namespace autotune::sim {
+
+ncclTunerConstants_v5_t default_tuner_constants() {
+  ncclTunerConstants_v5_t c{};
+  for (int a = 0; a < nccl::kNumAlgorithms; ++a)
+    for (int p = 0; p < nccl::kNumProtocols; ++p) {
+      c.baseLatencies[a][p] = kBaseLat[a][p];
+      c.hwLatencies[0][a][p] = kHwLatNvlink[a][p];
+      c.hwLatencies[1][a][p] = kHwLatPci[a][p];
+      c.hwLatencies[2][a][p] = kHwLatNet[a][p];
+    }
+  for (int gen = 0; gen < 4; ++gen)
+    for (int n = 0; n < 3; ++n) {
+      c.llMaxBws[gen][n] = kLLMaxBw[gen][n];
+      c.perChMaxRingLL128Bws[gen][n] = kRingLL128PerCh[gen];
+      c.perChMaxTreeLL128Bws[gen][n] = kTreeLL128PerCh[gen][n];
+      c.perChMaxTreeBws[gen][n] = kTreeSimplePerCh[gen][n];
+    }
+  // NVLSTree's caps: NCCL's Hopper figures (two nodes, more); the model has no NVLSTree cap of its own.
+  c.perChMaxNVLSTreeBws[2][1] = 57.7;
+  c.perChMaxNVLSTreeBws[2][2] = 45.5;
+  return c;
 }
 
 }  // namespace autotune::sim

@@ -11,17 +11,19 @@
 // Process-wide settings are part of the model: NCCL_IB_HCA (which NICs, rail mismatch), NCCL_CROSS_NIC (a
 // small seeded effect), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE.
 // Faults (SimCluster::faults) change the truth, not NCCL's estimate, and only for communicators that span
-// the sick node: every channel crosses every node of a ring or tree and NCCL splits data evenly over
-// channels and NICs, so the slowest link paces the collective. A NIC at fraction f of its rate (when
-// NCCL_IB_HCA keeps it) scales the node's network bandwidth by f; a GPU whose NVLinks run at f scales the
-// intra-node bandwidth by f; a GPU whose clock is at f moves data at f of its rate over NVLink and to its
-// NIC alike. Latencies are left alone.
+// the sick node and hold the sick device: every channel crosses every node of a ring or tree and NCCL
+// splits data evenly over channels and NICs, so the slowest link paces the collective. A NIC at fraction f
+// of its rate (when NCCL_IB_HCA keeps it and this communicator's GPUs use it) scales the network bandwidth
+// by f; a GPU whose NVLinks run at f scales the intra-node bandwidth by f (when the communicator has more
+// than one of the node's GPUs); a GPU whose clock is at f moves data at f of its rate over NVLink and to
+// its NIC alike. Latencies are left alone.
 // Immutable after construction; const methods are safe to call from several threads.
 
 #include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "runners/runner.hpp"
@@ -95,7 +97,7 @@ class SimModel {
   double latency_us(Collective c, Algorithm a, Protocol p) const;
   // `truth`: with the spanned nodes' faults (what runs), else as NCCL estimates it.
   double bus_gbps(Collective c, Algorithm a, Protocol p, int channels, bool truth) const;
-  void apply_faults();
+  void apply_faults(const std::set<std::string>& used_nics);
   int default_channels(uint64_t bytes) const;
   double deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) const;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -30,19 +31,38 @@ uint64_t request_key(const MeasureRequest& r) {
                        static_cast<uint64_t>(r.attempt)});
 }
 
+// The median over repetitions of one group's slowest rank, as the NCCL runner takes it.
+double group_median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
 
 SimRunner::SimRunner(SimModel model, uint64_t seed, double noise, const ProcessGroup& processes)
-    : model_(std::move(model)), seed_(seed), noise_(std::max(0.0, noise)), processes_(processes) {}
+    : seed_(seed), noise_(std::max(0.0, noise)), processes_(processes) {
+  groups_.push_back(std::move(model));
+}
+
+SimRunner::SimRunner(std::vector<SimModel> groups, uint64_t seed, double noise, const ProcessGroup& processes)
+    : groups_(std::move(groups)),
+      per_group_(true),
+      seed_(seed),
+      noise_(std::max(0.0, noise)),
+      processes_(processes) {
+  if (groups_.empty()) throw std::invalid_argument("SimRunner: a shape of no groups");
+}
 
 RunnerInfo SimRunner::info() const {
-  const SimCluster& c = model_.cluster();
+  const SimCluster& c = groups_.front().cluster();
   RunnerInfo i;
   i.kind = "simulator";
   i.source = "simulated";
   i.ranks = c.ranks();
   i.nodes = c.nodes;
   i.gpus_per_node = c.gpus_per_node;
+  i.groups = static_cast<int>(groups_.size());
   i.gpu_model = c.gpu_model;
   i.nccl_version = "simulated";
   i.description = fmt::format(
@@ -53,84 +73,122 @@ RunnerInfo SimRunner::info() const {
       c.nvswitch ? ", NVSwitch" : "", c.nvls ? ", NVLS" : "", c.nics.size(), c.net_gbps(), noise_ * 100.0,
       seed_);
   for (const auto& a : c.assumptions) i.description += "; ASSUMED: " + a;
+  if (per_group_)
+    i.description += fmt::format("; {} group(s) of {}x{} at once", i.groups, c.nodes, c.ranks());
   for (const auto& f : c.faults) i.description += "; fault " + describe_fault(f);
   return i;
 }
 
-std::vector<Measurement> SimRunner::run(std::span<const MeasureRequest> batch) {
-  const int ranks = std::max(1, model_.cluster().ranks());
-  std::vector<Measurement> out(batch.size());
-  // Per measurement, per repetition: this process's share of max and sum over simulated ranks; combined
-  // over processes in one collective call for the whole batch.
-  std::vector<size_t> offset(batch.size() + 1, 0);
-  std::vector<std::optional<SimChoice>> choices(batch.size());
-  std::vector<uint64_t> occurrence(batch.size(), 0);
+// What each group runs for every request (nullopt where it cannot), and the measurement's outcome where it
+// is not ok: a combination one group cannot run is unsupported for the shape.
+std::vector<std::vector<std::optional<SimChoice>>> SimRunner::resolve_batch(
+    std::span<const MeasureRequest> batch, std::vector<Measurement>& out) const {
+  std::vector<std::vector<std::optional<SimChoice>>> choices(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     const MeasureRequest& r = batch[i];
     Measurement& m = out[i];
     m.request = r;
-    size_t reps = 0;
     if (r.repetitions < 1) {
       m.outcome = Outcome::failed;
       m.detail = "repetitions must be at least 1, got " + std::to_string(r.repetitions);
-    } else {
-      std::string why;
-      choices[i] = model_.resolve(r.collective, r.bytes, r.candidate, &why);
-      if (!choices[i]) {
+      continue;
+    }
+    std::string why;
+    for (const auto& group : groups_) {
+      auto choice = group.resolve(r.collective, r.bytes, r.candidate, &why);
+      if (!choice) {
         m.outcome = Outcome::unsupported;
         m.detail = why;
-      } else {
-        reps = static_cast<size_t>(r.repetitions);
-        occurrence[i] = occurrences_[request_key(r)]++;
+        choices[i].clear();
+        break;
       }
+      choices[i].push_back(choice);
     }
-    offset[i + 1] = offset[i] + reps;
+  }
+  return choices;
+}
+
+std::vector<Measurement> SimRunner::run(std::span<const MeasureRequest> batch) {
+  const int ranks = std::max(1, groups_.front().cluster().ranks());
+  const size_t groups = groups_.size();
+  const int total = ranks * static_cast<int>(groups);
+  std::vector<Measurement> out(batch.size());
+  const auto choices = resolve_batch(batch, out);
+  // Per measurement, per repetition: this process's share of max and sum over simulated ranks (and the max
+  // per group); combined over processes in one collective call each for the whole batch.
+  std::vector<size_t> offset(batch.size() + 1, 0);
+  std::vector<uint64_t> occurrence(batch.size(), 0);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const bool measured = !choices[i].empty();
+    if (measured) occurrence[i] = occurrences_[request_key(batch[i])]++;
+    offset[i + 1] = offset[i] + (measured ? static_cast<size_t>(batch[i].repetitions) : 0);
   }
   std::vector<double> max_us(offset.back(), 0.0), sum_us(offset.back(), 0.0);
+  std::vector<double> group_us(offset.back() * groups, 0.0);
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (!choices[i]) continue;
+    if (choices[i].empty()) continue;
     const MeasureRequest& r = batch[i];
-    const double truth = model_.true_time_us(r.collective, r.bytes, *choices[i]);
+    std::vector<double> truth(groups);
+    for (size_t g = 0; g < groups; ++g)
+      truth[g] = groups_[g].true_time_us(r.collective, r.bytes, *choices[i][g]);
     const uint64_t key = request_key(r);
     for (int rep = 0; rep < r.repetitions; ++rep) {
       // One factor every rank shares (the fabric was busy) and a small positive one per rank (stragglers).
       uint64_t base = random::hash({seed_, key, occurrence[i], static_cast<uint64_t>(rep)});
       double common = std::max(0.5, 1.0 + noise_ * random::gaussian(base));
+      const size_t slot = offset[i] + static_cast<size_t>(rep);
       double mx = 0.0, sum = 0.0;
-      for (int rank = processes_.rank(); rank < ranks; rank += processes_.size()) {
+      for (int rank = processes_.rank(); rank < total; rank += processes_.size()) {
         double jitter =
             1.0 +
             0.25 * noise_ * std::fabs(random::gaussian(random::hash({base, static_cast<uint64_t>(rank)})));
-        double t = truth * common * jitter;
+        const size_t g = static_cast<size_t>(rank / ranks);
+        double t = truth[g] * common * jitter;
         mx = std::max(mx, t);
         sum += t;
+        group_us[slot * groups + g] = std::max(group_us[slot * groups + g], t);
       }
-      max_us[offset[i] + static_cast<size_t>(rep)] = mx;
-      sum_us[offset[i] + static_cast<size_t>(rep)] = sum;
+      max_us[slot] = mx;
+      sum_us[slot] = sum;
     }
   }
   processes_.allreduce_max(max_us);
   processes_.allreduce_sum(sum_us);
+  if (groups > 1) processes_.allreduce_max(group_us);
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (!choices[i]) continue;
+    if (choices[i].empty()) continue;
     Measurement& m = out[i];
-    const SimChoice& choice = *choices[i];
     for (size_t k = offset[i]; k < offset[i + 1]; ++k) {
       m.times_us.push_back(max_us[k]);
-      m.mean_times_us.push_back(sum_us[k] / ranks);
+      m.mean_times_us.push_back(sum_us[k] / total);
     }
-    double median = m.median_us();
-    m.algbw_gbps = algbw_gbps(m.request.bytes, median);
-    m.busbw_gbps = busbw_gbps(m.request.collective, ranks, m.request.bytes, median);
-    m.used_algorithm = choice.algorithm;
-    m.used_protocol = choice.protocol;
-    m.used_channels = choice.channels;
-    if (model_.corrupts(choice.algorithm, choice.protocol)) {
-      m.outcome = Outcome::wrong_result;
-      m.detail = "LL128 forced where NCCL would not enable it (no NVLink): the output did not match";
-    }
+    if (per_group_)
+      for (size_t g = 0; g < groups; ++g) {
+        std::vector<double> v;
+        for (size_t k = offset[i]; k < offset[i + 1]; ++k) v.push_back(group_us[k * groups + g]);
+        m.group_times_us.push_back(group_median(std::move(v)));
+      }
+    describe_result(choices[i], m, ranks);
   }
   return out;
+}
+
+// Bandwidths, what NCCL used (the first group's choice) and whether a forced unsafe LL128 broke the output.
+void SimRunner::describe_result(const std::vector<std::optional<SimChoice>>& choices, Measurement& m,
+                                int ranks) const {
+  const double median = m.median_us();
+  m.algbw_gbps = algbw_gbps(m.request.bytes, median);
+  m.busbw_gbps = busbw_gbps(m.request.collective, ranks, m.request.bytes, median);
+  const SimChoice& choice = *choices.front();
+  m.used_algorithm = choice.algorithm;
+  m.used_protocol = choice.protocol;
+  m.used_channels = choice.channels;
+  for (size_t g = 0; g < choices.size(); ++g)
+    if (groups_[g].corrupts(choices[g]->algorithm, choices[g]->protocol)) {
+      m.outcome = Outcome::wrong_result;
+      m.detail = "LL128 forced where NCCL would not enable it (no NVLink): the output did not match";
+      break;
+    }
 }
 
 }  // namespace autotune::sim

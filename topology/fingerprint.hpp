@@ -7,15 +7,23 @@
 // topology/health.hpp). Pure and cheap (no analysis of features): the launcher calls it on its fast path.
 
 #include <string>
+#include <vector>
 
 #include "topology/model.hpp"
 
 namespace autotune::topology {
 
-// 16 lower-case hex digits (FNV-1a 64 of fingerprint_description).
+// 16 lower-case hex digits (FNV-1a 64 of the facts, each ending in a line break).
 std::string fingerprint(const Topology& topology, int nccl_major_minor /* e.g. 228 */);
 
-// The canonical text that is hashed, one fact per line, for debugging "why do these two differ".
-std::string fingerprint_description(const Topology& topology, int nccl_major_minor);
+// What is hashed, one fact per line in a canonical order, each opening with its kind ("gpu 8x NVIDIA H100
+// 80GB HBM3 sm90 nvlink switchx18", "nccl 2.28"). Profiles keep them, so that a mismatch can say what
+// differs.
+std::vector<std::string> fingerprint_facts(const Topology& topology, int nccl_major_minor);
+
+// What differs between the facts a profile was calibrated with and a node's, one sentence per kind of fact
+// ("GPUs: calibrated 8x NVIDIA H100 ..., this node 8x NVIDIA H200 ..."); empty when they are the same.
+std::vector<std::string> fingerprint_differences(const std::vector<std::string>& calibrated,
+                                                 const std::vector<std::string>& here);
 
 }  // namespace autotune::topology

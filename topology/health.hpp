@@ -26,6 +26,7 @@ struct HealthFinding {
   std::string reading;  // what was read: "volatile uncorrected ECC errors: 3"
   std::string source;   // "nvml", "sysfs", "proc", "dcgmi", "topology"; ", recorded in FILE" when not live
   std::string message;  // one line a person can act on: the device, the reading, the threshold, what to do
+  bool operator==(const HealthFinding&) const = default;
 };
 
 struct FindingKind {

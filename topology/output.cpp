@@ -113,15 +113,11 @@ std::string to_text(const ProbeReport& r) {
   return out.str();
 }
 
-namespace {
-
 nlohmann::json finding_json(const HealthFinding& f) {
   return {{"kind", f.kind},     {"severity", std::string(severity_name(f.severity))},
           {"device", f.device}, {"reading", f.reading},
           {"source", f.source}, {"message", f.message}};
 }
-
-}  // namespace
 
 std::string to_json(const ProbeReport& r) {
   const Topology& t = r.topology;

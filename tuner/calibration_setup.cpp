@@ -8,6 +8,7 @@
 #include "nccl/version.hpp"
 #include "profiles/store.hpp"
 #include "simulator/sim_cluster.hpp"
+#include "simulator/sim_fault.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
@@ -61,13 +62,23 @@ void check_request(const CalibrationRequest& r) {
 // cluster).
 std::optional<topology::Topology> load_node(const CalibrationRequest& r, std::string* stem) {
   if (!r.simulate) {
-    if (!r.example.empty() || !r.topology_file.empty() || r.nodes != 1)
-      throw InputError("<arguments>", 0,
-                       "--example, --topology and --nodes describe the simulator: add --simulate");
+    if (!r.example.empty() || !r.topology_file.empty() || r.nodes != 1 || !r.faults.empty())
+      throw InputError(
+          "<arguments>", 0,
+          "--example, --topology, --nodes and --sim-fault describe the simulator: add --simulate");
     return std::nullopt;
   }
   if (r.nodes < 1)
     throw InputError("<arguments>", 0, "--nodes: expected at least 1, found " + std::to_string(r.nodes));
+  std::vector<int> seen;
+  for (int n : r.excluded_nodes) {
+    if (n < 0 || n >= r.nodes || std::find(seen.begin(), seen.end(), n) != seen.end() ||
+        static_cast<int>(r.excluded_nodes.size()) >= r.nodes)
+      throw InputError("<arguments>", 0,
+                       "--excluded-nodes: expected distinct nodes below --nodes " + std::to_string(r.nodes) +
+                           ", leaving at least one; found " + std::to_string(n));
+    seen.push_back(n);
+  }
   return simulated_node(r.example, r.topology_file, stem);
 }
 
@@ -84,6 +95,105 @@ CalibrationMode choose_mode(const CalibrationRequest& r, const CalibrationContex
     throw InputError("<arguments>", 0, "--launcher: this process was itself started under mpirun/srun");
   if (!c.under_mpi && (!r.launcher.empty() || !r.simulate)) return CalibrationMode::orchestrator;
   return CalibrationMode::in_process;
+}
+
+// The simulated job without the excluded nodes: fewer nodes, the faults of the others renumbered.
+void drop_simulated_nodes(CalibrationRequest& r, const std::vector<int>& excluded) {
+  std::vector<sim::SimFault> kept;
+  for (auto f : r.faults) {
+    if (std::find(excluded.begin(), excluded.end(), f.node) != excluded.end()) continue;
+    f.node -=
+        static_cast<int>(std::count_if(excluded.begin(), excluded.end(), [&](int n) { return n < f.node; }));
+    kept.push_back(f);
+  }
+  r.faults = std::move(kept);
+  r.nodes -= static_cast<int>(excluded.size());
+}
+
+// srun's node count in the launcher's words, lowered by `fewer` where it is given (-N 8, -N8, --nodes 8,
+// --nodes=8); a range (-N 4-8) is left alone.
+void lower_srun_nodes(std::vector<std::string>& words, int fewer) {
+  auto lowered = [&](const std::string& text) {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return text;
+    return std::to_string(std::max(1, std::stoi(text) - fewer));
+  };
+  for (size_t i = 1; i < words.size(); ++i) {
+    std::string& w = words[i];
+    if ((w == "-N" || w == "--nodes") && i + 1 < words.size()) {
+      words[i + 1] = lowered(words[i + 1]);
+    } else if (w.rfind("--nodes=", 0) == 0) {
+      w = "--nodes=" + lowered(w.substr(8));
+    } else if (w.rfind("-N", 0) == 0 && w.size() > 2) {
+      w = "-N" + lowered(w.substr(2));
+    }
+  }
+}
+
+// Leaves the excluded nodes out of every job the launcher starts: srun takes --exclude (and one node fewer
+// per node left out); other launchers cannot be told, so the request is refused with what to do.
+void exclude_from_launcher(Launcher& l, const std::vector<std::string>& hosts) {
+  std::string list;
+  for (const auto& h : hosts) list += (list.empty() ? "" : ",") + h;
+  const bool srun = !l.words.empty() && std::filesystem::path(l.words.front()).filename() == "srun";
+  if (!srun || list.empty() || std::find(hosts.begin(), hosts.end(), "") != hosts.end())
+    throw InputError("<arguments>", 0,
+                     "--exclude-unhealthy: expected a launcher that can leave nodes out (srun); found " +
+                         describe(l) + ": start the jobs without " +
+                         (list.empty() ? "the blocking nodes" : list) + " yourself");
+  lower_srun_nodes(l.words, static_cast<int>(hosts.size()));
+  l.words.insert(l.words.begin() + 1, "--exclude=" + list);
+  l.origin += " without the blocking nodes";
+}
+
+// Checks the nodes (CalibrationContext::check_health) and applies what the gate decided: the request to
+// calibrate, without the excluded nodes where the simulator or the launcher can leave them out.
+CalibrationRequest gate_on_health(const CalibrationRequest& given, const CalibrationContext& c,
+                                  const std::optional<topology::Topology>& node, CalibrationSetup& s,
+                                  ClusterHealth& seen) {
+  CalibrationRequest r = given;
+  if (s.mode == CalibrationMode::worker) {  // the orchestrator checked; a simulated worker drops what it did
+    if (r.simulate) drop_simulated_nodes(r, r.excluded_nodes);
+    return r;
+  }
+  if (r.ignore_health && r.exclude_unhealthy)
+    throw InputError("<arguments>", 0, "expected one of --ignore-health and --exclude-unhealthy, found both");
+  if (r.dry_run || r.ignore_health) {
+    s.health.summary = r.dry_run ? "" : "not checked (--ignore-health)";
+    s.notes.push_back(r.dry_run ? "health not checked (--dry-run)" : "health not checked (--ignore-health)");
+    return r;
+  }
+  if (!c.check_health) return r;  // a context without the check (tests of everything else)
+  HealthCheckRequest q;
+  q.mode = s.mode;
+  q.runner.simulate = r.simulate;
+  q.runner.topology = node;
+  q.runner.nodes = r.simulate ? r.nodes : 1;
+  q.runner.faults = r.faults;
+  q.runner.seed = r.seed;
+  q.runner.noise = r.noise;
+  q.launcher = s.launcher;
+  q.exe = c.exe;
+  q.work_dir = c.store;
+  q.processes = c.processes;
+  q.bytes = r.check_bytes;
+  seen = c.check_health(q);
+  s.health = decide_on_health(seen, {r.ignore_health, r.exclude_unhealthy});
+  s.notes.insert(s.notes.end(), s.health.notes.begin(), s.health.notes.end());
+  if (s.health.excluded.empty()) return r;
+  r.excluded_nodes = s.health.excluded;
+  if (r.simulate) {
+    drop_simulated_nodes(r, s.health.excluded);
+  } else if (s.mode == CalibrationMode::orchestrator) {
+    std::vector<std::string> hosts;
+    for (int n : s.health.excluded) hosts.push_back(seen.nodes.at(static_cast<size_t>(n)).host);
+    exclude_from_launcher(s.launcher, hosts);
+  } else {
+    throw InputError("<arguments>", 0,
+                     "--exclude-unhealthy: expected to start the jobs itself; this process was started under "
+                     "mpirun/srun, whose nodes are given: start it again without the blocking nodes (srun "
+                     "--exclude=...), or start tune without mpirun/srun");
+  }
+  return r;
 }
 
 TuneOptions tune_options(const CalibrationRequest& r) {
@@ -185,6 +295,13 @@ void select_settings(const CalibrationRequest& r, const CalibrationContext& c, C
   }
 }
 
+// The kind of node, for the NCCL the measurements run under: the fingerprint holds its major.minor.
+void fingerprint_node(const topology::Topology& node, JournalHeader& h) {
+  const auto v = nccl::Version::parse(h.nccl_version);
+  h.fingerprint = topology::fingerprint(node, v ? v->major_minor() : 0);
+  h.fingerprint_facts = topology::fingerprint_facts(node, v ? v->major_minor() : 0);
+}
+
 void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
                      const std::optional<topology::Topology>& node, const std::string& stem,
                      JournalHeader& h) {
@@ -194,7 +311,7 @@ void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
   const auto built = nccl::Version::from_code(c.nccl_version_code);
   h.nccl_version = built ? built->text() : "";
   if (node) {
-    h.fingerprint = topology::fingerprint(*node, built ? built->major_minor() : 0);
+    fingerprint_node(*node, h);
     h.gpu_model = node->gpus.empty() ? "" : node->gpus[0].name;
     h.gpus_per_node = static_cast<int>(node->gpus.size());
     h.nics_per_node = static_cast<int>(node->nics.size());
@@ -219,12 +336,14 @@ void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   }
   s.first_runner = c.make_runner(s.runner);
   const auto info = s.first_runner->info();
+  if (!info.source.empty()) h.source = info.source;  // "standin" on the stand-in NCCL, never "measured"
   s.tune.space.scales = choose_shapes(r, {info.nodes, info.gpus_per_node}, s.notes);
   h.runner = info.description;
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
   h.gpu_model = info.gpu_model;
-  if (!info.nccl_version.empty()) h.nccl_version = info.nccl_version;
+  if (!info.nccl_version.empty()) h.nccl_version = info.nccl_version;  // the libnccl this process loaded
+  if (s.runner.topology) fingerprint_node(*s.runner.topology, h);
   if (h.cluster.empty()) h.cluster = c.hostname + "-" + std::to_string(info.nodes) + "n";
 }
 
@@ -240,6 +359,12 @@ OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationCo
   oo.min_gain = s.tune.min_gain;
   oo.header = calibration_header(s.tune, plan_tune(s.tune));
   if (!simulate) oo.header.scales.clear();  // what the workers measured, from their parts
+  // The simulated workers leave out what the gate left out (on GPUs the launcher does).
+  if (simulate && !s.health.excluded.empty()) {
+    std::string list;
+    for (int n : s.health.excluded) list += (list.empty() ? "" : ",") + std::to_string(n);
+    oo.measure_args.insert(oo.measure_args.end(), {"--excluded-nodes", list});
+  }
   return oo;
 }
 
@@ -261,25 +386,38 @@ std::string simulated_cluster_name(const std::string& stem, int nodes) {
   return stem + "-" + std::to_string(nodes) + "n-sim";
 }
 
-CalibrationSetup set_up_calibration(const CalibrationRequest& r, const CalibrationContext& c) {
-  check_request(r);
+CalibrationSetup set_up_calibration(const CalibrationRequest& given, const CalibrationContext& c) {
+  check_request(given);
   CalibrationSetup s;
   std::string stem;
-  const std::optional<topology::Topology> node = load_node(r, &stem);
-  s.mode = choose_mode(r, c);
+  const std::optional<topology::Topology> node = load_node(given, &stem);
+  s.mode = choose_mode(given, c);
+  if (s.mode == CalibrationMode::orchestrator)
+    s.launcher = choose_launcher(given.launcher, given.simulate, local_gpu_count(c.env), c.env);
+  ClusterHealth health;
+  const CalibrationRequest r = gate_on_health(given, c, node, s, health);
   s.tune = tune_options(r);
   s.tune.processes = c.processes;
   if (node) s.tune.space.scales = choose_shapes(r, {r.nodes, static_cast<int>(node->gpus.size())}, s.notes);
   plan_settings(r, node, s.tune.space, s.notes);
   s.runner.simulate = r.simulate;
   s.runner.topology = node;
+  s.runner.nodes = r.simulate ? r.nodes : 1;
   s.runner.seed = r.seed;
   s.runner.noise = r.noise;
   s.runner.max_bytes = r.max_bytes;
+  s.runner.faults = r.faults;
+  s.runner.watchdog_scale = r.watchdog_scale;
   select_settings(r, c, s);
-  if (s.mode == CalibrationMode::orchestrator)
-    s.launcher = choose_launcher(r.launcher, r.simulate, local_gpu_count(c.env), c.env);
   fill_provenance(r, c, node, stem, s.tune.header);
+  s.tune.header.health = s.health.summary;
+  s.tune.header.excluded_nodes = s.health.excluded_text;
+  s.tune.header.fabric_env = health.fabric_env;
+  if (!health.fabric_env.empty()) {
+    std::string settings;
+    for (const auto& [name, value] : health.fabric_env) settings += " " + name + "=" + value;
+    s.notes.push_back("[env] also gets the fabric settings every node's probe chose:" + settings);
+  }
   if (!r.simulate && !r.dry_run) name_gpu_cluster(r, c, s);
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
@@ -311,8 +449,7 @@ TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, cons
   }
   RunnerFactory factory = [&s](const ProcessSetting& setting,
                                const runners::Scale& scale) -> std::unique_ptr<runners::Runner> {
-    RunnerOptions ro = s.runner;
-    ro.nodes = scale.nodes;
+    RunnerOptions ro = s.runner;  // the simulator's nodes are the whole job's: the shape takes its groups
     ro.shape = scale;
     ro.process_env = setting.env;
     // The runner that named the cluster measures every rank of the job: it serves that shape only.

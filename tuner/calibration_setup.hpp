@@ -18,6 +18,8 @@
 
 #include "nccl/vocabulary.hpp"
 #include "runners/process_group.hpp"
+#include "simulator/sim_fault.hpp"
+#include "tuner/cluster_health.hpp"
 #include "tuner/orchestrator.hpp"
 #include "tuner/runner_factory.hpp"
 #include "tuner/shapes.hpp"
@@ -46,9 +48,17 @@ struct CalibrationRequest {
   std::vector<std::optional<int>> scales;
   std::optional<std::vector<std::string>> ib_hca;     // NCCL_IB_HCA values; nullopt = the probe's
   std::optional<std::vector<std::string>> cross_nic;  // NCCL_CROSS_NIC values; nullopt = the probe's
+  std::vector<sim::SimFault> faults;                  // simulator: sick nodes (--sim-fault)
+  // The health gate (tuner/cluster_health.hpp).
+  bool ignore_health = false;
+  bool exclude_unhealthy = false;
+  uint64_t check_bytes = 256ull << 20;  // check's all-reduce size (--check-bytes)
+  std::vector<int>
+      excluded_nodes;  // a worker of a simulated calibration: the nodes its orchestrator left out
   // How.
   std::string strategy = "adaptive";
   int repetitions = 5;
+  double watchdog_scale = 1.0;  // multiplies the runner's hang bound
   double min_gain = 0.03;
   std::optional<std::chrono::duration<double>> budget;
   bool resume = false;
@@ -60,6 +70,26 @@ struct CalibrationRequest {
   std::optional<int> worker_job;
   std::filesystem::path journal_part;
 };
+
+enum class CalibrationMode {
+  in_process,    // this process (alone or under mpirun/srun) measures everything it is asked to
+  orchestrator,  // one job of worker processes per process-wide setting, started through a launcher
+  worker,        // one job of an orchestrated calibration
+};
+
+// What the health check before a calibration is given: in process (the simulator, or under mpirun/srun the
+// job's processes, every one of which takes part) or, for an orchestrator on GPUs, as a job of its own
+// started through the launcher.
+struct HealthCheckRequest {
+  CalibrationMode mode = CalibrationMode::in_process;
+  RunnerOptions runner;  // the simulator's node, nodes, faults, seed and noise; on GPUs the defaults
+  Launcher launcher;     // orchestrator: how the check job starts
+  std::filesystem::path exe;
+  std::filesystem::path work_dir;  // where a check job leaves its result and its output
+  const runners::ProcessGroup* processes = nullptr;
+  uint64_t bytes = 256ull << 20;  // the all-reduce size of check's passes
+};
+using HealthCheckFn = std::function<ClusterHealth(const HealthCheckRequest&)>;
 
 // What the set-up looks at besides the request.
 struct CalibrationContext {
@@ -74,12 +104,9 @@ struct CalibrationContext {
   std::string tool_version;
   // Makes the runner that measures on GPUs in this process (the seam tests replace).
   std::function<std::unique_ptr<runners::Runner>(const RunnerOptions&)> make_runner = tuner::make_runner;
-};
-
-enum class CalibrationMode {
-  in_process,    // this process (alone or under mpirun/srun) measures everything it is asked to
-  orchestrator,  // one job of worker processes per process-wide setting, started through a launcher
-  worker,        // one job of an orchestrated calibration
+  // Checks the nodes before anything is measured (nccl-autotune check, wired by the CLI); empty: health is
+  // not checked (a context for tests of everything else).
+  HealthCheckFn check_health;
 };
 
 struct CalibrationSetup {
@@ -88,6 +115,7 @@ struct CalibrationSetup {
   RunnerOptions runner;               // every job's runner: these, with the job's node count and setting
   Launcher launcher;                  // orchestrator: how each job is started
   OrchestratorOptions orchestration;  // orchestrator
+  HealthDecision health;              // what the health gate decided
   std::vector<std::string> notes;     // said beside the result
   // On GPUs in process: the runner that named the cluster, handed to the first job.
   std::unique_ptr<runners::Runner> first_runner;
@@ -100,8 +128,9 @@ topology::Topology simulated_node(const std::string& example, const std::string&
 // The name a simulated cluster gets without --name: "h100-8x-2n-sim".
 std::string simulated_cluster_name(const std::string& stem, int nodes);
 
-// Throws InputError for a request that cannot work (exit status 2), before anything is measured;
-// std::runtime_error when the GPUs this process should measure cannot be used.
+// Throws InputError for a request that cannot work (exit status 2), before anything is measured, and for a
+// cluster the health gate refuses; std::runtime_error when the GPUs this process should measure cannot be
+// used.
 CalibrationSetup set_up_calibration(const CalibrationRequest& request, const CalibrationContext& context);
 
 // Runs it: tune() in process or as a worker, orchestrate() as the orchestrator.

@@ -157,6 +157,7 @@ JournalHeader parse_header(const Fields& f) {
   h.nccl_version = f.get_or<std::string>("nccl_version", "");
   h.cluster = f.get_or<std::string>("cluster", "");
   h.fingerprint = f.get_or<std::string>("fingerprint", "");
+  h.fingerprint_facts = f.get_or<std::vector<std::string>>("fingerprint_facts", {});
   h.gpu_model = f.get_or<std::string>("gpu_model", "");
   h.nodes = f.get_or<int>("nodes", 0);
   h.gpus_per_node = f.get_or<int>("gpus_per_node", 0);
@@ -178,6 +179,9 @@ JournalHeader parse_header(const Fields& f) {
     for (const auto& s : f.need("settings")) h.settings.push_back(parse_setting(f.element("settings", s)));
   h.seed = f.get_or<uint64_t>("seed", 0);
   h.repetitions = f.get_or<int>("repetitions", 0);
+  h.health = f.get_or<std::string>("health", "");
+  h.excluded_nodes = f.get_or<std::vector<std::string>>("excluded_nodes", {});
+  h.fabric_env = f.get_or<std::map<std::string, std::string>>("fabric_env", {});
   return h;
 }
 
@@ -317,6 +321,7 @@ std::string to_json_line(const JournalHeader& h) {
   j["nccl_version"] = h.nccl_version;
   j["cluster"] = h.cluster;
   j["fingerprint"] = h.fingerprint;
+  if (!h.fingerprint_facts.empty()) j["fingerprint_facts"] = h.fingerprint_facts;
   j["gpu_model"] = h.gpu_model;
   j["nodes"] = h.nodes;
   j["gpus_per_node"] = h.gpus_per_node;
@@ -336,6 +341,9 @@ std::string to_json_line(const JournalHeader& h) {
   j["settings"] = settings;
   j["seed"] = h.seed;
   j["repetitions"] = h.repetitions;
+  if (!h.health.empty()) j["health"] = h.health;
+  if (!h.excluded_nodes.empty()) j["excluded_nodes"] = h.excluded_nodes;
+  if (!h.fabric_env.empty()) j["fabric_env"] = h.fabric_env;
   return j.dump();
 }
 

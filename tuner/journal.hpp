@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,7 @@ struct JournalHeader {
   std::string nccl_version;  // "2.28.9"
   std::string cluster;       // cluster name (example name or topology file)
   std::string fingerprint;   // topology fingerprint
+  std::vector<std::string> fingerprint_facts;  // what it hashes (topology/fingerprint.hpp)
   std::string gpu_model;
   int nodes = 0;
   int gpus_per_node = 0;
@@ -55,6 +57,11 @@ struct JournalHeader {
   std::vector<ProcessSetting> settings;
   uint64_t seed = 0;  // simulator seed (0 when measured)
   int repetitions = 0;
+  // What the health gate saw (tuner/cluster_health.hpp): a summary, the nodes left out, and the fabric
+  // settings every node agreed on (written into the profile's [env]).
+  std::string health;
+  std::vector<std::string> excluded_nodes;
+  std::map<std::string, std::string> fabric_env;
 };
 
 // One measurement of one candidate at one size, in one job (process-wide setting) at one scale.

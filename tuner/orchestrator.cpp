@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
+#include "profiles/profile.hpp"
 #include "tuner/derive.hpp"
 
 namespace autotune::tuner {
@@ -29,10 +30,15 @@ bool is_mpirun(const std::string& word) {
   return b == "mpirun" || b == "mpiexec" || b == "orterun" || b == "prterun";
 }
 
-// The last lines of what a job wrote to its log from `from` on (earlier runs' output stays above), for the
-// journal and the summary.
-std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t max_lines = 20,
-                        size_t max_chars = 4000) {
+bool part_finished(const JournalContents& part, const std::string& setting_id) {
+  return std::any_of(part.job_events.begin(), part.job_events.end(),
+                     [&](const JournalJobEvent& e) { return e.job == setting_id && e.status == "finished"; });
+}
+
+}  // namespace
+
+std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t max_lines,
+                        size_t max_chars) {
   std::error_code ec;
   if (!std::filesystem::exists(log, ec)) return "";
   std::string text = read_file(log);
@@ -50,8 +56,6 @@ std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t
   return tail;
 }
 
-// Runs one job to its end and returns "" when it exited with status 0, otherwise what went wrong. With a
-// limit, a job still running at the limit is sent SIGTERM, and SIGKILL 10 s later if it ignores that.
 std::string run_job(ProcessLauncher& launcher, const Clock& clock, const ProcessSpec& spec,
                     std::optional<double> limit) {
   auto child = launcher.start(spec);
@@ -76,13 +80,6 @@ std::string run_job(ProcessLauncher& launcher, const Clock& clock, const Process
   if (status->ok() && !termed) return "";
   return stopped + status->describe();
 }
-
-bool part_finished(const JournalContents& part, const std::string& setting_id) {
-  return std::any_of(part.job_events.begin(), part.job_events.end(),
-                     [&](const JournalJobEvent& e) { return e.job == setting_id && e.status == "finished"; });
-}
-
-}  // namespace
 
 std::vector<std::string> split_shell_words(std::string_view text) {
   std::vector<std::string> words;
@@ -299,7 +296,14 @@ void adopt_part_header(JournalHeader& header, const JournalHeader& part) {
   if (header.gpu_model.empty()) header.gpu_model = part.gpu_model;
   if (header.nccl_version.empty()) header.nccl_version = part.nccl_version;
   if (header.runner.empty()) header.runner = part.runner;
-  if (header.fingerprint.empty()) header.fingerprint = part.fingerprint;
+  if (header.fingerprint.empty()) {
+    header.fingerprint = part.fingerprint;
+    header.fingerprint_facts = part.fingerprint_facts;
+  }
+  // The orchestrator measures nothing itself: a part made on the stand-in (or by the simulator) says what the
+  // calibration really is, and no profile derived from it may say "measured".
+  if (auto source = profiles::parse_source(part.source); source && profiles::from_model(*source))
+    header.source = part.source;
 }
 
 // One job's lines of its part, counted as measured in this run or replayed, and its failure if any.

@@ -63,6 +63,16 @@ struct JobFiles {
 };
 JobFiles job_files(const std::filesystem::path& journal, int job_id);
 
+// Runs one job to its end and returns "" when it exited with status 0, otherwise what went wrong. With a
+// limit, a job still running at the limit is sent SIGTERM, and SIGKILL 10 s later if it ignores that.
+std::string run_job(ProcessLauncher& launcher, const Clock& clock, const ProcessSpec& spec,
+                    std::optional<double> limit);
+
+// The last lines of what a job wrote to its log from `from` on (earlier runs' output stays above), for the
+// journal and the summary.
+std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t max_lines = 20,
+                        size_t max_chars = 4000);
+
 struct OrchestratorOptions {
   Launcher launcher;
   std::filesystem::path exe;              // this program

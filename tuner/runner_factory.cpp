@@ -7,6 +7,7 @@
 #include "runners/modules.hpp"
 #include "runners/process_group.hpp"
 #include "simulator/sim_cluster.hpp"
+#include "simulator/sim_groups.hpp"
 #include "simulator/sim_runner.hpp"
 
 namespace autotune::tuner {
@@ -18,12 +19,18 @@ std::unique_ptr<Runner> make_simulator(const RunnerOptions& options) {
                      "a topology for the simulator (a probe file or a bundled example), found none");
   if (!(options.noise >= 0.0 && options.noise < 1.0))
     throw InputError("<argument>", 0, "a noise level in [0, 1), found " + std::to_string(options.noise));
-  const int nodes = options.shape ? options.shape->nodes : options.nodes;
-  sim::SimCluster cluster = sim::describe_cluster(*options.topology, nodes, options.faults);
-  if (options.shape && options.shape->ranks_per_node() != cluster.node_gpus)
-    cluster = sim::shape_cluster(cluster, options.shape->ranks_per_node(), true);
-  sim::SimModel model(std::move(cluster), options.process_env, options.deviations);
-  return std::make_unique<sim::SimRunner>(std::move(model), options.seed, options.noise,
+  // The whole simulated job, then (for a shape) every group of it at once, each seeing its own nodes and
+  // GPUs.
+  sim::SimCluster cluster = sim::describe_cluster(*options.topology, options.nodes, options.faults);
+  if (!options.shape) {
+    sim::SimModel model(std::move(cluster), options.process_env, options.deviations);
+    return std::make_unique<sim::SimRunner>(std::move(model), options.seed, options.noise,
+                                            runners::job_processes());
+  }
+  std::vector<sim::SimModel> groups;
+  for (auto& c : sim::group_clusters(cluster, *options.shape, options.node_offset, options.local_offset))
+    groups.emplace_back(std::move(c), options.process_env, options.deviations);
+  return std::make_unique<sim::SimRunner>(std::move(groups), options.seed, options.noise,
                                           runners::job_processes());
 }
 

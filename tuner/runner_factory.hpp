@@ -23,10 +23,12 @@ struct RunnerOptions : runners::MeasureOptions {
   bool simulate = false;
   // The probed node (every node is assumed alike). Required for the simulator; the NCCL runner ignores it.
   std::optional<topology::Topology> topology;
-  int nodes = 1;                  // simulator: how many such nodes (the NCCL runner sees what mpirun started)
-  uint64_t seed = 1;              // simulator: the noise's seed
-  double noise = 0.03;            // simulator: relative standard deviation of one repetition
-  sim::SimDeviations deviations;  // simulator: how its truth differs from NCCL's own estimate
+  // simulator: how many such nodes in the job, of which `shape` takes its groups (the NCCL runner sees what
+  // mpirun started)
+  int nodes = 1;
+  uint64_t seed = 1;                  // simulator: the noise's seed
+  double noise = 0.03;                // simulator: relative standard deviation of one repetition
+  sim::SimDeviations deviations;      // simulator: how its truth differs from NCCL's own estimate
   std::vector<sim::SimFault> faults;  // simulator: sick nodes (--sim-fault)
 };
 

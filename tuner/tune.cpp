@@ -104,6 +104,7 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   profiles::Profile p;
   p.cluster.name = h.cluster;
   p.cluster.fingerprint = h.fingerprint;
+  p.cluster.fingerprint_facts = h.fingerprint_facts;
   p.cluster.gpu_model = h.gpu_model;
   p.cluster.gpus_per_node = h.gpus_per_node;
   p.cluster.nics_per_node = h.nics_per_node;
@@ -113,7 +114,11 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   p.provenance.nccl_version = h.nccl_version;
   p.provenance.source = profiles::parse_source(h.source).value_or(profiles::Source::measured);
   p.provenance.command = h.command;
+  p.provenance.health = h.health;
+  p.provenance.excluded_nodes = h.excluded_nodes;
   p.env = d.env;
+  // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
+  for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
   for (const auto& r : d.rules) p.rules.push_back(r.rule);
   return p;
 }

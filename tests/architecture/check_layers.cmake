@@ -20,9 +20,10 @@ set(allowed_nccl_tests tuner runners topology profiles nccl common)
 set(allowed_plugins profiles nccl common)
 set(allowed_explain simulator runners topology profiles nccl common)
 set(allowed_launcher profiles topology nccl common)
-set(allowed_cli launcher explain nccl_tests report tuner simulator runners topology profiles nccl common)
+set(allowed_check tuner simulator runners topology nccl common)
+set(allowed_cli launcher explain check nccl_tests report tuner simulator runners topology profiles nccl common)
 set(modules common nccl profiles topology runners simulator mpi nccl_runner tuner report nccl_tests plugins
-            explain launcher cli)
+            explain check launcher cli)
 
 set(violations 0)
 foreach(module IN LISTS modules)

@@ -310,3 +310,25 @@ TEST_CASE("explain: text and JSON say which choices are modelled", "[explain]") 
   CHECK(json.find("\"decided_by\": \"nccl-modelled\"") != std::string::npos);
   CHECK(json.find("\"first\": 4097") != std::string::npos);
 }
+
+// Issue 14: NCCL's choices are modelled for the communicator's own shape. One rank per node has no NVLink
+// peer, so NCCL never runs NVLS there, though the node has NVSwitches.
+TEST_CASE("explain: NCCL's choices are modelled for the communicator's shape", "[explain]") {
+  Setup s(known_profile());
+  ExplainOptions o = options_for(s.profile);
+  o.collectives = {Collective::allreduce};
+  auto uses_nvls = [&](int nodes, int ranks) {
+    o.nodes = nodes;
+    o.ranks = ranks;
+    const Explanation e = explain::explain(o);
+    for (const Range& r : map_of(e, Collective::allreduce).ranges)
+      if (r.decision.algorithm == Algorithm::nvls) return true;
+    return false;
+  };
+  CHECK(uses_nvls(4, 32));
+  CHECK_FALSE(uses_nvls(4, 4));
+  o.nodes = 1;
+  o.ranks = 16;
+  CHECK_THROWS_WITH(explain::explain(o),
+                    Catch::Contains("1 to 8 ranks per node (the node's GPUs), found 16"));
+}

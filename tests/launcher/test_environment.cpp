@@ -23,7 +23,8 @@ EnvRequest request() {
   return {{{"NCCL_IB_HCA", "=mlx5_0,mlx5_1"}, {"NCCL_CROSS_NIC", "1"}},
           "/opt/lib/libnccl-tuner-autotune.so",
           "/store/a.toml",
-          false};
+          false,
+          ""};
 }
 }  // namespace
 
@@ -76,12 +77,25 @@ TEST_CASE("sh quoting survives single quotes", "[env_format]") {
   CHECK(sh_quote("") == "''");
 }
 
+TEST_CASE("a pinned job carries its digest, whatever the user exported", "[environment]") {
+  EnvRequest pinned = request();
+  pinned.digest = "0123456789abcdef";
+  pinned.profile_env["NCCL_AUTOTUNE_PROFILE_DIGEST"] = "from the profile";  // never taken from [env]
+  auto vars = plan_environment(pinned, lookup({{"NCCL_AUTOTUNE_PROFILE_DIGEST", "fedcba9876543210"}}));
+  REQUIRE(vars.size() == 5);
+  const EnvVar& d = find(vars, "NCCL_AUTOTUNE_PROFILE_DIGEST");
+  CHECK(d.value() == "0123456789abcdef");
+  CHECK(d.origin == VarOrigin::profile_digest);
+  CHECK(d.decision == VarDecision::overridden_user);
+  CHECK(describe(d.origin) == "profile digest");
+}
+
 TEST_CASE("env formats print only what must change", "[env_format]") {
   LaunchPlan plan;
   plan.profile_path = "/store/a b.toml";
   plan.origin = ProfileOrigin::option_profile;
   plan.vars = plan_environment(
-      {{{"NCCL_IB_HCA", "mlx5_0"}, {"NCCL_ALGO", "ring"}}, "/lib/p.so", "/store/a b.toml", false},
+      {{{"NCCL_IB_HCA", "mlx5_0"}, {"NCCL_ALGO", "ring"}}, "/lib/p.so", "/store/a b.toml", false, ""},
       lookup({{"NCCL_ALGO", "tree"}}));
   CHECK(format_env(plan, EnvFormat::sh) ==
         "export NCCL_IB_HCA='mlx5_0'\n"
@@ -106,7 +120,7 @@ TEST_CASE("env formats print only what must change", "[env_format]") {
 
 TEST_CASE("slurm refuses values it cannot carry", "[env_format]") {
   LaunchPlan plan;
-  plan.vars = plan_environment({{{"NCCL_X", "a\nb"}}, "/p.so", "/a.toml", false}, lookup({}));
+  plan.vars = plan_environment({{{"NCCL_X", "a\nb"}}, "/p.so", "/a.toml", false, ""}, lookup({}));
   CHECK_THROWS_WITH(format_env(plan, EnvFormat::slurm), Catch::Contains("line break"));
   CHECK_THROWS_WITH(parse_env_format("csh"), Catch::Contains("sh, slurm or json"));
 }
@@ -115,7 +129,7 @@ TEST_CASE("the dry run names every source and decision", "[env_format]") {
   LaunchPlan plan;
   plan.profile_path = "/store/a.toml";
   plan.origin = ProfileOrigin::env_variable;
-  plan.vars = plan_environment({{{"NCCL_ALGO", "ring"}}, "/lib/p.so", "/store/a.toml", false},
+  plan.vars = plan_environment({{{"NCCL_ALGO", "ring"}}, "/lib/p.so", "/store/a.toml", false, ""},
                                lookup({{"NCCL_ALGO", "tree"}}));
   std::string text = format_dry_run(plan, {"/bin/echo", "a b"});
   CHECK(text ==

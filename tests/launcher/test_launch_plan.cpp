@@ -1,10 +1,18 @@
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
+#include <set>
 
+#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "launcher/job_pin.hpp"
 #include "launcher/launch_plan.hpp"
+#include "profiles/compiled_rules.hpp"
+#include "profiles/store.hpp"
 #include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -21,6 +29,8 @@ struct World {
   std::map<fs::path, Profile> profiles;
   std::string node_fp = "fp-node";
   int fingerprint_calls = 0;
+  int fingerprinted_for = 0;
+  JobNccl job{"/usr/lib/libnccl.so.2", autotune::nccl::Version{2, 28, 9}, "LD_LIBRARY_PATH"};
   bool plugin_present = true;
 
   World() { fs::create_directory(store); }
@@ -46,7 +56,7 @@ struct World {
       return it->second;
     };
     s.store_dir = [this](const std::optional<fs::path>& opt) { return opt ? *opt : store; };
-    s.find_by_name = [this](const fs::path&, const std::string& n) -> std::optional<fs::path> {
+    s.find_by_name = [this](const fs::path&, const std::string& n, int) -> std::optional<fs::path> {
       for (const auto& [p, prof] : profiles)
         if (prof.cluster.name == n) return p;
       return std::nullopt;
@@ -57,8 +67,11 @@ struct World {
         if (prof.cluster.fingerprint == fp) out.push_back(p);
       return out;
     };
-    s.node_fingerprint = [this] {
+    s.job_nccl = [this](const EnvLookup&) { return job; };
+    s.built_nccl_major_minor = 228;
+    s.node_fingerprint = [this](int nccl_major_minor) {
       ++fingerprint_calls;
+      fingerprinted_for = nccl_major_minor;
       if (node_fp.empty()) throw std::runtime_error("hwloc failed");
       return FingerprintLookup{node_fp, true, ""};
     };
@@ -110,9 +123,10 @@ TEST_CASE("resolution order: --profile, --cluster, NCCL_AUTOTUNE_PROFILE, finger
   CHECK(plan.origin == ProfileOrigin::store_fingerprint);
   CHECK(plan.fingerprint == "fp-node");
   CHECK(plan.store == w.store);
-  REQUIRE(plan.vars.size() == 3);
+  REQUIRE(plan.vars.size() == 4);
   CHECK(plan.vars[0].name == "NCCL_IB_HCA");
   CHECK(plan.vars[2].value() == plan.profile_path->string());
+  CHECK(plan.vars[3].value() == plan.digest);
 }
 
 TEST_CASE("NCCL_TUNER_PLUGIN=none turns everything off without probing", "[launch_plan]") {
@@ -214,7 +228,7 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[launch_p
   fs::path sim = w.add("sim", "fp-node", Source::simulated);
   auto plan = plan_launch({}, w.services(), env());
   CHECK(plan.problem == Problem::no_profile);
-  CHECK(plan.problem_text.find("simulated profiles are used only when named") != std::string::npos);
+  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") != std::string::npos);
 
   LaunchOptions o;
   o.cluster = "sim";
@@ -230,6 +244,21 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[launch_p
   CHECK(plan_launch(o, w.services(), env()).tuned());
 }
 
+TEST_CASE("a stand-in profile, made on the stand-in NCCL, is never matched either", "[launch_plan]") {
+  World w;
+  fs::path standin = w.add("standin", "fp-node", Source::standin);
+  auto plan = plan_launch({}, w.services(), env());
+  CHECK(plan.problem == Problem::no_profile);
+  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") != std::string::npos);
+  LaunchOptions o;
+  o.profile = standin;
+  plan = plan_launch(o, w.services(), env());
+  REQUIRE(plan.tuned());
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0].find("using STAND-IN profile " + standin.string()) == 0);
+  CHECK(plan.details.back() == "fingerprint not checked: a standin profile describes a modelled node");
+}
+
 TEST_CASE("the fingerprint is needed only to match or to check", "[launch_plan]") {
   World w;
   LaunchOptions o;
@@ -238,4 +267,194 @@ TEST_CASE("the fingerprint is needed only to match or to check", "[launch_plan]"
   CHECK(plan.tuned());
   CHECK(w.fingerprint_calls == 0);
   CHECK(plan.details.at(0) == "fingerprint not checked: the profile records none");
+}
+
+namespace {
+
+// What a rank of job 77, step 0 sees; the profile is named the way an outer launcher would not name it.
+std::map<std::string, std::string> rank_of_job(std::string step = "0") {
+  return {{"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", std::move(step)}};
+}
+
+// The store's immutable copy of a file as it is now (Store::save does this on every save).
+fs::path keep_version(World& w, const fs::path& file) {
+  fs::path copy = autotune::profiles::Store::version_path(
+      file, autotune::profiles::digest_text(autotune::profiles::profile_digest(autotune::read_file(file))));
+  fs::create_directories(copy.parent_path());
+  fs::copy_file(file, copy);
+  ::chmod(copy.c_str(), 0644);
+  w.profiles[copy] = w.profiles.at(file);
+  return copy;
+}
+
+void rewrite(const fs::path& file, const std::string& text) {
+  std::ofstream(file, std::ios::trunc) << text;
+}
+
+}  // namespace
+
+TEST_CASE("every rank of a job gets the version its first rank resolved, though the store changes",
+          "[launch_plan][pin]") {
+  World w;
+  fs::path a = w.add("a", "fp-node");
+  fs::path kept = keep_version(w, a);
+  LaunchPlan first = plan_launch({}, w.services(), env(rank_of_job()));
+  REQUIRE(first.tuned());
+  CHECK(first.pinned_by == "job 77.0");
+  CHECK(first.profile_path == kept);  // the immutable copy, not the file a publish replaces
+  CHECK(fs::exists(w.store / "jobs" / "77.0.pin"));
+
+  rewrite(a, "profile a, calibrated again");
+  keep_version(w, a);
+  LaunchPlan later = plan_launch({}, w.services(), env(rank_of_job()));
+  REQUIRE(later.tuned());
+  CHECK(later.profile_path == kept);
+  CHECK(later.digest == first.digest);
+  CHECK(later.vars.back().name == "NCCL_AUTOTUNE_PROFILE_DIGEST");
+  CHECK(later.vars.back().value() == first.digest);
+
+  // The next step of the job is a new NCCL job: it takes the new version.
+  LaunchPlan next_step = plan_launch({}, w.services(), env(rank_of_job("1")));
+  REQUIRE(next_step.tuned());
+  CHECK(next_step.digest != first.digest);
+}
+
+TEST_CASE("a rank that resolved another profile follows the job's pin", "[launch_plan][pin]") {
+  World w;
+  fs::path a = w.add("a", "fp-node");
+  fs::path b = w.add("b", "fp-node");
+  LaunchOptions o;
+  o.profile = a;
+  REQUIRE(plan_launch(o, w.services(), env(rank_of_job())).tuned());
+  o.profile = b;
+  LaunchPlan other = plan_launch(o, w.services(), env(rank_of_job()));
+  REQUIRE(other.tuned());
+  CHECK(other.profile_path == a);
+  CHECK(other.profile->cluster.name == "a");
+  bool said = false;
+  for (const auto& d : other.details) said |= d.find("pinned to " + a.string()) != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("a pinned version the store no longer holds stops tuning, with both sides named",
+          "[launch_plan][pin]") {
+  World w;
+  fs::path a = w.add("a", "fp-node");
+  LaunchPlan first = plan_launch({}, w.services(), env(rank_of_job()));
+  REQUIRE(first.tuned());
+  CHECK(first.profile_path == a);  // saved before the store kept versions: the file itself
+  rewrite(a, "profile a, changed by hand");
+  LaunchPlan later = plan_launch({}, w.services(), env(rank_of_job()));
+  CHECK(later.problem == Problem::version_lost);
+  CHECK(later.problem_text.find("version " + first.digest) != std::string::npos);
+  CHECK(later.problem_text.find("pinned by job 77.0") != std::string::npos);
+  CHECK(later.strict_exit_status() == 1);
+  CHECK(later.vars.empty());
+}
+
+TEST_CASE("an inherited profile keeps the digest the outer launcher pinned", "[launch_plan][pin]") {
+  World w;
+  fs::path a = w.add("a", "fp-node");
+  fs::path kept = keep_version(w, a);
+  const std::string old = plan_launch({}, w.services(), env()).digest;
+  rewrite(a, "profile a, newer");
+  auto inherited = env({{"NCCL_AUTOTUNE_PROFILE", a.string()}, {"NCCL_AUTOTUNE_PROFILE_DIGEST", old}});
+  LaunchPlan plan = plan_launch({}, w.services(), inherited);
+  REQUIRE(plan.tuned());
+  CHECK(plan.profile_path == kept);
+  CHECK(plan.digest == old);
+  // An explicit --profile is a new decision, not an inherited one.
+  LaunchOptions o;
+  o.profile = a;
+  CHECK(plan_launch(o, w.services(), inherited).digest != old);
+}
+
+TEST_CASE("pins live where the job's nodes share them", "[launch_plan][pin]") {
+  TempDir d;
+  auto e = [&](std::map<std::string, std::string> vars) { return env(std::move(vars)); };
+  CHECK(pin_directory(d.path(), e({{"NCCL_AUTOTUNE_PIN_DIR", "/shared/pins"}})) == "/shared/pins");
+  CHECK(pin_directory(d.path(), e({{"HOME", "/home/u"}})) == d.path() / "jobs");
+  CHECK(pin_directory("/no/such/store", e({{"HOME", "/home/u"}})) == "/home/u/.cache/nccl-autotune/jobs");
+  CHECK(pin_directory("/no/such/store", e({{"XDG_CACHE_HOME", "/c"}, {"HOME", "/home/u"}})) ==
+        "/c/nccl-autotune/jobs");
+}
+
+TEST_CASE("ranks racing to pin a job all end with one pin", "[launch_plan][pin]") {
+  TempDir d;
+  constexpr int kRanks = 8;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kRanks; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::string note;
+      JobPin mine{"/store/p" + std::to_string(i) + ".toml", std::string(15, '0') + std::to_string(i)};
+      auto pin = pin_job(d.path(), "race", mine, &note);
+      std::ofstream(d.path() / ("rank" + std::to_string(i)))
+          << (pin ? pin->profile.string() : "none " + note);
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  std::set<std::string> seen;
+  for (int i = 0; i < kRanks; ++i) seen.insert(autotune::read_file(d.path() / ("rank" + std::to_string(i))));
+  CHECK(seen.size() == 1);
+  CHECK(seen.begin()->rfind("/store/p", 0) == 0);
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d.path())) ++files;
+  CHECK(files == kRanks + 1);  // no temporaries left behind
+}
+
+TEST_CASE("a pin this tool did not write is ignored, and said so", "[launch_plan][pin]") {
+  TempDir d;
+  d.write("77.0.pin", "garbage");
+  std::string note;
+  CHECK_FALSE(pin_job(d.path(), "77.0", {"/s/a.toml", "0123456789abcdef"}, &note));
+  CHECK(note.find("not one this tool wrote") != std::string::npos);
+}
+
+TEST_CASE("the profile must be made for the NCCL the job loads, unless its policy allows another",
+          "[launch_plan][nccl]") {
+  World w;
+  fs::path a = w.add("a", "fp-node");
+  w.profiles[a].provenance.nccl_version = "2.27.3";
+  LaunchOptions o;
+  o.profile = a;
+  LaunchPlan plan = plan_launch(o, w.services(), env());
+  CHECK(plan.problem == Problem::other_nccl);
+  CHECK(plan.problem_text ==
+        "profile " + a.string() +
+            " was made for NCCL 2.27.3, the job loads NCCL 2.28.9 (/usr/lib/libnccl.so.2, "
+            "found through LD_LIBRARY_PATH): calibrate for it, or allow it with [policy] "
+            "other_nccl = \"apply\" or NCCL_AUTOTUNE_OTHER_NCCL=apply");
+  CHECK(plan.strict_exit_status() == 2);
+
+  plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_OTHER_NCCL", "apply"}}));
+  REQUIRE(plan.tuned());
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0].find("made for NCCL 2.27.3 to a job running NCCL 2.28.9") != std::string::npos);
+
+  w.profiles[a].apply_under_other_nccl = true;
+  CHECK(plan_launch(o, w.services(), env()).tuned());
+
+  w.profiles[a].apply_under_other_nccl = false;
+  w.job.version = autotune::nccl::Version{2, 27, 1};  // another patch release: the same rules hold
+  CHECK(plan_launch(o, w.services(), env()).tuned());
+}
+
+TEST_CASE("the fingerprint is made for the job's NCCL, and an unknown one is said", "[launch_plan][nccl]") {
+  World w;
+  w.add("a", "fp-node");
+  w.job.version = autotune::nccl::Version{2, 27, 3};
+  REQUIRE(plan_launch({}, w.services(), env()).tuned());
+  CHECK(w.fingerprinted_for == 227);
+
+  w.job = {std::nullopt, std::nullopt, "no libnccl.so.2 on LD_LIBRARY_PATH"};
+  LaunchPlan plan = plan_launch({}, w.services(), env());
+  REQUIRE(plan.tuned());
+  CHECK(w.fingerprinted_for == 228);
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0] ==
+        "the job's NCCL is not known (no libnccl.so.2 on LD_LIBRARY_PATH): assuming NCCL 2.28, which this "
+        "tool was built with; NCCL_AUTOTUNE_NCCL_LIB names the library");
 }

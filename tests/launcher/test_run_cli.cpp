@@ -11,8 +11,10 @@
 #include <sstream>
 
 #include "child_process.hpp"
+#include "common/atomic_file.hpp"
 #include "launcher/default_services.hpp"
 #include "launcher/fingerprint_cache.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "support/skip.hpp"
 #include "temp_dir.hpp"
@@ -26,6 +28,11 @@ namespace {
 const std::string kCli = AUTOTUNE_CLI;
 const std::string kPrintEnv = AUTOTUNE_PRINT_ENV;
 const std::string kNodeFingerprint = "00c0ffee00c0ffee";
+
+// The version the launcher pins a job to: the file's content, named by its digest.
+std::string digest_of(const fs::path& file) {
+  return autotune::profiles::digest_text(autotune::profiles::profile_digest(autotune::read_file(file)));
+}
 
 Profile make_profile(const std::string& cluster, const std::string& fingerprint,
                      Source source = Source::measured) {
@@ -53,7 +60,7 @@ struct Setup {
     fs::create_directories(store);
     fs::create_directories(plugin_dir);
     dir.write("plugin/libnccl-tuner-autotune.so", "");
-    autotune::launcher::FingerprintCache(cache).put(autotune::launcher::fingerprint_cache_key(),
+    autotune::launcher::FingerprintCache(cache).put(autotune::launcher::fingerprint_cache_key(228),
                                                     kNodeFingerprint);
     profile = store / "alpha-nccl2.28.toml";
     autotune::profiles::write_profile(profile, make_profile("alpha", kNodeFingerprint));
@@ -61,7 +68,9 @@ struct Setup {
            {"HOME", dir.path().string()},
            {"NCCL_AUTOTUNE_STORE", store.string()},
            {"NCCL_AUTOTUNE_CACHE_DIR", cache.string()},
-           {"NCCL_AUTOTUNE_PLUGIN_DIR", plugin_dir.string()}};
+           {"NCCL_AUTOTUNE_PLUGIN_DIR", plugin_dir.string()},
+           // The job's NCCL, as a banner-only file of a known version: not whatever this machine has.
+           {"NCCL_AUTOTUNE_NCCL_LIB", AUTOTUNE_BANNER_NCCL_2_28}};
   }
   fs::path plugin() const { return plugin_dir / "libnccl-tuner-autotune.so"; }
 };
@@ -99,8 +108,10 @@ TEST_CASE("run execs the command with the profile's environment, in the same pro
   CHECK(r.err.empty());
   CHECK(nccl_lines(r.out) == std::vector<std::string>{
                                  "NCCL_AUTOTUNE_CACHE_DIR=" + s.cache.string(),
+                                 "NCCL_AUTOTUNE_NCCL_LIB=" + std::string(AUTOTUNE_BANNER_NCCL_2_28),
                                  "NCCL_AUTOTUNE_PLUGIN_DIR=" + s.plugin_dir.string(),
                                  "NCCL_AUTOTUNE_PROFILE=" + s.profile.string(),
+                                 "NCCL_AUTOTUNE_PROFILE_DIGEST=" + digest_of(s.profile),
                                  "NCCL_AUTOTUNE_STORE=" + s.store.string(),
                                  "NCCL_CROSS_NIC=1",
                                  "NCCL_IB_HCA==mlx5_0,mlx5_1",
@@ -268,11 +279,36 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[run_cli]
   fs::path sim = s.store / "model-nccl2.28.toml";
   autotune::profiles::write_profile(sim, make_profile("model", kNodeFingerprint, Source::simulated));
   ChildResult r = run_child(run_args({}, {kPrintEnv}), s.env);
-  CHECK(r.err.find("simulated profiles are used only when named") != std::string::npos);
+  CHECK(r.err.find("simulated and stand-in profiles are used only when named") != std::string::npos);
   CHECK(r.out.find("NCCL_TUNER_PLUGIN") == std::string::npos);
   r = run_child(run_args({"--cluster", "model"}, {kPrintEnv}), s.env);
   CHECK(r.err.find("nccl-autotune run: using SIMULATED profile " + sim.string()) == 0);
   CHECK(r.out.find("NCCL_AUTOTUNE_PROFILE=" + sim.string()) != std::string::npos);
+}
+
+TEST_CASE("run takes the profile for the NCCL on the job's library path, and refuses one for another",
+          "[run_cli]") {
+  Setup s;
+  // The fingerprint holds the NCCL major.minor: this node under NCCL 2.27 is another fingerprint.
+  Profile older = make_profile("alpha", "0ld0ld0ld0ld0ld0");
+  older.provenance.nccl_version = "2.27.3";
+  const fs::path older_file = s.store / "alpha-nccl2.27.toml";
+  autotune::profiles::write_profile(older_file, older);
+  autotune::launcher::FingerprintCache(s.cache).put(autotune::launcher::fingerprint_cache_key(227),
+                                                    "0ld0ld0ld0ld0ld0");
+  auto env = s.env;
+  env.erase("NCCL_AUTOTUNE_NCCL_LIB");
+  env["LD_LIBRARY_PATH"] = fs::path(AUTOTUNE_BANNER_NCCL_2_27).parent_path().string();
+  ChildResult r = run_child(run_args({"--cluster", "alpha"}, {kPrintEnv}), env);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("NCCL_AUTOTUNE_PROFILE=" + older_file.string() + "\n") != std::string::npos);
+
+  r = run_child(run_args({"--strict", "--profile", s.profile.string()}, {kPrintEnv}), env);
+  CHECK(r.exit_status == 2);
+  CHECK(r.err.find("was made for NCCL 2.28.9, the job loads NCCL 2.27.3 (" +
+                   std::string(AUTOTUNE_BANNER_NCCL_2_27) + ", found through LD_LIBRARY_PATH)") !=
+        std::string::npos);
+  CHECK(r.out.empty());
 }
 
 TEST_CASE("run --dry-run says what would be set and why, and runs nothing", "[run_cli]") {
@@ -283,15 +319,21 @@ TEST_CASE("run --dry-run says what would be set and why, and runs nothing", "[ru
   CHECK(r.exit_status == 0);
   CHECK(r.out ==
         "profile: " + s.profile.string() + " (from store fingerprint match)\n" + "source: measured\n" +
-            "store: " + s.store.string() + "\n" + "node fingerprint: " + kNodeFingerprint + " (cached)\n" +
+            "version: " + digest_of(s.profile) + "\n" + "store: " + s.store.string() + "\n" +
+            "job's NCCL: 2.28.9 (" + AUTOTUNE_BANNER_NCCL_2_28 + ", found through NCCL_AUTOTUNE_NCCL_LIB)\n" +
+            "node fingerprint: " + kNodeFingerprint + " (cached)\n" +
             "NCCL_CROSS_NIC='0'  # profile [env], your value kept (profile: '1')\n" +
             "NCCL_IB_HCA='=mlx5_0,mlx5_1'  # profile [env], set\n" + "NCCL_TUNER_PLUGIN='" +
             s.plugin().string() + "'  # tuner plugin, set\n" + "NCCL_AUTOTUNE_PROFILE='" +
-            s.profile.string() + "'  # profile path, set\n" + "would run: '" + kPrintEnv + "' '3'\n");
+            s.profile.string() + "'  # profile path, set\n" + "NCCL_AUTOTUNE_PROFILE_DIGEST='" +
+            digest_of(s.profile) + "'  # profile digest, set\n" + "would run: '" + kPrintEnv + "' '3'\n");
   r = run_child({kCli, "run", "--dry-run", "--format", "json"}, env);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["tuned"] == true);
   CHECK(j["origin"] == "store fingerprint match");
+  CHECK(j["digest"] == digest_of(s.profile));
+  CHECK(j["pinned_by"].is_null());
+  CHECK(j["job_nccl"]["version"] == "2.28.9");
   CHECK(j["variables"][0]["decision"] == "kept-user");
 }
 
@@ -312,13 +354,14 @@ TEST_CASE("env: sh survives eval with spaces and quotes, slurm and json", "[env_
 
   r = run_child({kCli, "env", "--format", "slurm", "--profile", odd.string()}, s.env);
   CHECK(r.out == "export NCCL_CROSS_NIC=1\nexport NCCL_IB_HCA==mlx5_0,mlx5_1\nexport NCCL_TUNER_PLUGIN=" +
-                     s.plugin().string() + "\nexport NCCL_AUTOTUNE_PROFILE=" + odd.string() + "\n");
+                     s.plugin().string() + "\nexport NCCL_AUTOTUNE_PROFILE=" + odd.string() +
+                     "\nexport NCCL_AUTOTUNE_PROFILE_DIGEST=" + digest_of(odd) + "\n");
 
   r = run_child({kCli, "env", "--format", "json"}, s.env);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["profile"] == s.profile.string());
   CHECK(j["fingerprint"] == kNodeFingerprint);
-  CHECK(j["variables"].size() == 4);
+  CHECK(j["variables"].size() == 5);
 
   // Untuned: nothing to eval, one line on stderr, status 2 only with --strict.
   r = run_child({kCli, "env", "--cluster", "zeta"}, s.env);

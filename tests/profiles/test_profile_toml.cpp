@@ -129,6 +129,7 @@ nodes = "4+"
 TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]") {
   Profile p;
   p.cluster.name = "weird \"name\"\twith\\escapes";
+  p.cluster.fingerprint_facts = {"gpu 8x NVIDIA H100 sm90", "nccl 2.28"};
   p.provenance.created = "2026-06-01T12:00:00.5+02:00";
   p.provenance.nccl_version = "2.28";
   p.provenance.source = Source::simulated;
@@ -145,11 +146,30 @@ TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]")
   std::string text = format_profile(p);
   Profile back = parse_profile(text, "x.toml");
   CHECK(back.cluster.name == p.cluster.name);
+  CHECK(back.cluster.fingerprint_facts == p.cluster.fingerprint_facts);
   CHECK(back.provenance.command == p.provenance.command);
   CHECK(back.constants[0].value == p.constants[0].value);
   CHECK(back.rules[0].max_bytes == UINT64_MAX);
   CHECK(back.rules[0].busbw_gbps == r.busbw_gbps);
   CHECK(format_profile(back) == text);
+}
+
+TEST_CASE("profile toml: every source reads back as itself; the model's two say so", "[profile_toml]") {
+  for (Source s : {Source::measured, Source::simulated, Source::imported, Source::standin}) {
+    Profile p;
+    p.cluster.name = "n";
+    p.provenance.created = "2026-06-01T12:00:00Z";
+    p.provenance.nccl_version = "2.28.9";
+    p.provenance.source = s;
+    const std::string text = format_profile(p);
+    CHECK(text.find("source = \"" + std::string(name(s)) + "\"") != std::string::npos);
+    CHECK(parse_profile(text, "x.toml").provenance.source == s);
+  }
+  CHECK(from_model(Source::standin));
+  CHECK(from_model(Source::simulated));
+  CHECK_FALSE(from_model(Source::measured));
+  CHECK_FALSE(from_model(Source::imported));
+  CHECK(model_label(Source::standin) == "STAND-IN");
 }
 
 TEST_CASE("profile toml: text from outside is written as ASCII escapes and reads back", "[profile_toml]") {
@@ -187,7 +207,8 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
   CHECK(error_of("schema = 1\n[cluster]\nfingerprint = \"f\"\n") ==
         "profile.toml:2: cluster.name: expected a string; found no such key (it is required)");
   CHECK(error_of("schema = 1\n[cluster]\nname = \"a\"\ngpus = 8\n") ==
-        "profile.toml:4: cluster.gpus: expected one of name, fingerprint, gpu_model, gpus_per_node, nodes, "
+        "profile.toml:4: cluster.gpus: expected one of name, fingerprint, fingerprint_facts, gpu_model, "
+        "gpus_per_node, nodes, "
         "nics_per_node; found an unknown key");
   CHECK(error_of("schema = 1\n[cluster]\nname = \"a\"\nnodes = -1\n") ==
         "profile.toml:4: cluster.nodes: expected an integer 0..1000000; found -1");
@@ -201,7 +222,7 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
   };
   CHECK(
       error_of(replace("source = \"measured\"", "source = \"guessed\"")) ==
-      "profile.toml:14: provenance.source: expected one of measured, simulated, imported; found \"guessed\"");
+      "profile.toml:14: provenance.source: expected one of measured, simulated, imported, standin; found \"guessed\"");
   CHECK(error_of(replace("created = \"2026-06-01T12:00:00Z\"", "created = \"yesterday\"")) ==
         "profile.toml:11: provenance.created: expected an RFC 3339 time such as 2025-06-01T12:00:00Z; found "
         "\"yesterday\"");
@@ -493,4 +514,34 @@ TEST_CASE(
   CHECK(error_of(chunk_rule("pipe_ops = 0\n")) ==
         "profile.toml:23: rule[1].pipe_ops: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; "
         "found integer 0");
+}
+
+TEST_CASE("profile toml: health: what the gate saw and the nodes left out read and write back",
+          "[profile_toml][health]") {
+  Profile p;
+  p.cluster.name = "c";
+  p.provenance.created = "2026-06-01T12:00:00Z";
+  p.provenance.nccl_version = "2.28.9";
+  p.provenance.health = "8 node(s) checked by check (simulated): 2 blocking, excluded (--exclude-unhealthy)";
+  p.provenance.excluded_nodes = {"node 3: mlx5_1 nic_bandwidth_low", "node 5: GPU2 gpu_bandwidth_low"};
+  p.env = {{"NCCL_IB_GID_INDEX", "3"}, {"NCCL_SOCKET_IFNAME", "=eth0"}};
+  const std::string text = format_profile(p);
+  CHECK(
+      text.find(
+          "excluded_nodes = [\"node 3: mlx5_1 nic_bandwidth_low\", \"node 5: GPU2 gpu_bandwidth_low\"]\n") !=
+      std::string::npos);
+  const Profile back = parse_profile(text, "x.toml");
+  CHECK(back.provenance.health == p.provenance.health);
+  CHECK(back.provenance.excluded_nodes == p.provenance.excluded_nodes);
+  CHECK(back.env == p.env);
+  CHECK(format_profile(back) == text);
+  // Absent: nothing written (hand-written and imported profiles), nothing read.
+  Profile plain = p;
+  plain.provenance.health.clear();
+  plain.provenance.excluded_nodes.clear();
+  CHECK(format_profile(plain).find("health") == std::string::npos);
+  CHECK(error_of(std::string(kHeader) + "excluded_nodes = \"node 3\"\n") ==
+        "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found string \"node 3\"");
+  CHECK(error_of(std::string(kHeader) + "excluded_nodes = [3]\n") ==
+        "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found integer 3");
 }

@@ -96,6 +96,28 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO: errors", "[algo_proto]") {
         "NCCL_PROTO: expected one of ll, ll128, simple; found \"LL256\"");
 }
 
+TEST_CASE("NCCL_ALGO and NCCL_PROTO: what a value lets NCCL use per collective", "[algo_proto]") {
+  // The collective's own entry decides; otherwise the unprefixed first entry; otherwise everything goes.
+  AlgoSpec a = parse_algo_spec("ring,tree;allreduce:nvls");
+  CHECK(selects(a, Collective::allgather, Algorithm::ring));
+  CHECK_FALSE(selects(a, Collective::allgather, Algorithm::pat));
+  CHECK(selects(a, Collective::allreduce, Algorithm::nvls));
+  CHECK_FALSE(selects(a, Collective::allreduce, Algorithm::ring));
+  AlgoSpec only_gather = parse_algo_spec("allgather:^pat");
+  CHECK_FALSE(selects(only_gather, Collective::allgather, Algorithm::pat));
+  CHECK(selects(only_gather, Collective::allgather, Algorithm::ring));
+  CHECK(selects(only_gather, Collective::allreduce, Algorithm::pat));
+  // Turning LL128 on needs it named; an exclusion of something else allows it without naming it.
+  ProtoSpec excl = parse_proto_spec("^ll");
+  CHECK(selects(excl, Collective::allreduce, Protocol::ll128));
+  CHECK_FALSE(selects(excl, Collective::allreduce, Protocol::ll));
+  CHECK_FALSE(selects_explicitly(excl, Collective::allreduce, Protocol::ll128));
+  ProtoSpec named = parse_proto_spec("simple;allreduce:ll128");
+  CHECK(selects_explicitly(named, Collective::allreduce, Protocol::ll128));
+  CHECK_FALSE(selects_explicitly(named, Collective::broadcast, Protocol::ll128));
+  CHECK(selects(named, Collective::broadcast, Protocol::simple));
+}
+
 TEST_CASE("NCCL_IB_HCA: parse, round trip, selection", "[ib_hca]") {
   IbHcaSpec s = parse_ib_hca_spec("mlx5_0:1,mlx5_1");
   CHECK_FALSE(s.exclude);

@@ -5,6 +5,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "profiles/compiled_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
@@ -91,6 +92,34 @@ TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files repo
   bad.rules[0].max_bytes = 0;
   bad.rules[0].min_bytes = 5;
   CHECK_THROWS_AS(store.save(bad), InputError);
+}
+
+TEST_CASE("store: every saved version stays readable under its digest, written once", "[store]") {
+  TempDir dir;
+  Store store(dir.path / "store");
+  Profile a = make_profile("a", "fp", "2.28.9");
+  const fs::path path = store.save(a);
+  const std::string first_text = autotune::read_file(path);
+  const fs::path first = Store::version_path(path, digest_text(profile_digest(first_text)));
+  CHECK(first.parent_path() == dir.path / "store" / "versions");
+  REQUIRE(fs::exists(first));
+  CHECK(autotune::read_file(first) == first_text);
+  CHECK(fs::exists(compiled_rules_path(first)));
+
+  a.rules[0].protocol = Protocol::simple;
+  store.save(a);
+  const fs::path second = Store::version_path(path, digest_text(profile_digest(autotune::read_file(path))));
+  CHECK(second != first);
+  CHECK(read_profile(second).rules[0].protocol == Protocol::simple);
+  CHECK(autotune::read_file(first) == first_text);  // the old version is untouched
+
+  // Saving the same content again does not write its version anew (a job may be reading it).
+  const auto stamp = fs::last_write_time(first);
+  fs::last_write_time(first, stamp - std::chrono::hours(1));
+  a.rules[0].protocol = Protocol::ll;
+  store.save(a);
+  CHECK(fs::last_write_time(first) == stamp - std::chrono::hours(1));
+  CHECK(store.list().size() == 1);  // versions are not profiles of the store
 }
 
 TEST_CASE("store: a cluster's journal lies beside its profile, under the sanitised name", "[store]") {

@@ -63,12 +63,15 @@ class ThreadGroupState {
 
 class ThreadProcessGroup final : public runners::ProcessGroup {
  public:
-  ThreadProcessGroup(std::shared_ptr<ThreadGroupState> state, int rank)
-      : state_(std::move(state)), rank_(rank) {}
+  // ranks_per_node 0: every rank on one node; else ranks placed node by node, that many per node.
+  ThreadProcessGroup(std::shared_ptr<ThreadGroupState> state, int rank, int ranks_per_node = 0)
+      : state_(std::move(state)),
+        rank_(rank),
+        per_node_(ranks_per_node > 0 ? ranks_per_node : state_->size()) {}
   int rank() const override { return rank_; }
   int size() const override { return state_->size(); }
-  int local_rank() const override { return rank_; }
-  int local_size() const override { return state_->size(); }
+  int local_rank() const override { return rank_ % per_node_; }
+  int local_size() const override { return per_node_; }
   void allreduce_max(std::span<double> v) const override {
     reduce(v, [](double a, double b) { return std::max(a, b); });
   }
@@ -103,19 +106,21 @@ class ThreadProcessGroup final : public runners::ProcessGroup {
   }
   std::shared_ptr<ThreadGroupState> state_;
   int rank_;
+  int per_node_;
 };
 
 // Runs body(rank, group) on `ranks` threads and joins them; each rank's exception text ("" when it returned)
 // in rank order.
 inline std::vector<std::string> run_ranks(int ranks,
                                           const std::function<void(int, const runners::ProcessGroup&)>& body,
-                                          std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+                                          std::chrono::milliseconds timeout = std::chrono::seconds(5),
+                                          int ranks_per_node = 0) {
   auto state = std::make_shared<ThreadGroupState>(ranks, timeout);
   std::vector<std::string> errors(ranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
-      ThreadProcessGroup group(state, r);
+      ThreadProcessGroup group(state, r, ranks_per_node);
       try {
         body(r, group);
       } catch (const std::exception& e) {

@@ -1,9 +1,16 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
 
 using namespace autotune::topology;
+
+namespace {
+bool has(const std::vector<std::string>& facts, const std::string& fact) {
+  return std::find(facts.begin(), facts.end(), fact) != facts.end();
+}
+}  // namespace
 
 TEST_CASE("fingerprint: 16 hex digits, stable across bus ids and names", "[fingerprint]") {
   const Topology a = load_example("h100-8x");
@@ -43,8 +50,7 @@ TEST_CASE("fingerprint: NIC speed, GPU count, NCCL version and kind change it", 
   CHECK(fingerprint(fewer, 228) != fp);
   CHECK(fingerprint(a, 227) != fp);
   CHECK(fingerprint(load_example("h100-8x-2nic"), 228) != fp);
-  CHECK(fingerprint_description(a, 228).find("gpu 8x NVIDIA H100 80GB HBM3 sm90 nvlink switchx18") !=
-        std::string::npos);
+  CHECK(has(fingerprint_facts(a, 228), "gpu 8x NVIDIA H100 80GB HBM3 sm90 nvlink switchx18"));
 }
 
 // Issue 14: ranks of one job resolve their profile by fingerprint, so a sick node must stay the same kind of
@@ -59,5 +65,26 @@ TEST_CASE("fingerprint: health state never changes it", "[fingerprint][health]")
   sick.gpus[4].link.width = 4;  // PCIe trained at x4
   sick.gpus[4].link.speed_gts = 2.5;
   CHECK(fingerprint(sick, 228) == fp);
-  CHECK(fingerprint_description(a, 228).find("nic 8x ConnectX-7 InfiniBand 400Gb/s") != std::string::npos);
+  CHECK(has(fingerprint_facts(sick, 228), "nic 8x ConnectX-7 InfiniBand 400Gb/s"));
+}
+
+TEST_CASE("fingerprint: a mismatch says what differs, by kind of fact", "[fingerprint]") {
+  const Topology a = load_example("h100-8x");
+  CHECK(fingerprint_differences(fingerprint_facts(a, 228), fingerprint_facts(a, 228)).empty());
+  Topology b = a;
+  for (auto& n : b.nics)
+    for (auto& p : n.ports) p.speed_gbps = 200;
+  b.gpus.pop_back();
+  const auto diff = fingerprint_differences(fingerprint_facts(a, 228), fingerprint_facts(b, 227));
+  REQUIRE(diff.size() >= 3);
+  CHECK(diff[0] == "NCCL version: calibrated 2.28, this node 2.27");
+  CHECK(std::find(diff.begin(), diff.end(),
+                  "GPUs: calibrated 8x NVIDIA H100 80GB HBM3 sm90 nvlink switchx18, this node 7x NVIDIA H100 "
+                  "80GB HBM3 sm90 nvlink switchx18") != diff.end());
+  CHECK(std::find(diff.begin(), diff.end(),
+                  "NICs: calibrated 8x ConnectX-7 InfiniBand 400Gb/s, this node 8x ConnectX-7 InfiniBand "
+                  "200Gb/s") != diff.end());
+  // A fact only one side has reads as "none" on the other.
+  CHECK(fingerprint_differences({"nccl 2.28", "nvswitch yes"}, {"nccl 2.28"}) ==
+        std::vector<std::string>{"NVSwitch: calibrated yes, this node none"});
 }

@@ -138,8 +138,13 @@ TEST_CASE("bench's table is nccl-tests' table, test by test, and says simulated 
   CHECK(t.find("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.110784 (simulated)\n") !=
         std::string::npos);
   CHECK(t.find("# Collective test concluded: reduce_perf\n") != std::string::npos);
+  std::string standin = format_table(info_of("standin"), rows);
+  CHECK(standin.find("\n# stand-in: the stand-in NCCL of tests/standin ran these") != std::string::npos);
+  CHECK(standin.find("source standin nccl 2.28.9\n") != std::string::npos);
+  CHECK(standin.find("# Avg bus bandwidth    : 0.110784 (stand-in)\n") != std::string::npos);
   std::string measured = format_table(info_of("measured"), rows);
   CHECK(measured.find("simulated") == std::string::npos);
+  CHECK(measured.find("stand-in") == std::string::npos);
   CHECK(measured.find("source measured") != std::string::npos);
   std::string j = format_json(info_of("measured"), rows);
   CHECK(j.find("\"outcome\": \"unsupported\"") != std::string::npos);
@@ -190,4 +195,10 @@ TEST_CASE("import-nccl-tests reads bench's table back: times, candidate, scale, 
   ImportResult back = import_nccl_tests(sim, ImportOptions{});
   CHECK(back.header.source == "simulated");
   CHECK(back.records[0].source == "simulated");
+  // So does one made on the stand-in NCCL: importing never turns the model's numbers into measurements.
+  std::vector<NcclTestsFile> standin = {
+      parse_nccl_tests_file(format_table(info_of("standin"), rows), "standin.txt")};
+  ImportResult kept = import_nccl_tests(standin, ImportOptions{});
+  CHECK(kept.header.source == "standin");
+  CHECK(kept.records[0].source == "standin");
 }

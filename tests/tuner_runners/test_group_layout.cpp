@@ -57,6 +57,25 @@ TEST_CASE("group layout: a node offset pairs other nodes, wrapping around") {
   CHECK(second.place(0, 5).member == 1);
 }
 
+TEST_CASE("group layout: a local offset pairs other GPUs of a node, wrapping around") {
+  GroupLayout first({1, 2}, 2, 8, 0, 0), second({1, 2}, 2, 8, 0, 1);
+  CHECK(first.local_ranks_of(1) == std::vector<int>{2, 3});
+  CHECK(second.local_ranks_of(1) == std::vector<int>{3, 4});
+  CHECK(second.local_ranks_of(3) == std::vector<int>{7, 0});
+  CHECK(second.nodes_of(7) == std::vector<int>{1});
+  // GPU 0 of node 1 is the second member of the node's last pair; GPU 1 the first of its first.
+  CHECK(second.place(1, 0).group == 4 + 3);
+  CHECK(second.place(1, 0).member == 1);
+  CHECK(second.place(1, 1).group == 4);
+  CHECK(second.place(1, 1).member == 0);
+  // Every GPU is in a pair of each pass, with another partner in the second.
+  for (int g = 0; g < 8; ++g) {
+    const auto a = first.local_ranks_of(first.place(0, g).group),
+               b = second.local_ranks_of(second.place(0, g).group);
+    CHECK(a != b);
+  }
+}
+
 TEST_CASE("group layout: shapes that do not fit the job are refused") {
   CHECK_THROWS_AS(GroupLayout({8, 8}, 4, 8), autotune::InputError);
   CHECK_THROWS_AS(GroupLayout({1, 3}, 4, 8), autotune::InputError);

@@ -3,11 +3,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "common/input_error.hpp"
+#include "runners/bandwidth.hpp"
 #include "simulator/sim_fault.hpp"
 #include "simulator/sim_model.hpp"
 #include "simulator/sim_runner.hpp"
 #include "tests/tuner_runners/test_topologies.hpp"
+#include "tuner/runner_factory.hpp"
 
 using namespace autotune;
 using namespace autotune::sim;
@@ -128,8 +132,96 @@ TEST_CASE("health: a throttled GPU or slow NVLinks slow the node's GPUs; the run
   CHECK(links.fault_intra_factor() == 0.5);
   CHECK(busbw_at_1g(links) == Approx(busbw_at_1g(model(1, {})) * 0.5).epsilon(0.01));
   const runners::SingleProcess alone;
-  const SimRunner runner(model(8, {parse_sim_fault("node=5,gpu=2,clock=0.6")}), 1, 0.0,
-                         alone);
+  const SimRunner runner(model(8, {parse_sim_fault("node=5,gpu=2,clock=0.6")}), 1, 0.0, alone);
   CHECK(runner.info().description.find("; fault node 5: GPU2 clock at 60%") != std::string::npos);
   CHECK(runner.info().source == "simulated");
+}
+
+namespace {
+
+// Every group of `shape` on a simulated 8 x H100 job at once, noise-free: each group's busbw at 1 GiB.
+std::vector<double> group_busbw(const std::vector<std::string>& faults, runners::Scale shape,
+                                int node_offset = 0, int local_offset = 0) {
+  tuner::RunnerOptions o;
+  o.simulate = true;
+  o.topology = test::h100_node();
+  o.nodes = 8;
+  o.noise = 0.0;
+  o.deviations.enabled = false;
+  for (const auto& f : faults) o.faults.push_back(parse_sim_fault(f));
+  o.shape = shape;
+  o.node_offset = node_offset;
+  o.local_offset = local_offset;
+  auto runner = tuner::make_runner(o);
+  runners::MeasureRequest r;
+  r.bytes = kGiB;
+  const auto m = runner->run(std::vector<runners::MeasureRequest>{r}).at(0);
+  REQUIRE(m.outcome == runners::Outcome::ok);
+  REQUIRE(static_cast<int>(m.group_times_us.size()) == runner->info().groups);
+  std::vector<double> out;
+  for (double us : m.group_times_us)
+    out.push_back(runners::busbw_gbps(r.collective, shape.ranks, r.bytes, us));
+  // The measurement is the slowest group's.
+  CHECK(*std::max_element(m.group_times_us.begin(), m.group_times_us.end()) == Approx(m.median_us()));
+  return out;
+}
+
+// The groups (by index) whose bandwidth is below 90% of the best group's.
+std::vector<int> slow_groups(const std::vector<double>& busbw) {
+  const double best = *std::max_element(busbw.begin(), busbw.end());
+  std::vector<int> out;
+  for (size_t g = 0; g < busbw.size(); ++g)
+    if (busbw[g] < 0.9 * best) out.push_back(static_cast<int>(g));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("health: every group of a shape sees only its own nodes and GPUs; a healthy job's are all equal",
+          "[sim][sim-fault][health]") {
+  const auto healthy = group_busbw({}, {1, 8});
+  CHECK(healthy.size() == 8);
+  CHECK(slow_groups(healthy).empty());
+  CHECK(*std::min_element(healthy.begin(), healthy.end()) ==
+        Approx(*std::max_element(healthy.begin(), healthy.end())));
+  CHECK(group_busbw({}, {2, 2}).size() == 32);  // 4 node pairs x 8 rails
+  CHECK(slow_groups(group_busbw({}, {2, 2}, 1)).empty());
+}
+
+TEST_CASE("health: a throttled GPU slows the one node's group, the two pairs holding it and its rail",
+          "[sim][sim-fault][health]") {
+  const std::vector<std::string> fault = {"node=5,gpu=2,clock=0.6"};
+  const auto node = group_busbw(fault, {1, 8});
+  CHECK(slow_groups(node) == std::vector<int>{5});
+  CHECK(node[5] == Approx(node[0] * 0.6).epsilon(0.02));
+  // Pairs of GPUs: node 5's pairs are groups 20..23; GPU2 is in pair 1 of the first pass, pair 0 (GPUs 1,2)
+  // of the second (local offset 1).
+  CHECK(slow_groups(group_busbw(fault, {1, 2})) == std::vector<int>{21});
+  CHECK(slow_groups(group_busbw(fault, {1, 2}, 0, 1)) == std::vector<int>{20});
+  // One rank per node: the GPU's rail between nodes 4 and 5 (node block 2, rail 2), then 5 and 6.
+  CHECK(slow_groups(group_busbw(fault, {2, 2})) == std::vector<int>{2 * 8 + 2});
+  CHECK(slow_groups(group_busbw(fault, {2, 2}, 1)) == std::vector<int>{2 * 8 + 2});
+}
+
+TEST_CASE("health: a NIC at half rate slows only the groups that use it, never a node alone",
+          "[sim][sim-fault][health]") {
+  const std::vector<std::string> fault = {"node=3,nic=1,rate=0.5"};
+  CHECK(slow_groups(group_busbw(fault, {1, 8})).empty());
+  CHECK(slow_groups(group_busbw(fault, {1, 2})).empty());
+  // Pass one pairs nodes (2, 3): block 1, rail 1; pass two pairs (3, 4): block 1 again from offset 1.
+  const auto first = group_busbw(fault, {2, 2}), second = group_busbw(fault, {2, 2}, 1);
+  CHECK(slow_groups(first) == std::vector<int>{8 + 1});
+  CHECK(slow_groups(second) == std::vector<int>{8 + 1});
+  CHECK(first[9] == Approx(first[0] * 0.5).epsilon(0.02));
+  // The whole job's communicator crosses it: the NIC paces it all.
+  CHECK(group_busbw(fault, {8, 64}).size() == 1);
+}
+
+TEST_CASE("health: slow NVLinks slow the groups with more than one of the node's GPUs, not its rail",
+          "[sim][sim-fault][health]") {
+  const std::vector<std::string> fault = {"node=1,gpu=0,nvlink=0.5"};
+  CHECK(slow_groups(group_busbw(fault, {1, 8})) == std::vector<int>{1});
+  CHECK(slow_groups(group_busbw(fault, {1, 2})) == std::vector<int>{4});
+  CHECK(slow_groups(group_busbw(fault, {1, 2}, 0, 1)) == std::vector<int>{4 + 3});  // GPUs 7 and 0
+  CHECK(slow_groups(group_busbw(fault, {2, 2})).empty());
 }

@@ -6,7 +6,9 @@
 #include "common/input_error.hpp"
 #include "fake_runner.hpp"
 #include "profiles/store.hpp"
+#include "simulator/sim_fault.hpp"
 #include "tuner/calibration_setup.hpp"
+#include "tuner/tune.hpp"
 
 using namespace autotune;
 using namespace autotune::tuner;
@@ -219,4 +221,170 @@ TEST_CASE("set-up: every value is checked before anything is set up or measured"
   CalibrationRequest gpu;
   gpu.channels = {100};
   CHECK_THROWS_AS(set_up_calibration(gpu, world()), autotune::InputError);
+}
+
+namespace {
+
+// A check that finds the given nodes blocking (a NIC) and the rest healthy, and records what it was asked.
+HealthCheckFn check_finding(int nodes, std::vector<int> blocking,
+                            std::vector<HealthCheckRequest>* asked = nullptr,
+                            std::map<std::string, std::string> fabric = {}) {
+  return [=](const HealthCheckRequest& q) {
+    if (asked) asked->push_back(q);
+    ClusterHealth h;
+    h.checked_by = "check (test)";
+    h.fabric_env = fabric;
+    for (int n = 0; n < nodes; ++n) {
+      topology::NodeHealth node{n, "h" + std::to_string(n), {}};
+      if (std::find(blocking.begin(), blocking.end(), n) != blocking.end())
+        node.findings.push_back({"nic_bandwidth_low", topology::Severity::block, "mlx5_1", "rail 1 at 50%",
+                                 "check: test", "mlx5_1 carries 50% of the job's median"});
+      h.nodes.push_back(node);
+    }
+    return h;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("health: tune refuses a cluster with a blocking node, naming it, before anything is measured") {
+  auto c = world();
+  std::vector<HealthCheckRequest> asked;
+  c.check_health = check_finding(8, {3, 5}, &asked);
+  auto r = simulated(8);
+  r.faults = {sim::parse_sim_fault("node=3,nic=1,rate=0.5")};
+  try {
+    set_up_calibration(r, c);
+    FAIL("the set-up went on");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("found 2 blocking: node 3 (h3): mlx5_1: mlx5_1 carries 50%") &&
+                   Catch::Contains("| node 5 (h5): mlx5_1:") && Catch::Contains("--exclude-unhealthy") &&
+                   Catch::Contains("--ignore-health"));
+  }
+  // The check saw the simulated job as given: its node, node count and faults.
+  REQUIRE(asked.size() == 1);
+  CHECK(asked[0].runner.simulate);
+  CHECK(asked[0].runner.nodes == 8);
+  CHECK(asked[0].runner.faults == r.faults);
+  CHECK(asked[0].runner.topology.has_value());
+  // A healthy cluster passes, and the profile will say it was checked.
+  c.check_health = check_finding(8, {});
+  auto s = set_up_calibration(r, c);
+  CHECK(s.tune.header.health == "8 node(s) checked by check (test): none blocks");
+  CHECK(s.tune.header.excluded_nodes.empty());
+}
+
+TEST_CASE(
+    "health: --exclude-unhealthy calibrates the simulator without the blocking nodes, and records them") {
+  auto c = world();
+  c.check_health = check_finding(8, {3, 5});
+  auto r = simulated(8);
+  r.faults = {sim::parse_sim_fault("node=3,nic=1,rate=0.5"), sim::parse_sim_fault("node=6,gpu=1,clock=0.9"),
+              sim::parse_sim_fault("node=5,gpu=2,clock=0.6")};
+  r.exclude_unhealthy = true;
+  auto s = set_up_calibration(r, c);
+  CHECK(s.runner.nodes == 6);
+  REQUIRE(s.runner.faults.size() == 1);  // node 6's fault is node 4's now
+  CHECK(s.runner.faults[0].node == 4);
+  CHECK(s.tune.header.nodes == 6);
+  CHECK(s.tune.header.cluster == "h100-8x-6n-sim");
+  CHECK(std::find(s.tune.space.scales.begin(), s.tune.space.scales.end(), runners::Scale{6, 48}) !=
+        s.tune.space.scales.end());
+  CHECK(s.tune.header.excluded_nodes == std::vector<std::string>{"node 3 (h3): mlx5_1 nic_bandwidth_low",
+                                                                 "node 5 (h5): mlx5_1 nic_bandwidth_low"});
+  CHECK(s.tune.header.health ==
+        "8 node(s) checked by check (test): 2 blocking, excluded (--exclude-unhealthy)");
+  // Orchestrated, the simulated workers are told which nodes to leave out, and leave them out themselves.
+  r.launcher = "env";
+  auto o = set_up_calibration(r, c);
+  const auto& args = o.orchestration.measure_args;
+  const auto flag = std::find(args.begin(), args.end(), "--excluded-nodes");
+  REQUIRE(flag != args.end());
+  CHECK(*(flag + 1) == "3,5");
+  auto w = simulated(8);
+  w.faults = r.faults;
+  w.worker_job = 0;
+  w.journal_part = "/nonexistent/parts/job0.jsonl";
+  w.excluded_nodes = {3, 5};
+  auto worker = set_up_calibration(w, c);
+  CHECK(worker.runner.nodes == 6);
+  CHECK(worker.runner.faults.size() == 1);
+  w.excluded_nodes = {3, 9};
+  CHECK_THROWS_WITH(set_up_calibration(w, c),
+                    Catch::Contains("--excluded-nodes: expected distinct nodes below"));
+  // Every node blocking leaves nothing to calibrate.
+  c.check_health = check_finding(2, {0, 1});
+  auto all = simulated(2);
+  all.exclude_unhealthy = true;
+  CHECK_THROWS_WITH(set_up_calibration(all, c), Catch::Contains("found every node blocking"));
+}
+
+TEST_CASE("health: on GPUs nodes are left out through srun; mpirun and a job already started cannot") {
+  CalibrationContext slurm = world();
+  slurm.env = {{"SLURM_JOB_ID", "42"}, {"SLURM_NNODES", "4"}, {"SLURM_GPUS_ON_NODE", "8"}};
+  std::vector<HealthCheckRequest> asked;
+  slurm.check_health = check_finding(4, {1, 2}, &asked);
+  CalibrationRequest gpus;
+  gpus.exclude_unhealthy = true;
+  auto s = set_up_calibration(gpus, slurm);
+  CHECK(asked.at(0).mode == CalibrationMode::orchestrator);
+  CHECK(asked.at(0).launcher.words == std::vector<std::string>{"srun", "--ntasks-per-node", "8", "-N", "4"});
+  CHECK(asked.at(0).exe == "/opt/bin/nccl-autotune");
+  CHECK(s.launcher.words ==
+        std::vector<std::string>{"srun", "--exclude=h1,h2", "--ntasks-per-node", "8", "-N", "2"});
+  CHECK(s.orchestration.launcher.words == s.launcher.words);
+  gpus.launcher = "srun --nodes=4 --ntasks-per-node 8";
+  // Without a check (world()'s context) nothing is left out.
+  CHECK(set_up_calibration(gpus, world()).launcher.words ==
+        std::vector<std::string>{"srun", "--nodes=4", "--ntasks-per-node", "8"});
+  auto c = world();
+  c.check_health = check_finding(4, {1, 2});
+  CHECK(set_up_calibration(gpus, c).launcher.words ==
+        std::vector<std::string>{"srun", "--exclude=h1,h2", "--nodes=2", "--ntasks-per-node", "8"});
+  gpus.launcher = "mpirun -np 32 -H a:8,b:8,c:8,d:8";
+  CHECK_THROWS_WITH(set_up_calibration(gpus, c),
+                    Catch::Contains("expected a launcher that can leave nodes out (srun)") &&
+                        Catch::Contains("without h1,h2"));
+  runners::SingleProcess alone;
+  CalibrationContext mpi = world(&alone);
+  mpi.under_mpi = true;
+  mpi.check_health = check_finding(4, {1});
+  CalibrationRequest started;
+  started.exclude_unhealthy = true;
+  CHECK_THROWS_WITH(set_up_calibration(started, mpi), Catch::Contains("started under mpirun/srun"));
+}
+
+TEST_CASE("health: --ignore-health calibrates without checking, and says so; both flags are refused") {
+  auto c = world();
+  int checks = 0;
+  c.check_health = [&](const HealthCheckRequest&) -> ClusterHealth {
+    ++checks;
+    return {};
+  };
+  auto r = simulated(2);
+  r.ignore_health = true;
+  auto s = set_up_calibration(r, c);
+  CHECK(checks == 0);
+  CHECK(s.tune.header.health == "not checked (--ignore-health)");
+  CHECK(std::find(s.notes.begin(), s.notes.end(), "health not checked (--ignore-health)") != s.notes.end());
+  r.exclude_unhealthy = true;
+  CHECK_THROWS_WITH(set_up_calibration(r, c),
+                    Catch::Contains("expected one of --ignore-health and --exclude-unhealthy"));
+  // The gate itself, given blocking nodes and told to ignore them, goes on and says which.
+  const auto d = decide_on_health(check_finding(2, {1})({}), {true, false});
+  CHECK(d.excluded.empty());
+  CHECK_THAT(d.notes.back(), Catch::Contains("health ignored (--ignore-health): node 1 (h1): mlx5_1"));
+}
+
+TEST_CASE("health: the fabric settings every node agreed on go into the profile's [env]") {
+  auto c = world();
+  c.check_health =
+      check_finding(2, {}, nullptr, {{"NCCL_IB_GID_INDEX", "3"}, {"NCCL_SOCKET_IFNAME", "=eth0"}});
+  auto s = set_up_calibration(simulated(2), c);
+  CHECK(s.tune.header.fabric_env.at("NCCL_IB_GID_INDEX") == "3");
+  const auto profile = build_profile({}, s.tune.header);
+  CHECK(profile.env ==
+        std::map<std::string, std::string>{{"NCCL_IB_GID_INDEX", "3"}, {"NCCL_SOCKET_IFNAME", "=eth0"}});
+  CHECK(profile.provenance.health == "2 node(s) checked by check (test): none blocks");
 }

@@ -263,9 +263,16 @@ TEST_CASE("tune on GPUs where there are none: the worker's reason is reported an
     AUTOTUNE_SKIP("a GPU is present: the no-GPU path is not tested here (gpu_tune_check.sh measures it)");
   }
   fs::path dir = temp_dir("nogpu");
-  CHECK(run(kBinary + " tune --collectives allreduce --min-bytes 1K --max-bytes 16M --store " +
-                (dir / "s").string(),
-            dir / "out") == 1);
+  // The health check comes first, and says why it cannot measure.
+  const std::string tune = kBinary + " tune --collectives allreduce --min-bytes 1K --max-bytes 16M --store " +
+                           (dir / "s").string();
+  CHECK(run(tune, dir / "checked") == 1);
+  const std::string checked = slurp(dir / "checked");
+  CHECK(checked.find("the health check job (local: one worker process per job) left no result") !=
+        std::string::npos);
+  CHECK(checked.find("its probe found no GPU") != std::string::npos);
+  // Past it, the workers say why.
+  CHECK(run(tune + " --ignore-health", dir / "out") == 1);
   std::string out = slurp(dir / "out");
   INFO(out);
   CHECK(out.find("jobs run: local: one worker process per job") != std::string::npos);
@@ -281,11 +288,16 @@ TEST_CASE("inside a Slurm allocation the jobs go through srun with one task per 
   write_file_atomically(bin / "srun", "#!/bin/sh\necho \"$@\" >> '" + (dir / "srun-args").string() +
                                           "'\nshift 4\nexec \"$@\"\n");
   fs::permissions(bin / "srun", fs::perms::owner_all);
-  int rc =
-      run("PATH=" + bin.string() + ":$PATH SLURM_JOB_ID=42 SLURM_NNODES=2 SLURM_GPUS_ON_NODE=4 " + kBinary +
-              " tune --collectives allreduce --min-bytes 1K --max-bytes 1M --cross-nic 1 --store " +
-              (dir / "s").string(),
-          dir / "out");
+  const std::string tune =
+      "PATH=" + bin.string() + ":$PATH SLURM_JOB_ID=42 SLURM_NNODES=2 SLURM_GPUS_ON_NODE=4 " + kBinary +
+      " tune --collectives allreduce --min-bytes 1K --max-bytes 1M --cross-nic 1 --store " +
+      (dir / "s").string();
+  // The health check runs first, as a job through the same srun.
+  run(tune, dir / "checked");
+  CHECK(slurp(dir / "srun-args")
+            .find("--ntasks-per-node 4 -N 2 " + kBinary + " check --format json --output ") !=
+        std::string::npos);
+  int rc = run(tune + " --ignore-health", dir / "out");
   std::string out = slurp(dir / "out");
   INFO(out);
   CHECK((rc == 0 || rc == 1));  // 1 where there is no GPU: the workers say so

@@ -1,0 +1,69 @@
+#include "check/check_context.hpp"
+
+#include <stdexcept>
+
+#include "check/node_records.hpp"
+#include "common/host_name.hpp"
+#include "simulator/sim_cluster.hpp"
+#include "topology/reader.hpp"
+#include "tuner/runner_factory.hpp"
+
+namespace autotune::check {
+
+CheckContext simulated_context(const SimulatedJob& job) {
+  sim::describe_cluster(job.node, job.nodes, job.faults);  // refuses what it cannot model, now
+  CheckContext c;
+  c.nodes.assign(static_cast<size_t>(job.nodes), NodeRecord{"", job.node});
+  c.gpus_per_node = static_cast<int>(job.node.gpus.size());
+  c.source = "simulated";
+  c.make_runner = [job](const Pass& pass) {
+    tuner::RunnerOptions o;
+    o.simulate = true;
+    o.topology = job.node;
+    o.nodes = job.nodes;
+    o.faults = job.faults;
+    o.seed = job.seed;
+    o.noise = job.noise;
+    o.shape = pass.shape;
+    o.node_offset = pass.node_offset;
+    o.local_offset = pass.local_offset;
+    return tuner::make_runner(o);
+  };
+  return c;
+}
+
+NodeRecord live_node_record() {
+  topology::LiveOptions o;
+  o.health = true;
+  return {host_name(), topology::probe_live(o)};
+}
+
+CheckContext job_context(const runners::ProcessGroup& processes,
+                         const std::function<NodeRecord()>& probe_this_node, uint64_t max_bytes) {
+  CheckContext c;
+  c.nodes = gather_node_records(processes, probe_this_node);
+  for (size_t n = 0; n < c.nodes.size(); ++n) {
+    const auto& t = c.nodes[n].topology;
+    if (!t.gpus.empty()) continue;
+    std::string why;
+    for (const auto& s : t.sources)
+      if (s.name == "cuda" && !s.available) why = " (cuda: " + s.detail + ")";
+    throw std::runtime_error(
+        "node " + std::to_string(n) + (c.nodes[n].host.empty() ? "" : " (" + c.nodes[n].host + ")") +
+        ": its probe found no GPU" + why + "; check measures on GPUs (--simulate checks the simulator)");
+  }
+  c.gpus_per_node = processes.distributed() ? processes.local_size()
+                                            : static_cast<int>(c.nodes.front().topology.gpus.size());
+  c.source = "measured";
+  c.make_runner = [max_bytes](const Pass& pass) {
+    tuner::RunnerOptions o;
+    o.shape = pass.shape;
+    o.node_offset = pass.node_offset;
+    o.local_offset = pass.local_offset;
+    o.max_bytes = max_bytes;
+    return tuner::make_runner(o);
+  };
+  return c;
+}
+
+}  // namespace autotune::check

@@ -1,0 +1,156 @@
+// CUDA runtime entry points for devices, versions and errors (see README.md for the list and what each
+// does). Every function returns through returned() so that cudaGetLastError sees failures.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "tests/standin/common/devices.hpp"
+#include "tests/standin/cudart/errors.hpp"
+#include "tests/standin/cudart/memory.hpp"
+#include "tests/standin/cudart/streams.hpp"
+
+using autotune::standin::current_device;
+using autotune::standin::DeviceInfo;
+using autotune::standin::devices;
+using autotune::standin::returned;
+
+namespace {
+
+const DeviceInfo* device_or_null(int d) {
+  const auto& all = devices();
+  return d >= 0 && static_cast<size_t>(d) < all.size() ? &all[static_cast<size_t>(d)] : nullptr;
+}
+
+cudaError_t missing_device() {
+  return devices().empty() ? cudaErrorNoDevice : cudaErrorInvalidDevice;
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  if (count == nullptr) return returned(cudaErrorInvalidValue);
+  *count = static_cast<int>(devices().size());
+  return returned(*count == 0 ? cudaErrorNoDevice : cudaSuccess);
+}
+
+cudaError_t cudaSetDevice(int device) {
+  if (!device_or_null(device)) return returned(missing_device());
+  current_device() = device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int* device) {
+  if (device == nullptr) return returned(cudaErrorInvalidValue);
+  if (devices().empty()) return returned(cudaErrorNoDevice);
+  *device = current_device();
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  if (prop == nullptr) return returned(cudaErrorInvalidValue);
+  const DeviceInfo* d = device_or_null(device);
+  if (!d) return returned(missing_device());
+  std::memset(prop, 0, sizeof *prop);
+  std::snprintf(prop->name, sizeof prop->name, "%s", d->name.c_str());
+  std::memcpy(prop->uuid.bytes, d->uuid, sizeof d->uuid);
+  prop->totalGlobalMem = d->memory_bytes;
+  prop->sharedMemPerBlock = 48 << 10;
+  prop->regsPerBlock = 65536;
+  prop->warpSize = 32;
+  prop->maxThreadsPerBlock = 1024;
+  prop->major = d->sm / 10;
+  prop->minor = d->sm % 10;
+  prop->multiProcessorCount = d->multiprocessors;
+  prop->canMapHostMemory = 1;
+  prop->concurrentKernels = 1;
+  prop->pciBusID = d->pci_bus;
+  prop->pciDeviceID = d->pci_device;
+  prop->pciDomainID = d->pci_domain;
+  prop->asyncEngineCount = 2;
+  prop->unifiedAddressing = 1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (value == nullptr) return returned(cudaErrorInvalidValue);
+  const DeviceInfo* d = device_or_null(device);
+  if (!d) return returned(missing_device());
+  switch (attr) {
+    case cudaDevAttrComputeCapabilityMajor:
+      *value = d->sm / 10;
+      return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor:
+      *value = d->sm % 10;
+      return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount:
+      *value = d->multiprocessors;
+      return cudaSuccess;
+    case cudaDevAttrPciBusId:
+      *value = d->pci_bus;
+      return cudaSuccess;
+    case cudaDevAttrPciDeviceId:
+      *value = d->pci_device;
+      return cudaSuccess;
+    case cudaDevAttrPciDomainId:
+      *value = d->pci_domain;
+      return cudaSuccess;
+    case cudaDevAttrWarpSize:
+      *value = 32;
+      return cudaSuccess;
+    default:
+      return returned(cudaErrorNotSupported);  // not modelled: say so rather than invent a value
+  }
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char* bus_id, int len, int device) {
+  const DeviceInfo* d = device_or_null(device);
+  if (!d) return returned(missing_device());
+  if (bus_id == nullptr || len <= 0) return returned(cudaErrorInvalidValue);
+  std::snprintf(bus_id, static_cast<size_t>(len), "%s", d->pci_bus_id.c_str());
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void) {
+  if (devices().empty()) return returned(cudaErrorNoDevice);
+  return returned(autotune::standin::synchronize_device(current_device()));
+}
+
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  const DeviceInfo* d = device_or_null(current_device());
+  if (!d) return returned(missing_device());
+  if (free_bytes == nullptr || total_bytes == nullptr) return returned(cudaErrorInvalidValue);
+  *total_bytes = d->memory_bytes;
+  *free_bytes = d->memory_bytes - std::min(d->memory_bytes, autotune::standin::allocated_on(d->ordinal));
+  return cudaSuccess;
+}
+
+cudaError_t cudaDriverGetVersion(int* version) {
+  if (version == nullptr) return returned(cudaErrorInvalidValue);
+  *version = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int* version) {
+  if (version == nullptr) return returned(cudaErrorInvalidValue);
+  *version = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+const char* cudaGetErrorString(cudaError_t error) {
+  return autotune::standin::error_string(error);
+}
+const char* cudaGetErrorName(cudaError_t error) {
+  return autotune::standin::error_name(error);
+}
+cudaError_t cudaGetLastError(void) {
+  return autotune::standin::take_last_error();
+}
+cudaError_t cudaPeekAtLastError(void) {
+  return autotune::standin::peek_last_error();
+}
+
+}  // extern "C"
