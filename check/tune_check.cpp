@@ -27,8 +27,8 @@ tuner::ClusterHealth check_job(const tuner::HealthCheckRequest& r, ProcessLaunch
   const std::string stem = "check-" + std::to_string(::getpid());
   const auto result = r.work_dir / (stem + ".json"), log = r.work_dir / (stem + ".log");
   std::filesystem::remove(result);
-  const std::vector<std::string> args = {"check", "--bytes",  std::to_string(r.bytes), "--format",
-                                         "json",  "--output", result.string()};
+  std::vector<std::string> args = {"check", "--format", "json", "--output", result.string()};
+  if (r.bytes != CheckOptions{}.bytes) args.insert(args.begin() + 1, {"--bytes", std::to_string(r.bytes)});
   ProcessSpec spec{tuner::job_command(r.launcher, r.exe, args, {"default", {}}), environment_map(), log};
   std::unique_ptr<ProcessLauncher> own = given ? nullptr : make_posix_launcher();
   ProcessLauncher& launcher = given ? *given : *own;

@@ -271,7 +271,7 @@ struct TuneArgs {
 void describe_tune(CommandSpec& spec, TuneArgs& a) {
   spec.usage =
       "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N] [--sim-fault F]...] "
-      "[--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--collectives LIST] "
+      "[--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--add-shapes] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
       "[--shapes 4x8,4x1 | --parallelism tp=8,pp=2,dp=4 | --scales 1,2,all] [--launcher \"srun -N 2\"] "
       "[--resume] [--dry-run] [--from-journal FILE] [--store "
@@ -297,6 +297,7 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "node=N,gpu=K,nvlink=F")("exclude-unhealthy",
                                "calibrate without the nodes check finds blocking (recorded in the profile)")(
       "ignore-health", "calibrate without checking the nodes first (recorded in the profile)")(
+      "add-shapes", "keep the current profile's rules of shapes not calibrated now (profile merge's rules)")(
       "check-bytes", po::value(&a.check_bytes)->default_value(a.check_bytes),
       "the all-reduce size of the health check's passes (check --bytes)")(
       "collectives", po::value(&a.collectives), "comma list (default: all five)")(
@@ -348,6 +349,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   r.ignore_health = vm.count("ignore-health") > 0;
   r.exclude_unhealthy = vm.count("exclude-unhealthy") > 0;
   r.check_bytes = require_byte_size(a.check_bytes, "--check-bytes");
+  r.add_shapes = vm.count("add-shapes") > 0;
   if (!a.excluded_nodes.empty())
     for (const auto& item : split(a.excluded_nodes))
       r.excluded_nodes.push_back(parse_int(item, "--excluded-nodes"));
@@ -434,6 +436,8 @@ int cmd_tune(const Args& args) {
       print_summary(r, path);
     return kExitOk;
   };
+  if (!a.from_journal.empty() && vm->count("add-shapes"))
+    throw InputError("<arguments>", 0, "expected --add-shapes with a calibration, not with --from-journal");
   if (!a.from_journal.empty())
     return finish(tuner::tune_from_journal(a.from_journal, {parse_gain(a.min_gain, "--min-gain")}),
                   a.from_journal);

@@ -60,6 +60,9 @@ Services default_services() {
     return out;
   };
   s.node_fingerprint = [](int nccl_major_minor) { return node_fingerprint(nccl_major_minor); };
+  s.node_fingerprint_facts = [](int nccl_major_minor) {
+    return topology::fingerprint_facts(topology::probe_live(), nccl_major_minor);
+  };
   s.job_nccl = [](const EnvLookup& env) { return find_job_nccl(env); };
   s.built_nccl_major_minor = built_nccl_major_minor();
   s.plugin = [] { return find_plugin(); };

@@ -10,6 +10,7 @@
 #include "profiles/compiled_rules.hpp"
 #include "profiles/file_trust.hpp"
 #include "profiles/store.hpp"
+#include "topology/fingerprint.hpp"
 
 namespace autotune::launcher {
 namespace fs = std::filesystem;
@@ -96,6 +97,22 @@ bool need_fingerprint(LaunchPlan& plan, const Services& services) {
     plan.problem = Problem::no_fingerprint;
     plan.problem_text = std::string("cannot fingerprint this node: ") + e.what();
     return false;
+  }
+}
+
+// "; what differs: GPUs: calibrated ..., this node ..." when the profile kept the facts it hashed (profiles
+// written before it did keep none) and this node can be probed; the refusal stands either way.
+std::string what_differs(const std::vector<std::string>& calibrated, int nccl_major_minor,
+                         const Services& services) {
+  if (calibrated.empty() || !services.node_fingerprint_facts) return "";
+  try {
+    std::string out;
+    for (const auto& d :
+         topology::fingerprint_differences(calibrated, services.node_fingerprint_facts(nccl_major_minor)))
+      out += (out.empty() ? "; what differs: " : "; ") + d;
+    return out;
+  } catch (const std::exception& e) {
+    return std::string("; what differs is unknown (") + e.what() + ")";
   }
 }
 
@@ -327,7 +344,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
       if (*plan.fingerprint != profile.cluster.fingerprint) {
         plan.problem = Problem::fingerprint_mismatch;
         plan.problem_text = "profile " + path.string() + " was calibrated for nodes with fingerprint " +
-                            profile.cluster.fingerprint + ", this node is " + *plan.fingerprint;
+                            profile.cluster.fingerprint + ", this node is " + *plan.fingerprint +
+                            what_differs(profile.cluster.fingerprint_facts, plan.nccl_major_minor, services);
         return plan;
       }
     }

@@ -40,6 +40,9 @@ struct Services {
   // This node's fingerprint for the job's NCCL major*100+minor (normally through the per-boot cache);
   // throws when the node cannot be probed.
   std::function<FingerprintLookup(int nccl_major_minor)> node_fingerprint;
+  // What this node's fingerprint hashes (topology::fingerprint_facts), probed afresh: called only once a
+  // profile's fingerprint has not matched, to say what differs; throws when the node cannot be probed.
+  std::function<std::vector<std::string>(int nccl_major_minor)> node_fingerprint_facts;
   // The libnccl the job will load (job_nccl.hpp).
   std::function<JobNccl(const EnvLookup&)> job_nccl;
   // NCCL major*100+minor assumed when the job's libnccl cannot be found or read: the one this tool was built

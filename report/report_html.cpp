@@ -313,6 +313,23 @@ void cluster_section(std::string& o, const Page& pg) {
     o += "<h3>Probe</h3>\n<pre class=\"probe\">" + esc(pg.data.probe_summary) + "</pre>\n";
 }
 
+// Opens a shape's section: its heading, and the rules that decide its calls (or that NCCL decides them all).
+void shape_heading(std::string& o, const Scale& scale,
+                   const std::vector<std::pair<ChartKey, std::vector<ShownRule>>>& shown_rules) {
+  const std::string shape = runners::describe_shape(scale);
+  o += "<section class=\"shape\" id=\"shape-" + std::to_string(scale.nodes) + "x" +
+       std::to_string(scale.ranks) + "\">\n<h2>Communicator " + esc(shape) + "</h2>\n";
+  std::string items;
+  for (const auto& [key, rules] : shown_rules)
+    for (const ShownRule& sr : rules)
+      items += "<li>" + esc(std::string(nccl::name(sr.rule.collective))) + " " +
+               esc(human_size_range(sr.rule.min_bytes, sr.rule.max_bytes)) + ": " + esc(rule_choice(sr.rule)) +
+               (sr.gain ? " (" + esc(format_gain(*sr.gain)) + ")" : "") + "</li>\n";
+  o += items.empty() ? "<p class=\"note\">No rule for this communicator: NCCL decides every call.</p>\n"
+                     : "<p class=\"note\">Rules for this communicator:</p>\n<ul class=\"shape-rules\">\n" +
+                           items + "</ul>\n";
+}
+
 void charts_section(std::string& o, const Page& pg) {
   // Rules to show, per (scale, collective).
   std::vector<std::pair<Scale, ShownRule>> shown;  // scale only for derived rules
@@ -350,10 +367,20 @@ void charts_section(std::string& o, const Page& pg) {
   o += "</p>\n";
   if (tables.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
   const auto colors = candidate_colors(tables);
-  for (const auto& [key, table] : tables) {
-    o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
-         esc(runners::describe_shape(key.scale)) + "</h3>\n";
-    charts(o, key, table, rules_for(key), colors);
+  // One section per communicator shape: a job's tensor, pipeline and data parallel groups each get their own
+  // rules, and an operator reads them per communicator.
+  std::map<Scale, std::vector<ChartKey>> by_shape;
+  for (const auto& entry : tables) by_shape[entry.first.scale].push_back(entry.first);
+  for (const auto& [scale, keys] : by_shape) {
+    std::vector<std::pair<ChartKey, std::vector<ShownRule>>> shown_rules;
+    for (const ChartKey& key : keys) shown_rules.emplace_back(key, rules_for(key));
+    shape_heading(o, scale, shown_rules);
+    for (const auto& [key, rules] : shown_rules) {
+      o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
+           esc(runners::describe_shape(key.scale)) + "</h3>\n";
+      charts(o, key, tables.at(key), rules, colors);
+    }
+    o += "</section>\n";
   }
 }
 

@@ -433,14 +433,38 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
     s.tune.journal = r.journal_part;
     s.tune.resume = std::filesystem::exists(s.tune.journal);  // an interrupted part resumes
   }
+  if (s.mode != CalibrationMode::worker && !r.dry_run) {
+    s.add_shapes = r.add_shapes;
+    s.previous = current_version(c.store, s.tune.header, r.add_shapes);
+    if (r.add_shapes && !s.previous) s.notes.push_back("--add-shapes: no current version to add to");
+  }
   if (s.mode == CalibrationMode::orchestrator) s.orchestration = orchestration(s, c, r.simulate);
   return s;
 }
+
+namespace {
+
+// The shapes this calibration measured: those of the jobs that ran (a failed job measured nothing new).
+std::vector<runners::Scale> measured_shapes(const TuneResult& r) {
+  std::vector<runners::Scale> out;
+  for (const auto& job : r.jobs)
+    if (!job.failed) out.push_back(job.scale);
+  return out;
+}
+
+void carry_previous(const CalibrationSetup& s, TuneResult& result) {
+  if (s.previous)
+    carry_previous_shapes(result.profile, *s.previous, measured_shapes(result), s.add_shapes,
+                          result.derivation.notes);
+}
+
+}  // namespace
 
 TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, const JobNoticeFn& notice) {
   if (s.mode == CalibrationMode::orchestrator) {
     s.orchestration.say = s.tune.say;
     TuneResult result = orchestrate(s.orchestration, notice);
+    carry_previous(s, result);
     // On GPUs the scales were not known ahead: the plan's count is the simulator's only.
     if (s.runner.simulate) result.plan.measurements = plan_tune(s.tune).measurements;
     result.derivation.notes.insert(result.derivation.notes.end(), s.notes.begin(), s.notes.end());
@@ -461,6 +485,7 @@ TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, cons
     return make_runner(ro);
   };
   TuneResult result = tune(s.tune, factory, progress);
+  if (s.mode != CalibrationMode::worker) carry_previous(s, result);
   result.derivation.notes.insert(result.derivation.notes.end(), s.notes.begin(), s.notes.end());
   return result;
 }

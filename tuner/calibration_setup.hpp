@@ -21,6 +21,7 @@
 #include "simulator/sim_fault.hpp"
 #include "tuner/cluster_health.hpp"
 #include "tuner/orchestrator.hpp"
+#include "tuner/previous_shapes.hpp"
 #include "tuner/runner_factory.hpp"
 #include "tuner/shapes.hpp"
 #include "tuner/tune.hpp"
@@ -53,6 +54,7 @@ struct CalibrationRequest {
   bool ignore_health = false;
   bool exclude_unhealthy = false;
   uint64_t check_bytes = 256ull << 20;  // check's all-reduce size (--check-bytes)
+  bool add_shapes = false;              // keep the current version's rules of shapes not measured now
   std::vector<int>
       excluded_nodes;  // a worker of a simulated calibration: the nodes its orchestrator left out
   // How.
@@ -117,6 +119,9 @@ struct CalibrationSetup {
   OrchestratorOptions orchestration;  // orchestrator
   HealthDecision health;              // what the health gate decided
   std::vector<std::string> notes;     // said beside the result
+  // The store's current version of the profile this calibration writes (tuner/previous_shapes.hpp).
+  std::optional<PreviousVersion> previous;
+  bool add_shapes = false;
   // On GPUs in process: the runner that named the cluster, handed to the first job.
   std::unique_ptr<runners::Runner> first_runner;
 };

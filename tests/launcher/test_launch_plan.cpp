@@ -29,6 +29,8 @@ struct World {
   std::map<fs::path, Profile> profiles;
   std::string node_fp = "fp-node";
   int fingerprint_calls = 0;
+  std::vector<std::string> node_facts;
+  int facts_calls = 0;
   int fingerprinted_for = 0;
   JobNccl job{"/usr/lib/libnccl.so.2", autotune::nccl::Version{2, 28, 9}, "LD_LIBRARY_PATH"};
   bool plugin_present = true;
@@ -74,6 +76,11 @@ struct World {
       fingerprinted_for = nccl_major_minor;
       if (node_fp.empty()) throw std::runtime_error("hwloc failed");
       return FingerprintLookup{node_fp, true, ""};
+    };
+    s.node_fingerprint_facts = [this](int) {
+      ++facts_calls;
+      if (node_facts.empty()) throw std::runtime_error("hwloc failed");
+      return node_facts;
     };
     s.plugin = [this]() -> fs::path {
       if (!plugin_present)
@@ -178,6 +185,29 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
           "profile " + o.profile->string() +
               " was calibrated for nodes with fingerprint fp-other, this node is fp-node");
     CHECK(plan.strict_exit_status() == 2);
+    CHECK(w.facts_calls == 0);  // the profile kept no facts: nothing to compare, no second probe
+  }
+  SECTION("fingerprint mismatch: what differs, from the facts the profile kept") {
+    LaunchOptions o;
+    o.profile = w.add("a", "fp-other");
+    w.profiles[*o.profile].cluster.fingerprint_facts = {"nccl 2.28", "gpu 8x NVIDIA H100 80GB HBM3 sm90",
+                                                        "nic 8x ConnectX-7 InfiniBand 400Gb/s"};
+    w.node_facts = {"nccl 2.28", "gpu 8x NVIDIA H200 sm90", "nic 8x ConnectX-7 InfiniBand 400Gb/s"};
+    auto plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem == Problem::fingerprint_mismatch);
+    CHECK(plan.problem_text ==
+          "profile " + o.profile->string() +
+              " was calibrated for nodes with fingerprint fp-other, this node is fp-node; "
+              "what differs: GPUs: calibrated 8x NVIDIA H100 80GB HBM3 sm90, this node 8x "
+              "NVIDIA H200 sm90");
+    w.node_facts.clear();  // this node cannot be probed a second time: the refusal stands, and says so
+    plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem_text.find("; what differs is unknown (hwloc failed)") != std::string::npos);
+    w.node_fp = "fp-other";  // a matching node is never probed for its facts
+    const int before = w.facts_calls;
+    plan = plan_launch(o, w.services(), env());
+    CHECK(plan.problem == Problem::none);
+    CHECK(w.facts_calls == before);
   }
   SECTION("probe fails") {
     w.node_fp.clear();
@@ -228,7 +258,8 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[launch_p
   fs::path sim = w.add("sim", "fp-node", Source::simulated);
   auto plan = plan_launch({}, w.services(), env());
   CHECK(plan.problem == Problem::no_profile);
-  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") != std::string::npos);
+  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") !=
+        std::string::npos);
 
   LaunchOptions o;
   o.cluster = "sim";
@@ -249,7 +280,8 @@ TEST_CASE("a stand-in profile, made on the stand-in NCCL, is never matched eithe
   fs::path standin = w.add("standin", "fp-node", Source::standin);
   auto plan = plan_launch({}, w.services(), env());
   CHECK(plan.problem == Problem::no_profile);
-  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") != std::string::npos);
+  CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") !=
+        std::string::npos);
   LaunchOptions o;
   o.profile = standin;
   plan = plan_launch(o, w.services(), env());

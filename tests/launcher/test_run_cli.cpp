@@ -415,3 +415,47 @@ TEST_CASE("under mpirun -np 4 every rank gets the profile's environment", "[run_
   CHECK(seen["NCCL_IB_HCA==mlx5_0,mlx5_1"] == 4);
   CHECK(seen["NCCL_CROSS_NIC=1"] == 4);
 }
+
+// Issue 14: the operator refused with "fingerprint mismatch" sees what lies behind the two hashes.
+TEST_CASE("probe --explain-fingerprint: the facts for the job's NCCL, and what differs from a profile",
+          "[probe_cli]") {
+  Setup s;
+  auto explain = [&](const std::string& nccl_lib, std::vector<std::string> more) {
+    auto env = s.env;
+    env["NCCL_AUTOTUNE_NCCL_LIB"] = nccl_lib;
+    std::vector<std::string> a = {kCli,       "probe", "--example", "h100-8x", "--explain-fingerprint",
+                                  "--format", "json"};
+    a.insert(a.end(), more.begin(), more.end());
+    return run_child(a, env);
+  };
+  const ChildResult r228 = explain(AUTOTUNE_BANNER_NCCL_2_28, {});
+  const ChildResult r227 = explain(AUTOTUNE_BANNER_NCCL_2_27, {});
+  REQUIRE(r228.exit_status == 0);
+  const auto j228 = nlohmann::json::parse(r228.out), j227 = nlohmann::json::parse(r227.out);
+  CHECK(j228["nccl_major_minor"] == "2.28");
+  CHECK(j227["nccl_major_minor"] == "2.27");
+  CHECK(j227["nccl_from"].get<std::string>().find(AUTOTUNE_BANNER_NCCL_2_27) != std::string::npos);
+  CHECK(j228["facts"][0] == "nccl 2.28");
+  CHECK(j228["fingerprint"] != j227["fingerprint"]);
+  // The plain probe names the same fingerprint: both are made for the job's NCCL.
+  auto env = s.env;
+  const ChildResult plain = run_child({kCli, "probe", "--example", "h100-8x", "--format", "json"}, env);
+  CHECK(nlohmann::json::parse(plain.out)["fingerprint"] == j228["fingerprint"]);
+
+  // A profile calibrated on the two-NIC node, with its facts: another kind of node, exit 1, the NICs named.
+  Profile other = make_profile("beta", "");
+  other.cluster.fingerprint = "0123456789abcdef";
+  other.cluster.fingerprint_facts = {"nccl 2.28", "nic 2x ConnectX-7 InfiniBand 400Gb/s"};
+  const fs::path file = s.store / "beta-nccl2.28.toml";
+  autotune::profiles::write_profile(file, other);
+  const ChildResult against = explain(AUTOTUNE_BANNER_NCCL_2_28, {"--against", file.string()});
+  CHECK(against.exit_status == 1);
+  const auto a = nlohmann::json::parse(against.out)["against"];
+  CHECK(a["matches"] == false);
+  CHECK(a["differences"].dump().find("NICs: calibrated 2x ConnectX-7 InfiniBand 400Gb/s, this node 8x") !=
+        std::string::npos);
+  // Its own fingerprint: the same kind of node, exit 0.
+  other.cluster.fingerprint = j228["fingerprint"].get<std::string>();
+  autotune::profiles::write_profile(file, other);
+  CHECK(explain(AUTOTUNE_BANNER_NCCL_2_28, {"--against", file.string()}).exit_status == 0);
+}

@@ -333,3 +333,33 @@ TEST_CASE("size ticks are powers of two a round number of doublings apart") {
   CHECK(exps(3000, 5000) == std::vector<int>{12});
   CHECK(log2_ticks(0, 8).empty());
 }
+
+// Issue 14: a job's communicators each get their own rules, so the report reads per communicator shape.
+TEST_CASE("a section per communicator shape, each with the rules that decide its calls") {
+  ReportData d = sample();
+  for (JournalRecord r : std::vector<JournalRecord>(d.records)) {
+    r.scale = Scale{2, 2};  // one rank per node on two nodes
+    d.records.push_back(r);
+  }
+  profiles::Profile p;
+  profiles::Rule r;
+  r.collective = nccl::Collective::allreduce;
+  r.min_bytes = 4096;
+  r.max_bytes = 65536;
+  r.algorithm = nccl::Algorithm::tree;
+  r.protocol = nccl::Protocol::ll;
+  r.nodes = profiles::CountRange{2, 2};
+  r.ranks_per_node = profiles::CountRange{1, 1};
+  p.rules.push_back(r);
+  d.profile = p;
+  const std::string html = render_report_html(d);
+  CHECK(count(html, "<section class=\"shape\"") == 2);
+  const size_t one_node = html.find("id=\"shape-1x8\""), two_nodes = html.find("id=\"shape-2x2\"");
+  REQUIRE(one_node != std::string::npos);
+  REQUIRE(two_nodes != std::string::npos);
+  const std::string first = html.substr(one_node, two_nodes - one_node), second = html.substr(two_nodes);
+  CHECK(first.find("No rule for this communicator: NCCL decides every call.") != std::string::npos);
+  CHECK(second.find("<li>allreduce 4 KiB - 64 KiB: tree/ll</li>") != std::string::npos);
+  CHECK(count(first, "<svg ") == 2);
+  CHECK(count(second.substr(0, second.find("</section>")), "<svg ") == 2);
+}

@@ -8,7 +8,7 @@ build=$(cd "$1" && pwd)
 exe=$build/cli/nccl-autotune
 job=$build/tests/standin/standin_job
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 export TMPDIR=$work
 umask 077  # the plugin refuses profiles that others may write
 export NCCL_AUTOTUNE_PIN_DIR=$work/pins  # the launcher's job pins, kept out of the user's cache

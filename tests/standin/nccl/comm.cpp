@@ -179,6 +179,14 @@ std::string set_up(CommState& c) {
   return "";
 }
 
+#define STANDIN_TEXT(x) #x
+#define STANDIN_VERSION_TEXT(a, b, c) STANDIN_TEXT(a) "." STANDIN_TEXT(b) "." STANDIN_TEXT(c)
+// The file names its NCCL as real libnccl's does, in a banner the launcher reads without loading it
+// (nccl/library_file.hpp): the headers' version. NCCL_STANDIN_VERSION changes only what the process
+// reports, as for a library the launcher cannot see, which the plugin must then catch inside the job.
+[[gnu::used]] const char kFileBanner[] =
+    "NCCL version " STANDIN_VERSION_TEXT(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) " (stand-in: tests/standin)";
+
 void announce(const CommState& c) {
   static std::once_flag once;
   std::call_once(once, [] {

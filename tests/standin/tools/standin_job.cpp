@@ -5,8 +5,11 @@
 // virtual GPU time per operation ("job: AllReduce 65536 B: 12.34 us per operation (virtual)") and the sum
 // over sizes ("job total: 1234.56 us virtual"). An asynchronous error (ranks that disagree, a failed peer)
 // ends it on every rank with "job failed (rank R): <NCCL's error>: <ncclGetLastError>" and exit status 1;
-// bad usage with status 2.
-//   standin_job [--collective allreduce] [--sizes 64K,1M] [--iters 20]
+// bad usage with status 2. Under mpirun, --parallelism tp=T,pp=P,dp=D also splits the world (ncclCommSplit)
+// into the tensor, pipeline and data parallel groups of a Megatron-style layout (rank = tp index + T * (dp
+// index + D * pp index): tensor groups are consecutive ranks) and runs the sizes on each kind in turn, all
+// groups of a kind at once, as training does ("job: dp AllReduce ...").
+//   standin_job [--collective allreduce] [--sizes 64K,1M] [--iters 20] [--parallelism tp=8,pp=2,dp=2]
 #include <cuda_runtime_api.h>
 // The C API only: Open MPI's header otherwise pulls in its C++ bindings.
 #define OMPI_SKIP_MPICXX 1
@@ -39,8 +42,15 @@ struct Gpu {
   float* recv = nullptr;
 };
 
+// One kind of group of a parallel layout: its name and, for a rank, the colour and key of ncclCommSplit.
+struct GroupKind {
+  std::string name;
+  int colour = 0, key = 0;
+};
+
 struct Job {
   Collective collective = Collective::allreduce;
+  int tp = 0, pp = 1, dp = 1;  // tp 0: no --parallelism
   std::vector<uint64_t> sizes = {64 << 10, 1 << 20};
   int iters = 20;
   bool mpi = false;
@@ -92,6 +102,10 @@ void parse(Job& job, int argc, char** argv) {
         if (comma == std::string::npos) break;
         start = comma + 1;
       }
+    } else if (flag == "--parallelism") {
+      if (std::sscanf(value.c_str(), "tp=%d,pp=%d,dp=%d", &job.tp, &job.pp, &job.dp) != 3 || job.tp < 1 ||
+          job.pp < 1 || job.dp < 1)
+        usage("--parallelism: expected tp=T,pp=P,dp=D, found '" + value + "'");
     } else if (flag == "--iters") {
       job.iters = std::atoi(value.c_str());
       if (job.iters < 1) usage("--iters: expected a positive count, found '" + value + "'");
@@ -180,6 +194,19 @@ void wait(const Job& job) {
   }
 }
 
+std::vector<GroupKind> group_kinds(const Job& job) {
+  const int r = job.rank, t = r % job.tp, d = (r / job.tp) % job.dp, p = r / (job.tp * job.dp);
+  return {{"tp", d + job.dp * p, t}, {"pp", t + job.tp * d, p}, {"dp", t + job.tp * p, d}};
+}
+
+// The world's communicator replaced by this rank's group of one kind: what the checks and the timing see.
+void split_into(Job& job, const Job& world, const GroupKind& kind) {
+  Gpu& g = job.gpus.at(0);
+  nccl(job, ncclCommSplit(world.gpus.at(0).comm, kind.colour, kind.key, &g.comm, nullptr), "ncclCommSplit");
+  nccl(job, ncclCommCount(g.comm, &job.ranks), "ncclCommCount");
+  nccl(job, ncclCommUserRank(g.comm, &g.rank), "ncclCommUserRank");
+}
+
 double run_size(Job& job, uint64_t bytes) {
   for (Gpu& g : job.gpus) {
     std::vector<float> input = runners::make_input(job.collective, job.ranks, g.rank, bytes);
@@ -220,16 +247,30 @@ int main(int argc, char** argv) {
   job.mpi = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
   if (job.mpi) MPI_Init(&argc, &argv);
   create(job);
-  double total = 0.0;
-  for (uint64_t bytes : job.sizes) {
-    const double us = run_size(job, bytes);
-    total += us;
-    if (job.rank == 0)
-      std::printf("job: %s %llu B: %.2f us per operation (virtual), %d operations on %d ranks\n",
-                  std::string(autotune::nccl::nccl_name(job.collective)).c_str(),
-                  static_cast<unsigned long long>(bytes), us, job.iters, job.ranks);
+  if (job.tp > 0 && (!job.mpi || job.tp * job.pp * job.dp != job.ranks))
+    usage("--parallelism: expected tp*pp*dp = the ranks under mpirun (" + std::to_string(job.ranks) + ")");
+  std::vector<std::pair<std::string, Job>> runs = {{"", job}};
+  if (job.tp > 0) {
+    runs.clear();
+    for (const GroupKind& kind : group_kinds(job)) {
+      Job group = job;
+      split_into(group, job, kind);
+      runs.emplace_back(kind.name + " ", group);
+    }
   }
+  double total = 0.0;
+  for (auto& [label, run] : runs)
+    for (uint64_t bytes : run.sizes) {
+      const double us = run_size(run, bytes);
+      total += us;
+      if (job.rank == 0)
+        std::printf("job: %s%s %llu B: %.2f us per operation (virtual), %d operations on %d ranks\n",
+                    label.c_str(), std::string(autotune::nccl::nccl_name(run.collective)).c_str(),
+                    static_cast<unsigned long long>(bytes), us, run.iters, run.ranks);
+    }
   if (job.rank == 0) std::printf("job total: %.2f us virtual\n", total);
+  for (auto& [label, run] : runs)
+    if (!label.empty()) nccl(job, ncclCommDestroy(run.gpus.at(0).comm), "ncclCommDestroy");
   for (Gpu& g : job.gpus) nccl(job, ncclCommDestroy(g.comm), "ncclCommDestroy");
   if (job.mpi) MPI_Finalize();
   return 0;
