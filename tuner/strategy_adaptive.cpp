@@ -3,8 +3,10 @@
 //  1. coarse: NCCL's default and every live candidate at every coarse_stride-th grid size (and the last);
 //     candidates that fail are dropped, and so are those clearly beaten at two coarse sizes in a row and not
 //     catching up;
-//  2. bisect: where the decided choice differs between two coarse sizes, measure the grid size halfway with
-//     the contenders of both ends, recursively, down to neighbouring grid sizes;
+//  2. bisect: where the decided choice (or the algorithm and protocol NCCL's default runs) differs between
+//  two
+//     coarse sizes, measure the grid size halfway with the contenders of both ends, recursively, down to
+//     neighbouring grid sizes;
 //  3. crossover: between neighbouring grid sizes that still differ, one size in between, so the range edge
 //     sits near the real crossover;
 //  4. repetitions: wherever the derivation's answer is still in doubt, rounds of fresh repetitions
@@ -158,12 +160,17 @@ class AdaptiveRun {
     return out;
   }
 
+  // The same decision at both sizes, and NCCL's default running the same algorithm and protocol at both
+  // (as far as the runner reported it; its channel count may drift with size): where NCCL switches in
+  // between, the winner's margin changes there, so a rule may end or begin there, and that is bisected too.
   bool same_choice(Collective c, uint64_t a, uint64_t b) const {
     SizeDecision da = decide(table_, c, a, in_.derive);
     SizeDecision db = decide(table_, c, b, in_.derive);
     if (da.provisional != db.provisional) return false;
-    if (da.provisional) return *da.winner == *db.winner;
-    return da.choice && db.choice && *da.choice == *db.choice;
+    if (da.provisional && !(*da.winner == *db.winner)) return false;
+    if (da.choice.has_value() != db.choice.has_value()) return false;
+    return !da.choice ||
+           (da.choice->algorithm == db.choice->algorithm && da.choice->protocol == db.choice->protocol);
   }
 
   void bisect(const CollectiveSpace& cs, size_t lo, size_t hi) {

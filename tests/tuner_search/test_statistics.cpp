@@ -7,12 +7,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "common/input_error.hpp"
 #include "fake_runner.hpp"
 #include "tests/support/strategy_figures.hpp"
 #include "tuner/derive.hpp"
 #include "tuner/gain_interval.hpp"
+#include "tuner/strategy.hpp"
 #include "tuner/tune.hpp"
 
 namespace fs = std::filesystem;
@@ -243,5 +245,53 @@ TEST_CASE("simulator: adaptive puts its range edges within one grid step of exha
     INFO(example << ": " << e.within << " of " << e.edges << " edges within one grid step");
     CHECK(e.edges > 0);
     CHECK(e.within == e.edges);
+  }
+}
+
+namespace {
+
+// Sizes the adaptive strategy measured NCCL's default at, on a made-up allreduce where ring/LL128 is 20%
+// faster than NCCL's default at every size and NCCL's default runs ring/LL below `switch_bytes` and
+// ring/simple from there on (a switch that never happens when switch_bytes is 0).
+std::set<uint64_t> adaptive_default_sizes(uint64_t switch_bytes) {
+  StrategyInput in;
+  in.collectives = {{kAr, {{Algorithm::ring, Protocol::ll128, 0}}}};
+  for (uint64_t b = 1024; b <= (64ull << 20); b *= 2) in.sizes.push_back(b);
+  in.repetitions = 5;
+  std::set<uint64_t> default_sizes;
+  MeasureFn measure = [&](const std::vector<runners::MeasureRequest>& batch) {
+    std::vector<Measurement> out;
+    for (const auto& r : batch) {
+      const double t = 10.0 + static_cast<double>(r.bytes) / 1e4;
+      const bool is_default = r.candidate.is_default();
+      if (is_default) default_sizes.insert(r.bytes);
+      const Protocol ran = !is_default                               ? Protocol::ll128
+                           : switch_bytes && r.bytes >= switch_bytes ? Protocol::simple
+                                                                     : Protocol::ll;
+      Measurement m = ok(kAr, r.bytes, r.candidate, around(is_default ? t * 1.2 : t, 0.01, r.repetitions),
+                         Algorithm::ring, ran);
+      m.request = r;
+      out.push_back(m);
+    }
+    return std::optional<std::vector<Measurement>>(out);
+  };
+  make_adaptive_strategy()->run(in, measure);
+  return default_sizes;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "adaptive: where NCCL's default switches protocol under one winner, it measures the sizes between") {
+  // The grid is 1K..64M; the coarse sizes every fifth: 1K, 32K, 1M, 32M, 64M.
+  const std::set<uint64_t> coarse = {1024, 32ull << 10, 1ull << 20, 32ull << 20, 64ull << 20};
+  CHECK(adaptive_default_sizes(0) == coarse);  // one winner, one default choice: nothing between
+  // NCCL switches at 128K, between the coarse 32K and 1M: the strategy bisects to the neighbours there
+  // (the margins over the default may differ on either side of NCCL's switch) and nowhere else.
+  const auto sizes = adaptive_default_sizes(128ull << 10);
+  CHECK(sizes.count(64ull << 10) + sizes.count(128ull << 10) + sizes.count(256ull << 10) >= 2);
+  for (uint64_t b : sizes) {
+    INFO(b);
+    CHECK((coarse.count(b) || (b > (32ull << 10) && b < (1ull << 20))));
   }
 }
