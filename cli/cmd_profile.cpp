@@ -116,7 +116,10 @@ nlohmann::json profile_json(const Profile& p, const fs::path& file) {
             {"tool_version", p.provenance.tool_version},
             {"nccl_version", p.provenance.nccl_version},
             {"source", name(p.provenance.source)},
-            {"command", p.provenance.command}}},
+            {"command", p.provenance.command},
+            {"health", p.provenance.health},
+            {"excluded_nodes", p.provenance.excluded_nodes},
+            {"health_findings", p.provenance.health_findings}}},
           {"env", p.env},
           {"uncalibrated", p.uncalibrated == UncalibratedPolicy::nearest_scale ? "nearest" : "nccl"},
           {"constants", p.constants.size()},
@@ -142,6 +145,9 @@ void print_show(const Profile& p, const fs::path& file) {
   std::printf("source      %s%s\n", std::string(name(p.provenance.source)).c_str(), modelled.c_str());
   std::printf("created     %s by nccl-autotune %s for NCCL %s\n", p.provenance.created.c_str(),
               p.provenance.tool_version.c_str(), p.provenance.nccl_version.c_str());
+  if (!p.provenance.health.empty()) std::printf("health      %s\n", p.provenance.health.c_str());
+  for (const auto& n : p.provenance.excluded_nodes) std::printf("  excluded: %s\n", n.c_str());
+  for (const auto& f : p.provenance.health_findings) std::printf("  %s\n", f.c_str());
   std::printf("policy      uncalibrated scales: %s\n", p.uncalibrated == UncalibratedPolicy::nearest_scale
                                                            ? "nearest calibrated scale"
                                                            : "NCCL decides");

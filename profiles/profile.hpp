@@ -123,9 +123,11 @@ struct Provenance {
   Source source = Source::measured;
   std::string command;
   // What the health gate before calibration saw ("8 node(s) checked by check (simulated): all ok"), and the
-  // nodes it left out (--exclude-unhealthy), each with why. Empty in hand-written or imported profiles.
+  // nodes it left out (--exclude-unhealthy), each with why, and every finding it saw on the nodes (warnings,
+  // and blocking ones it was told to leave out). Empty in hand-written or imported profiles.
   std::string health;
   std::vector<std::string> excluded_nodes;
+  std::vector<std::string> health_findings;
 };
 
 // What the plugin does for a communicator whose (nodes, ranks) no rule names.

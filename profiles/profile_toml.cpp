@@ -370,9 +370,10 @@ class Reader {
 
     const toml::table& cluster = table(root, "cluster", 1);
     int cluster_line = line_of(cluster);
-    check_keys(cluster, "cluster.",
-               {"name", "fingerprint", "fingerprint_facts", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"},
-               cluster_line);
+    check_keys(
+        cluster, "cluster.",
+        {"name", "fingerprint", "fingerprint_facts", "gpu_model", "gpus_per_node", "nodes", "nics_per_node"},
+        cluster_line);
     p.cluster.name = string(cluster, "cluster.", "name", true);
     p.cluster.fingerprint = string(cluster, "cluster.", "fingerprint", false);
     p.cluster.fingerprint_facts = strings(cluster, "cluster.", "fingerprint_facts");
@@ -384,7 +385,8 @@ class Reader {
 
     const toml::table& prov = table(root, "provenance", 1);
     check_keys(prov, "provenance.",
-               {"created", "tool_version", "nccl_version", "source", "command", "health", "excluded_nodes"},
+               {"created", "tool_version", "nccl_version", "source", "command", "health", "excluded_nodes",
+                "health_findings"},
                line_of(prov));
     p.provenance.created = created(prov);
     p.provenance.tool_version = string(prov, "provenance.", "tool_version", false);
@@ -398,6 +400,7 @@ class Reader {
     p.provenance.command = string(prov, "provenance.", "command", false);
     p.provenance.health = string(prov, "provenance.", "health", false);
     p.provenance.excluded_nodes = strings(prov, "provenance.", "excluded_nodes");
+    p.provenance.health_findings = strings(prov, "provenance.", "health_findings");
     check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
 
     if (const toml::node* env = root.get("env")) {
@@ -1012,6 +1015,8 @@ std::string format_profile(const Profile& p) {
   if (!p.provenance.health.empty()) out += "health = " + toml_string(p.provenance.health) + "\n";
   if (!p.provenance.excluded_nodes.empty())
     out += "excluded_nodes = " + toml_string_array(p.provenance.excluded_nodes, " ") + "\n";
+  if (!p.provenance.health_findings.empty())
+    out += "health_findings = " + toml_string_array(p.provenance.health_findings, "\n  ") + "\n";
   out += "\n";
   out += "[env]\n";
   for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";

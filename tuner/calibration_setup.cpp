@@ -391,6 +391,9 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   CalibrationSetup s;
   std::string stem;
   const std::optional<topology::Topology> node = load_node(given, &stem);
+  // What the simulator cannot model refuses the request before the health gate measures anything.
+  const std::vector<std::string> assumed =
+      node ? sim::describe_cluster(*node, given.nodes, given.faults).assumptions : std::vector<std::string>{};
   s.mode = choose_mode(given, c);
   if (s.mode == CalibrationMode::orchestrator)
     s.launcher = choose_launcher(given.launcher, given.simulate, local_gpu_count(c.env), c.env);
@@ -412,6 +415,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   fill_provenance(r, c, node, stem, s.tune.header);
   s.tune.header.health = s.health.summary;
   s.tune.header.excluded_nodes = s.health.excluded_text;
+  s.tune.header.health_findings = s.health.findings;
   s.tune.header.fabric_env = health.fabric_env;
   if (!health.fabric_env.empty()) {
     std::string settings;
@@ -424,8 +428,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
     RunnerOptions whole = s.runner;
     whole.nodes = r.nodes;
     s.tune.header.runner = make_runner(whole)->info().description;
-    for (const auto& a : sim::describe_cluster(*node, r.nodes).assumptions)
-      s.notes.push_back("the simulator assumed: " + a);
+    for (const auto& a : assumed) s.notes.push_back("the simulator assumed: " + a);
   }
   s.tune.journal =
       profiles::Store(c.store).journal_path_for(s.tune.header.cluster, s.tune.header.nccl_version);

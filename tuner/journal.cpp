@@ -181,6 +181,7 @@ JournalHeader parse_header(const Fields& f) {
   h.repetitions = f.get_or<int>("repetitions", 0);
   h.health = f.get_or<std::string>("health", "");
   h.excluded_nodes = f.get_or<std::vector<std::string>>("excluded_nodes", {});
+  h.health_findings = f.get_or<std::vector<std::string>>("health_findings", {});
   h.fabric_env = f.get_or<std::map<std::string, std::string>>("fabric_env", {});
   return h;
 }
@@ -343,6 +344,7 @@ std::string to_json_line(const JournalHeader& h) {
   j["repetitions"] = h.repetitions;
   if (!h.health.empty()) j["health"] = h.health;
   if (!h.excluded_nodes.empty()) j["excluded_nodes"] = h.excluded_nodes;
+  if (!h.health_findings.empty()) j["health_findings"] = h.health_findings;
   if (!h.fabric_env.empty()) j["fabric_env"] = h.fabric_env;
   return j.dump();
 }

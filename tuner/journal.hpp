@@ -37,12 +37,12 @@ struct JournalHeader {
   int version = kJournalVersion;
   std::string created;  // RFC 3339, UTC
   std::string tool_version;
-  std::string command;       // the command line, for provenance
-  std::string source;        // "measured", "simulated" or "imported"
-  std::string runner;        // the runner's one-line description
-  std::string nccl_version;  // "2.28.9"
-  std::string cluster;       // cluster name (example name or topology file)
-  std::string fingerprint;   // topology fingerprint
+  std::string command;                         // the command line, for provenance
+  std::string source;                          // "measured", "simulated" or "imported"
+  std::string runner;                          // the runner's one-line description
+  std::string nccl_version;                    // "2.28.9"
+  std::string cluster;                         // cluster name (example name or topology file)
+  std::string fingerprint;                     // topology fingerprint
   std::vector<std::string> fingerprint_facts;  // what it hashes (topology/fingerprint.hpp)
   std::string gpu_model;
   int nodes = 0;
@@ -57,10 +57,11 @@ struct JournalHeader {
   std::vector<ProcessSetting> settings;
   uint64_t seed = 0;  // simulator seed (0 when measured)
   int repetitions = 0;
-  // What the health gate saw (tuner/cluster_health.hpp): a summary, the nodes left out, and the fabric
-  // settings every node agreed on (written into the profile's [env]).
+  // What the health gate saw (tuner/cluster_health.hpp): a summary, the nodes left out, every finding, and
+  // the fabric settings every node agreed on (written into the profile's [env]).
   std::string health;
   std::vector<std::string> excluded_nodes;
+  std::vector<std::string> health_findings;
   std::map<std::string, std::string> fabric_env;
 };
 

@@ -116,6 +116,7 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   p.provenance.command = h.command;
   p.provenance.health = h.health;
   p.provenance.excluded_nodes = h.excluded_nodes;
+  p.provenance.health_findings = h.health_findings;
   p.env = d.env;
   // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
   for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);

@@ -220,9 +220,9 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
     t.replace(t.find(from), from.size(), to);
     return t;
   };
-  CHECK(
-      error_of(replace("source = \"measured\"", "source = \"guessed\"")) ==
-      "profile.toml:14: provenance.source: expected one of measured, simulated, imported, standin; found \"guessed\"");
+  CHECK(error_of(replace("source = \"measured\"", "source = \"guessed\"")) ==
+        "profile.toml:14: provenance.source: expected one of measured, simulated, imported, standin; found "
+        "\"guessed\"");
   CHECK(error_of(replace("created = \"2026-06-01T12:00:00Z\"", "created = \"yesterday\"")) ==
         "profile.toml:11: provenance.created: expected an RFC 3339 time such as 2025-06-01T12:00:00Z; found "
         "\"yesterday\"");
@@ -524,8 +524,12 @@ TEST_CASE("profile toml: health: what the gate saw and the nodes left out read a
   p.provenance.nccl_version = "2.28.9";
   p.provenance.health = "8 node(s) checked by check (simulated): 2 blocking, excluded (--exclude-unhealthy)";
   p.provenance.excluded_nodes = {"node 3: mlx5_1 nic_bandwidth_low", "node 5: GPU2 gpu_bandwidth_low"};
+  p.provenance.health_findings = {"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%",
+                                  "node 3 (h3): mlx5_1 nic_bandwidth_low (block): rail 1 at 50%"};
   p.env = {{"NCCL_IB_GID_INDEX", "3"}, {"NCCL_SOCKET_IFNAME", "=eth0"}};
   const std::string text = format_profile(p);
+  CHECK(text.find("health_findings = [\n  \"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%\",\n  "
+                  "\"node 3 (h3)") != std::string::npos);
   CHECK(
       text.find(
           "excluded_nodes = [\"node 3: mlx5_1 nic_bandwidth_low\", \"node 5: GPU2 gpu_bandwidth_low\"]\n") !=
@@ -533,15 +537,19 @@ TEST_CASE("profile toml: health: what the gate saw and the nodes left out read a
   const Profile back = parse_profile(text, "x.toml");
   CHECK(back.provenance.health == p.provenance.health);
   CHECK(back.provenance.excluded_nodes == p.provenance.excluded_nodes);
+  CHECK(back.provenance.health_findings == p.provenance.health_findings);
   CHECK(back.env == p.env);
   CHECK(format_profile(back) == text);
   // Absent: nothing written (hand-written and imported profiles), nothing read.
   Profile plain = p;
   plain.provenance.health.clear();
   plain.provenance.excluded_nodes.clear();
+  plain.provenance.health_findings.clear();
   CHECK(format_profile(plain).find("health") == std::string::npos);
   CHECK(error_of(std::string(kHeader) + "excluded_nodes = \"node 3\"\n") ==
         "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found string \"node 3\"");
   CHECK(error_of(std::string(kHeader) + "excluded_nodes = [3]\n") ==
         "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found integer 3");
+  CHECK(error_of(std::string(kHeader) + "health_findings = [1]\n") ==
+        "profile.toml:16: provenance.health_findings: expected an array of strings; found integer 1");
 }

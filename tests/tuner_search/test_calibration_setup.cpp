@@ -295,6 +295,12 @@ TEST_CASE(
                                                                  "node 5 (h5): mlx5_1 nic_bandwidth_low"});
   CHECK(s.tune.header.health ==
         "8 node(s) checked by check (test): 2 blocking, excluded (--exclude-unhealthy)");
+  // Every finding the gate saw goes into the profile's provenance, with its message.
+  CHECK(s.tune.header.health_findings ==
+        std::vector<std::string>{
+            "node 3 (h3): mlx5_1 nic_bandwidth_low (block): mlx5_1 carries 50% of the job's median",
+            "node 5 (h5): mlx5_1 nic_bandwidth_low (block): mlx5_1 carries 50% of the job's median"});
+  CHECK(build_profile({}, s.tune.header).provenance.health_findings == s.tune.header.health_findings);
   // Orchestrated, the simulated workers are told which nodes to leave out, and leave them out themselves.
   r.launcher = "env";
   auto o = set_up_calibration(r, c);
@@ -374,6 +380,9 @@ TEST_CASE("health: --ignore-health calibrates without checking, and says so; bot
   // The gate itself, given blocking nodes and told to ignore them, goes on and says which.
   const auto d = decide_on_health(check_finding(2, {1})({}), {true, false});
   CHECK(d.excluded.empty());
+  CHECK(d.findings ==
+        std::vector<std::string>{
+            "node 1 (h1): mlx5_1 nic_bandwidth_low (block): mlx5_1 carries 50% of the job's median"});
   CHECK_THAT(d.notes.back(), Catch::Contains("health ignored (--ignore-health): node 1 (h1): mlx5_1"));
 }
 

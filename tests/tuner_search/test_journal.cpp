@@ -68,6 +68,9 @@ TEST_CASE("journal: header, records and job events round-trip through the file")
   h.settings = {{"default", {}}, {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
   h.seed = 42;
   h.repetitions = 5;
+  h.runner = "simulator: 2 x 8 H100";
+  h.health = "2 node(s) checked by check (simulated): none blocks";
+  h.health_findings = {"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%"};
   JournalRecord failed = sample_record(64);
   failed.measurement.outcome = Outcome::wrong_result;
   failed.measurement.detail = "3 wrong elements";
@@ -93,6 +96,9 @@ TEST_CASE("journal: header, records and job events round-trip through the file")
   CHECK(hr.scales == h.scales);
   CHECK(hr.settings == h.settings);
   CHECK(hr.seed == 42);
+  CHECK(hr.runner == h.runner);
+  CHECK(hr.health == h.health);
+  CHECK(hr.health_findings == h.health_findings);
 
   REQUIRE(entries[1].record());
   const JournalRecord& r = *entries[1].record();
