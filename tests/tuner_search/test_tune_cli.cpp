@@ -110,6 +110,7 @@ TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
   const auto profile = profiles::read_profile(file);
   REQUIRE_FALSE(profile.rules.empty());
   REQUIRE(profile.rules[0].gain);
+  CHECK(profile.cluster.nics_per_node == 8);  // the example's NICs (every profile said 0)
   for (std::string how : {file.string(), std::string("h100-8x-2n-sim")}) {
     INFO(how);
     const fs::path show = dir / "show", exported = dir / "export";
