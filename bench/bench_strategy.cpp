@@ -1,7 +1,11 @@
 // Adaptive vs exhaustive search on simulated clusters: the busbw the adaptive strategy's rules lose against
 // the exhaustive strategy's (summed over every collective and grid size, judged by the simulator's truth),
-// and the share of the exhaustive measurements it needed (targets: under 1% and under 30%). Plus the wall
-// time of a full exhaustive simulated calibration of one 8-GPU node (target: seconds).
+// and the share of the exhaustive measurements it needed (targets: under 1% and under 30%). How far the rules
+// can be trusted (tests/support/strategy_figures.hpp): across five noise seeds of one simulated truth, the
+// share of ruled points that four seeds of five agree on (target: at least 90%) and whether each seed finds
+// the truth's real gains, at 3% noise and more; and how many of exhaustive's range edges adaptive puts
+// within one grid step on the bundled examples. Plus the wall time of a full exhaustive simulated
+// calibration of one 8-GPU node (target: seconds).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -10,6 +14,7 @@
 
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
+#include "tests/support/strategy_figures.hpp"
 #include "topology/examples.hpp"
 #include "tuner/runner_factory.hpp"
 #include "tuner/tune.hpp"
@@ -21,6 +26,13 @@ using namespace autotune::runners;
 using namespace autotune::sim;
 
 namespace {
+
+std::string fmt_found(const testing::TruthCheck& t) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " %d/%d%s", t.found, t.real_gains,
+                t.harmful ? (" (" + std::to_string(t.harmful) + " harmful)").c_str() : "");
+  return buf;
+}
 
 fs::path scratch() {
   fs::path dir = fs::temp_directory_path() / ("autotune-bench-strategy-" + std::to_string(::getpid()));
@@ -82,6 +94,41 @@ void compare(const char* example, int nodes) {
       (ex_sum - ad_sum) / ex_sum * 100);
 }
 
+// `tune --simulate --example E --nodes N --strategy S --seed 1..5 --noise X`: seed agreement and the truth.
+void seeds(const char* example, int nodes, const char* strategy, double noise) {
+  std::vector<testing::SimulatedCalibration> runs;
+  std::string truth;
+  uint64_t measured = 0, samples = 0;
+  double timed = 0.0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    runs.push_back(testing::simulated_tune({example, nodes, strategy, seed, noise, {}, {}}));
+    auto t = testing::truth_check(runs.back(), 0.03);
+    truth += fmt_found(t);
+    measured += runs.back().result.measured;
+    samples += runs.back().samples;
+    timed += runs.back().timed_s;
+  }
+  auto a = testing::seed_agreement(runs, 4);
+  std::printf(
+      "seeds %-12s x%d %-10s noise %4.1f%%: %3d points ruled by some seed, %5.1f%% agree in 4 of 5 seeds "
+      "(target >= 90%%); real gains found per seed:%s; per seed %llu measurements, %llu repetitions, "
+      "%.2f s of timed operations\n",
+      example, nodes, strategy, noise * 100, a.ruled, a.share() * 100, truth.c_str(),
+      static_cast<unsigned long long>(measured / 5), static_cast<unsigned long long>(samples / 5), timed / 5);
+}
+
+// Adaptive's range edges against exhaustive's, same seed, every bundled example.
+void edges(const char* example, int nodes) {
+  auto ex = testing::simulated_tune({example, nodes, "exhaustive", 1, 0.03, {}, {}});
+  auto ad = testing::simulated_tune({example, nodes, "adaptive", 1, 0.03, {}, {}});
+  auto e1 = testing::edge_agreement(ex, ad), e2 = testing::edge_agreement(ad, ex);
+  std::printf(
+      "edges %-12s x%d: %d of %d exhaustive edges have adaptive's within one grid step, %d of %d the other "
+      "way (%zu and %zu rules)\n",
+      example, nodes, e1.within, e1.edges, e2.within, e2.edges, ex.result.profile.rules.size(),
+      ad.result.profile.rules.size());
+}
+
 void BM_ExhaustiveOneNode(benchmark::State& state) {
   auto topo = topology::load_example("h100-8x");
   for (auto _ : state) benchmark::DoNotOptimize(calibrate(topo, 1, "exhaustive").measured);
@@ -104,6 +151,11 @@ int main(int argc, char** argv) {
   compare("h100-8x", 2);
   compare("h100-8x", 8);
   compare("a100-pcie-8x", 1);
+  for (double noise : {0.03, 0.06, 0.10}) seeds("h100-8x", 2, "exhaustive", noise);
+  for (double noise : {0.03, 0.10}) seeds("h100-8x", 2, "adaptive", noise);
+  seeds("a100-pcie-8x", 1, "exhaustive", 0.03);
+  for (const auto& name : topology::example_names())
+    for (int nodes : {1, 2}) edges(name.c_str(), nodes);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   fs::remove_all(scratch());

@@ -12,6 +12,7 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/rule_json.hpp"
 #include "common/atomic_file.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
@@ -23,6 +24,7 @@
 #include "profiles/profile_merge.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
+#include "report/table_format.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -54,7 +56,9 @@ std::optional<Common> parse(const std::string& sub, const Args& args) {
   spec.options.add_options()("store", po::value(&c.store), "profile store directory")(
       "format", po::value(&c.format), "text|json (list, show, diff); nccl-csv|toml (export)")(
       "name", po::value(&c.name), "import: cluster name (default: the file's stem, or the profile's own)")(
-      "nccl-version", po::value(&c.nccl_version), "import from CSV: NCCL version the rules are for")(
+      "nccl-version", po::value(&c.nccl_version),
+      "import: the NCCL version the rules are for (CSV: required "
+      "unless the build's; TOML: replaces the profile's)")(
       "output,o", po::value(&c.output), "export, merge: write to this file (atomically) instead of stdout")(
       "args", po::value(&c.args), "arguments");
   spec.positional.add("args", -1);
@@ -91,27 +95,9 @@ std::pair<Profile, fs::path> resolve(const Common& c, const std::string& name_or
     throw InputError("<arguments>", 0,
                      "expected a profile file or a cluster name in the store " + store.dir().string() +
                          "; found \"" + name_or_file + "\"");
-  return {*found.front().profile, found.front().file};
-}
-
-nlohmann::json rule_json(const Rule& r) {
-  nlohmann::json j = {{"collective", name(r.collective)},
-                      {"min_bytes", r.min_bytes},
-                      {"max_bytes", r.max_bytes},
-                      {"algorithm", name(r.algorithm)},
-                      {"protocol", name(r.protocol)},
-                      {"channels", r.channels},
-                      {"nodes", format_count_range(r.nodes)},
-                      {"ranks", format_count_range(r.ranks)}};
-  if (r.busbw_gbps) j["busbw_gbps"] = *r.busbw_gbps;
-  if (r.default_busbw_gbps) j["default_busbw_gbps"] = *r.default_busbw_gbps;
-  if (r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0)
-    j["gain"] = *r.busbw_gbps / *r.default_busbw_gbps;
-  if (r.samples) j["samples"] = *r.samples;
-  if (r.pipe_ops) j["pipe_ops"] = format_count_range(r.pipe_ops);
-  if (r.reg_buff) j["reg_buff"] = *r.reg_buff;
-  if (r.chunk_bytes) j["chunk_bytes"] = r.chunk_bytes;
-  return j;
+  // The store lists profiles as the plugin reads them (rules from their compiled form, without evidence):
+  // what a person asks to see is the TOML itself.
+  return {read_profile(found.front().file), found.front().file};
 }
 
 nlohmann::json profile_json(const Profile& p, const fs::path& file) {
@@ -130,7 +116,10 @@ nlohmann::json profile_json(const Profile& p, const fs::path& file) {
             {"tool_version", p.provenance.tool_version},
             {"nccl_version", p.provenance.nccl_version},
             {"source", name(p.provenance.source)},
-            {"command", p.provenance.command}}},
+            {"command", p.provenance.command},
+            {"health", p.provenance.health},
+            {"excluded_nodes", p.provenance.excluded_nodes},
+            {"health_findings", p.provenance.health_findings}}},
           {"env", p.env},
           {"uncalibrated", p.uncalibrated == UncalibratedPolicy::nearest_scale ? "nearest" : "nccl"},
           {"constants", p.constants.size()},
@@ -156,6 +145,9 @@ void print_show(const Profile& p, const fs::path& file) {
   std::printf("source      %s%s\n", std::string(name(p.provenance.source)).c_str(), modelled.c_str());
   std::printf("created     %s by nccl-autotune %s for NCCL %s\n", p.provenance.created.c_str(),
               p.provenance.tool_version.c_str(), p.provenance.nccl_version.c_str());
+  if (!p.provenance.health.empty()) std::printf("health      %s\n", p.provenance.health.c_str());
+  for (const auto& n : p.provenance.excluded_nodes) std::printf("  excluded: %s\n", n.c_str());
+  for (const auto& f : p.provenance.health_findings) std::printf("  %s\n", f.c_str());
   std::printf("policy      uncalibrated scales: %s\n", p.uncalibrated == UncalibratedPolicy::nearest_scale
                                                            ? "nearest calibrated scale"
                                                            : "NCCL decides");
@@ -166,23 +158,29 @@ void print_show(const Profile& p, const fs::path& file) {
   std::printf("rules       %zu\n", p.rules.size());
   if (p.rules.empty()) return;
   Profile sorted = parse_profile(format_profile(p), file.string());  // the canonical order
-  std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %6s\n", "collective", "nodes", "ranks",
-              "from", "to", "algorithm", "protocol", "channels", "busbw", "default", "gain");
+  std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %7s %-22s %s\n", "collective", "nodes",
+              "ranks", "from", "to", "algorithm", "protocol", "channels", "busbw", "default", "gain",
+              "interval", "evidence");
   for (const auto& r : sorted.rules) {
     std::string busbw = r.busbw_gbps ? fixed(*r.busbw_gbps, 1) : "-";
     std::string def = r.default_busbw_gbps ? fixed(*r.default_busbw_gbps, 1) : "-";
-    std::string gain = r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0
-                           ? fixed(*r.busbw_gbps / *r.default_busbw_gbps, 2) + "x"
-                           : "-";
-    std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %6s\n",
+    std::string evidence = r.gain ? std::to_string(r.gain->sizes) + " size(s), " +
+                                        std::to_string(r.samples.value_or(0)) + "/" +
+                                        std::to_string(r.gain->default_samples) + " samples"
+                           : r.samples ? std::to_string(*r.samples) + " samples"
+                                       : "-";
+    std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %7s %-22s %s\n",
                 std::string(name(r.collective)).c_str(), format_count_range(r.nodes).c_str(),
                 format_count_range(r.ranks).c_str(), human_byte_size(r.min_bytes).c_str(),
                 human_byte_size(r.max_bytes).c_str(), std::string(name(r.algorithm)).c_str(),
                 std::string(name(r.protocol)).c_str(),
                 r.channels == 0 ? "auto" : std::to_string(r.channels).c_str(), busbw.c_str(), def.c_str(),
-                gain.c_str());
+                report::format_rule_gain(r).c_str(), report::format_gain_interval(r).c_str(),
+                evidence.c_str());
   }
-  std::printf("  (busbw and default in GB/s; gain = busbw / default busbw)\n");
+  std::printf(
+      "  (busbw and default in GB/s at the range's largest measured size; gain = NCCL's default time / the "
+      "rule's time - 1, over the measured sizes; samples = the rule's / the default's timed repetitions)\n");
 }
 
 int do_list(const Common& c) {
@@ -327,6 +325,10 @@ int do_import(const Common& c) {
   } else {
     p = parse_profile(text, in.string());
     if (!c.name.empty()) p.cluster.name = c.name;
+    // The rules were calibrated for the version the profile says unless the importer knows better: the
+    // store files the profile under the version, and the plugin applies it only to that NCCL.
+    if (!c.nccl_version.empty()) p.provenance.nccl_version = c.nccl_version;
+    validate_profile(p, in.string());
   }
   fs::path saved = open_store(c).save(p);
   for (const auto& d : dropped)

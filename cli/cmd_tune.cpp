@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "check/tune_check.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/rule_json.hpp"
 #include "common/byte_size.hpp"
 #include "common/host_name.hpp"
 #include "common/input_error.hpp"
@@ -77,22 +79,6 @@ double parse_duration(const std::string& text) {
   return total;
 }
 
-// "3%" or "0.03".
-double parse_gain(const std::string& text) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size() - 1 && text.back() == '%')
-      v /= 100.0;
-    else if (used != text.size())
-      throw std::invalid_argument(text);
-    if (v >= 0 && v < 10) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError("<arguments>", 0,
-                   "--min-gain: expected a fraction (0.03) or a percentage (3%), found '" + text + "'");
-}
-
 std::string format_candidate(const profiles::Rule& r) {
   std::string s = std::string(nccl::name(r.algorithm)) + "/" + std::string(nccl::name(r.protocol));
   if (r.channels > 0) s += "/ch" + std::to_string(r.channels);
@@ -110,19 +96,13 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   j["planned"] = r.plan.measurements;
   j["env"] = r.profile.env;
   j["rules"] = json::array();
-  for (const auto& d : r.derivation.rules)
-    j["rules"].push_back({{"collective", nccl::name(d.rule.collective)},
-                          {"shape", runners::shape_text(d.scale)},
-                          {"nodes", d.scale.nodes},
-                          {"ranks", d.scale.ranks},
-                          {"min_bytes", d.rule.min_bytes},
-                          {"max_bytes", d.rule.max_bytes},
-                          {"algorithm", nccl::name(d.rule.algorithm)},
-                          {"protocol", nccl::name(d.rule.protocol)},
-                          {"channels", d.rule.channels},
-                          {"busbw_gbps", d.rule.busbw_gbps.value_or(0)},
-                          {"default_busbw_gbps", d.rule.default_busbw_gbps.value_or(0)},
-                          {"gain", d.mean_gain}});
+  for (const auto& d : r.derivation.rules) {
+    json rule = rule_json(d.rule);
+    rule["shape"] = runners::shape_text(d.scale);
+    rule["nodes"] = d.scale.nodes;
+    rule["ranks"] = d.scale.ranks;
+    j["rules"].push_back(rule);
+  }
   j["failed_candidates"] = json::array();
   for (const auto& f : r.derivation.failed)
     j["failed_candidates"].push_back({{"setting", f.setting},
@@ -146,22 +126,33 @@ nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path)
   return j;
 }
 
+// "45 / 45": timed repetitions of the rule's choice and of NCCL's default behind it.
+std::string samples_text(const profiles::Rule& r) {
+  if (!r.samples) return "-";
+  return std::to_string(*r.samples) + (r.gain ? " / " + std::to_string(r.gain->default_samples) : "");
+}
+
 void print_summary(const tuner::TuneResult& r, const std::string& path) {
   std::cout << "profile: " << path << " (source = \"" << r.header.source << "\")\n";
   std::cout << "measurements: " << r.measured << " made, " << r.replayed << " from the journal\n\n";
   if (r.derivation.rules.empty()) {
     std::cout << "no rules: NCCL's own choice was as good as any candidate everywhere\n";
   } else {
-    report::TextTable t({"collective", "shape", "sizes", "algo/proto", "busbw", "default", "gain"},
+    report::TextTable t({"collective", "shape", "sizes", "algo/proto", "busbw", "default", "gain", "interval",
+                         "sizes measured", "samples"},
                         {report::Align::left, report::Align::right, report::Align::left, report::Align::left,
+                         report::Align::right, report::Align::right, report::Align::right,
                          report::Align::right, report::Align::right, report::Align::right});
     for (const auto& d : r.derivation.rules)
       t.add_row({std::string(nccl::name(d.rule.collective)), runners::shape_text(d.scale),
                  report::human_size_range(d.rule.min_bytes, d.rule.max_bytes), format_candidate(d.rule),
                  report::format_gbps(d.rule.busbw_gbps.value_or(0)),
-                 report::format_gbps(d.rule.default_busbw_gbps.value_or(0)),
-                 report::format_gain(d.mean_gain)});
+                 report::format_gbps(d.rule.default_busbw_gbps.value_or(0)), report::format_rule_gain(d.rule),
+                 report::format_gain_interval(d.rule), std::to_string(d.measured_sizes),
+                 samples_text(d.rule)});
     std::cout << t.render();
+    std::cout << "(gain = NCCL's default time / the rule's time - 1: the geometric mean over the measured "
+                 "sizes; busbw at the largest)\n";
   }
   std::cout << "\n[env]: ";
   if (r.profile.env.empty()) std::cout << "none (NCCL's defaults)\n";
@@ -273,7 +264,7 @@ struct TuneArgs {
                            excluded_nodes, check_bytes = "256M";
   std::vector<std::string> faults;
   int job_id = -1, nodes = 1, reps = 5;
-  uint64_t seed = 1;
+  std::string seed = "1";
   double noise = 0.03, watchdog_scale = 1.0;
 };
 
@@ -299,7 +290,7 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "example", po::value(&a.example), "simulator: a bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
       "topology", po::value(&a.topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
       "nodes", po::value(&a.nodes)->default_value(1), "simulator: how many such nodes")(
-      "seed", po::value(&a.seed)->default_value(1), "simulator: noise seed")(
+      "seed", po::value(&a.seed)->default_value(a.seed), "simulator: noise seed")(
       "noise", po::value(&a.noise)->default_value(0.03), "simulator: relative noise per repetition")(
       "sim-fault", po::value(&a.faults)->composing(),
       "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
@@ -352,7 +343,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   r.example = a.example;
   r.topology_file = a.topology_file;
   r.nodes = a.nodes;
-  r.seed = a.seed;
+  r.seed = parse_seed(a.seed, "--seed");
   r.noise = a.noise;
   for (const auto& f : a.faults) r.faults.push_back(sim::parse_sim_fault(f));
   r.ignore_health = vm.count("ignore-health") > 0;
@@ -381,7 +372,7 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   r.strategy = a.strategy;
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
-  r.min_gain = parse_gain(a.min_gain);
+  r.min_gain = parse_gain(a.min_gain, "--min-gain");
   if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
   r.resume = vm.count("resume") > 0;
   r.name = a.name;
@@ -448,7 +439,8 @@ int cmd_tune(const Args& args) {
   if (!a.from_journal.empty() && vm->count("add-shapes"))
     throw InputError("<arguments>", 0, "expected --add-shapes with a calibration, not with --from-journal");
   if (!a.from_journal.empty())
-    return finish(tuner::tune_from_journal(a.from_journal, {parse_gain(a.min_gain)}), a.from_journal);
+    return finish(tuner::tune_from_journal(a.from_journal, {parse_gain(a.min_gain, "--min-gain")}),
+                  a.from_journal);
 
   const tuner::CalibrationRequest request = tune_request(a, *vm, args);
   const auto& processes = runners::job_processes();
@@ -457,6 +449,8 @@ int cmd_tune(const Args& args) {
     if (processes.is_root()) print_plan(setup);
     return kExitOk;
   }
+  if (processes.is_root())
+    setup.tune.say = [](const std::string& line) { std::fprintf(stderr, "tune: %s\n", line.c_str()); };
   if (setup.mode == tuner::CalibrationMode::orchestrator) {
     std::fprintf(stderr, "%zu job(s), one per process-wide setting; jobs run: %s\n",
                  setup.orchestration.settings.size(), tuner::describe(setup.launcher).c_str());

@@ -18,6 +18,7 @@ int cmd_profile(const Args& args);
 int cmd_run(const Args& args);
 int cmd_env(const Args& args);
 int cmd_report(const Args& args);
+int cmd_verify(const Args& args);
 int cmd_import_nccl_tests(const Args& args);
 int cmd_explain(const Args& args);
 int cmd_learn(const Args& args);

@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"profile", autotune::cli::cmd_profile, "list, show, validate, diff, export, import profiles"},
     {"run", autotune::cli::cmd_run, "run a command with the cluster's profile applied"},
     {"env", autotune::cli::cmd_env, "print the environment `run` would set"},
+    {"verify", autotune::cli::cmd_verify, "check that a profile's rules still win (after an NCCL upgrade)"},
     {"report", autotune::cli::cmd_report, "render an HTML report of a calibration"},
     {"import-nccl-tests", autotune::cli::cmd_import_nccl_tests, "turn nccl-tests logs into measurements"},
     {"explain", autotune::cli::cmd_explain, "show what a profile decides for a communicator at every size"},

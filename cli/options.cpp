@@ -1,9 +1,9 @@
 #include "cli/options.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <sstream>
-
 #include <iostream>
+#include <sstream>
 
 #include "common/input_error.hpp"
 
@@ -43,6 +43,31 @@ std::vector<nccl::Collective> parse_collective_list(const std::string& text, con
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
+}
+
+double parse_gain(const std::string& text, const std::string& option) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used == text.size() - 1 && text.back() == '%')
+      v /= 100.0;
+    else if (used != text.size())
+      throw std::invalid_argument(text);
+    if (v >= 0 && v < 10) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError("<arguments>", 0,
+                   option + ": expected a fraction (0.03) or a percentage (3%), found '" + text + "'");
+}
+
+uint64_t parse_seed(const std::string& text, const std::string& option) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    throw InputError(
+        "<arguments>", 0,
+        option + ": expected a whole number from 0 to 18446744073709551615, found '" + text + "'");
+  return v;
 }
 
 double require_watchdog_scale(double scale) {

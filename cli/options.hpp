@@ -27,6 +27,12 @@ std::optional<po::variables_map> parse_command_line(CommandSpec& spec, const Arg
 // "allreduce,allgather" -> collectives; InputError naming `option` for an unknown or empty name.
 std::vector<nccl::Collective> parse_collective_list(const std::string& text, const std::string& option);
 
+// "3%" or "0.03" (0 to 10); InputError naming `option` otherwise.
+double parse_gain(const std::string& text, const std::string& option);
+
+// A whole number 0..2^64-1; "-1" is refused (a stream parse would take it as 2^64-1).
+uint64_t parse_seed(const std::string& text, const std::string& option);
+
 // --watchdog-scale: a finite number > 0 (InputError otherwise), returned as given.
 double require_watchdog_scale(double scale);
 

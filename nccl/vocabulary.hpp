@@ -26,6 +26,9 @@ enum class Protocol : int { ll = 0, ll128 = 1, simple = 2 };
 inline constexpr int kNumCollectives = 5;
 inline constexpr int kNumAlgorithms = 7;
 inline constexpr int kNumProtocols = 3;
+// The most channels a communicator has (MAXCHANNELS in NCCL's src/include/device.h, 2.28): the bound of a
+// forced channel count.
+inline constexpr int kMaxChannels = 64;
 
 inline constexpr std::array<Collective, kNumCollectives> kAllCollectives = {
     Collective::broadcast, Collective::reduce, Collective::allgather, Collective::reducescatter,

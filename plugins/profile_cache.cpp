@@ -133,6 +133,10 @@ LoadResult ProfileCache::kept(Entry& entry, const std::string& path) {
 }
 
 LoadResult ProfileCache::read(const std::string& path, Identity* identity) {
+  // A profile that is not there is missing, not untrusted: say which, before the trust check would.
+  struct stat there {};
+  if (::stat(path.c_str(), &there) != 0 && (errno == ENOENT || errno == ENOTDIR))
+    return unusable("no such file (" + errno_text(errno) + ")");
   if (!profiles::insecure_allowed()) {
     if (auto reason = profiles::untrusted_reason(path))
       return unusable("not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)");

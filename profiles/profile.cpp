@@ -17,6 +17,13 @@ std::optional<Source> parse_source(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<double> gain_of(const Rule& rule) {
+  if (rule.gain) return rule.gain->gain;
+  if (rule.busbw_gbps && rule.default_busbw_gbps && *rule.default_busbw_gbps > 0)
+    return *rule.busbw_gbps / *rule.default_busbw_gbps - 1.0;
+  return std::nullopt;
+}
+
 bool from_model(Source s) {
   return s == Source::simulated || s == Source::standin;
 }

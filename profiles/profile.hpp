@@ -24,6 +24,20 @@ struct CountRange {
   bool operator==(const CountRange&) const = default;
 };
 
+// How sure the calibration was of a rule: its gain over NCCL's default (default time / rule time - 1, the
+// geometric mean over the measured sizes of its range; at one size the same as busbw / default busbw - 1),
+// and that gain's bootstrap interval [low, high] at `confidence`, from `sizes` measured sizes with
+// `default_samples` timed repetitions of NCCL's default beside the rule's own Rule::samples.
+struct GainEvidence {
+  double gain = 0.0;
+  double low = 0.0;
+  double high = 0.0;
+  double confidence = 0.0;
+  int sizes = 0;
+  int default_samples = 0;
+  bool operator==(const GainEvidence&) const = default;
+};
+
 // What a communicator is, as the plugin learns it at init: nodes, ranks, and the fewest and most ranks any of
 // its nodes holds (NCCL's v5+ init gives them as the NVLink domains; older ABIs give none, and an even spread
 // is assumed when the ranks divide by the nodes). Unknown per-node counts are 0.
@@ -74,6 +88,7 @@ struct Rule {
     bool operator==(const RunnerUp&) const = default;
   };
   std::optional<RunnerUp> runner_up;
+  std::optional<GainEvidence> gain;
   int source_line = 0;  // where it was read from, for messages; not written back
 
   bool applies_to(const CommShape& c) const {
@@ -83,6 +98,10 @@ struct Rule {
   }
   bool has_call_conditions() const { return pipe_ops.has_value() || reg_buff.has_value(); }
 };
+
+// The rule's gain as every command shows it (time ratio - 1): its evidence's, else busbw / default busbw - 1
+// where both are known, else nullopt.
+std::optional<double> gain_of(const Rule& rule);
 
 struct ClusterInfo {
   std::string name;
@@ -114,9 +133,11 @@ struct Provenance {
   Source source = Source::measured;
   std::string command;
   // What the health gate before calibration saw ("8 node(s) checked by check (simulated): all ok"), and the
-  // nodes it left out (--exclude-unhealthy), each with why. Empty in hand-written or imported profiles.
+  // nodes it left out (--exclude-unhealthy), each with why, and every finding it saw on the nodes (warnings,
+  // and blocking ones it was told to leave out). Empty in hand-written or imported profiles.
   std::string health;
   std::vector<std::string> excluded_nodes;
+  std::vector<std::string> health_findings;
 };
 
 // What the plugin does for a communicator whose (nodes, ranks) no rule names.

@@ -44,7 +44,7 @@ using nccl::parse_constant_index;
 using nccl::parse_protocol;
 namespace {
 
-constexpr int kMaxChannels = 64;
+using nccl::kMaxChannels;
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
@@ -191,6 +191,31 @@ void check_count_range(const Where& w, const std::optional<CountRange>& r, int l
                in_quotes(format_count_range(r)));
 }
 
+// A gain is a time ratio - 1: above -1, and below 1000 (a thousandfold speed-up is a broken measurement).
+void check_gain(const Where& w, const GainEvidence& g, size_t index, int line) {
+  auto finite_gain = [&](double v, const char* what) {
+    if (!std::isfinite(v) || v <= -1.0 || v >= 1000.0)
+      w.fail(line, KeyRef(index, what),
+             "expected a gain above -1 and below 1000 (time ratio - 1: 0.05 = 5% faster); found " +
+                 format_double(v));
+  };
+  finite_gain(g.gain, "gain");
+  finite_gain(g.low, "gain_low");
+  finite_gain(g.high, "gain_high");
+  if (!(g.low <= g.gain && g.gain <= g.high))
+    w.fail(line, KeyRef(index, "gain"),
+           "expected gain_low <= gain <= gain_high; found " + format_double(g.low) + ", " +
+               format_double(g.gain) + ", " + format_double(g.high));
+  if (!(g.confidence > 0.0 && g.confidence < 1.0))
+    w.fail(line, KeyRef(index, "confidence"),
+           "expected a share between 0 and 1 (0.9 = a 90% interval); found " + format_double(g.confidence));
+  if (g.sizes < 1)
+    w.fail(line, KeyRef(index, "sizes"), "expected an integer >= 1; found " + std::to_string(g.sizes));
+  if (g.default_samples < 1)
+    w.fail(line, KeyRef(index, "default_samples"),
+           "expected an integer >= 1; found " + std::to_string(g.default_samples));
+}
+
 struct RuleLines {
   int header = 0, algorithm = 0, protocol = 0, max_bytes = 0, channels = 0, nodes = 0, ranks = 0,
       ranks_per_node = 0, evidence = 0, pipe_ops = 0, chunk_bytes = 0, runner_up = 0;
@@ -250,6 +275,7 @@ void check_rule(const Where& w, const Rule& r, size_t index, const RuleLines& li
   if (r.samples && *r.samples < 1)
     w.fail(lines.evidence, KeyRef(index, "samples"),
            "expected an integer >= 1; found " + std::to_string(*r.samples));
+  if (r.gain) check_gain(w, *r.gain, index, lines.evidence);
   check_runner_up(w, r, index, lines.runner_up ? lines.runner_up : lines.header);
 }
 
@@ -365,34 +391,6 @@ class Reader {
  public:
   explicit Reader(std::string_view file) : w_{file} {}
 
-  // The calibration's evidence beside a rule (all optional): busbw_gbps, default_busbw_gbps, samples and
-  // the runner-up.
-  struct EvidenceNodes {
-    const toml::node *busbw, *default_busbw, *samples, *runner_up, *runner_up_busbw;
-  };
-  void read_evidence(Rule& r, const EvidenceNodes& e, size_t index, RuleLines& lines) {
-    auto number = [&](const toml::node* n, const char* key) -> std::optional<double> {
-      if (!n) return std::nullopt;
-      lines.evidence = line_of(*n);
-      if (!n->is_number())
-        w_.fail(line_of(*n), KeyRef(index, key), "expected a number; found " + describe(*n));
-      return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
-    };
-    r.busbw_gbps = number(e.busbw, "busbw_gbps");
-    r.default_busbw_gbps = number(e.default_busbw, "default_busbw_gbps");
-    if (const toml::node* n = e.samples) {
-      lines.evidence = line_of(*n);
-      int64_t v = integer(*n, KeyRef(index, "samples"));
-      if (v < 1 || v > std::numeric_limits<int>::max())
-        w_.fail(line_of(*n), KeyRef(index, "samples"),
-                "expected an integer >= 1; found " + std::to_string(v));
-      r.samples = static_cast<int>(v);
-    }
-    if (!lines.evidence) lines.evidence = lines.header;
-    r.runner_up = read_runner_up(e.runner_up, e.runner_up_busbw, index);
-    if (e.runner_up) lines.runner_up = line_of(*e.runner_up);
-  }
-
   // runner_up = "algorithm/protocol/channels" with runner_up_busbw_gbps beside it (both or neither).
   std::optional<Rule::RunnerUp> read_runner_up(const toml::node* text, const toml::node* busbw,
                                                size_t index) {
@@ -472,7 +470,8 @@ class Reader {
 
     const toml::table& prov = table(root, "provenance", 1);
     check_keys(prov, "provenance.",
-               {"created", "tool_version", "nccl_version", "source", "command", "health", "excluded_nodes"},
+               {"created", "tool_version", "nccl_version", "source", "command", "health", "excluded_nodes",
+                "health_findings"},
                line_of(prov));
     p.provenance.created = created(prov);
     p.provenance.tool_version = string(prov, "provenance.", "tool_version", false);
@@ -486,6 +485,7 @@ class Reader {
     p.provenance.command = string(prov, "provenance.", "command", false);
     p.provenance.health = string(prov, "provenance.", "health", false);
     p.provenance.excluded_nodes = strings(prov, "provenance.", "excluded_nodes");
+    p.provenance.health_findings = strings(prov, "provenance.", "health_findings");
     check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
 
     if (const toml::node* env = root.get("env")) {
@@ -733,50 +733,103 @@ class Reader {
     return r;
   }
 
+  // A rule's keys, in the order a rule's fields are read.
+  enum Field : size_t {
+    kCollective,
+    kMinBytes,
+    kMaxBytes,
+    kAlgorithm,
+    kProtocol,
+    kChannels,
+    kNodes,
+    kRanks,
+    kRanksPerNode,
+    kBusbw,
+    kDefaultBusbw,
+    kSamples,
+    kPipeOps,
+    kRegBuff,
+    kChunkBytes,
+    kGain,  // kGain .. kDefaultSamples: the gain's evidence, all or none
+    kGainLow,
+    kGainHigh,
+    kConfidence,
+    kSizes,
+    kDefaultSamples,
+    kRunnerUp,  // with kRunnerUpBusbw: both or neither
+    kRunnerUpBusbw,
+    kFieldCount
+  };
+  static constexpr std::array<std::string_view, kFieldCount> kNames = {"collective",
+                                                                       "min_bytes",
+                                                                       "max_bytes",
+                                                                       "algorithm",
+                                                                       "protocol",
+                                                                       "channels",
+                                                                       "nodes",
+                                                                       "ranks",
+                                                                       "ranks_per_node",
+                                                                       "busbw_gbps",
+                                                                       "default_busbw_gbps",
+                                                                       "samples",
+                                                                       "pipe_ops",
+                                                                       "reg_buff",
+                                                                       "chunk_bytes",
+                                                                       "gain",
+                                                                       "gain_low",
+                                                                       "gain_high",
+                                                                       "confidence",
+                                                                       "sizes",
+                                                                       "default_samples",
+                                                                       "runner_up",
+                                                                       "runner_up_busbw_gbps"};
+  using RuleFields = std::array<const toml::node*, kFieldCount>;
+
+  std::optional<double> number(const RuleFields& field, Field f, size_t index, RuleLines& lines) {
+    const toml::node* n = field[f];
+    if (!n) return std::nullopt;
+    lines.evidence = line_of(*n);
+    if (!n->is_number())
+      w_.fail(line_of(*n), KeyRef(index, kNames[f]), "expected a number; found " + describe(*n));
+    return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
+  }
+
+  std::optional<int> positive(const RuleFields& field, Field f, size_t index, RuleLines& lines) {
+    const toml::node* n = field[f];
+    if (!n) return std::nullopt;
+    lines.evidence = line_of(*n);
+    int64_t v = integer(*n, KeyRef(index, kNames[f]));
+    if (v < 1 || v > std::numeric_limits<int>::max())
+      w_.fail(line_of(*n), KeyRef(index, kNames[f]), "expected an integer >= 1; found " + std::to_string(v));
+    return static_cast<int>(v);
+  }
+
+  std::optional<GainEvidence> gain_evidence(const RuleFields& field, size_t index, RuleLines& lines) {
+    size_t present = 0;
+    for (size_t f = kGain; f <= kDefaultSamples; ++f) present += field[f] != nullptr;
+    if (present == 0) return std::nullopt;
+    for (size_t f = kGain; f <= kDefaultSamples; ++f)
+      if (!field[f])
+        w_.fail(lines.header, KeyRef(index, kNames[f]),
+                "expected a value: a rule's gain evidence has all of gain, gain_low, gain_high, confidence, "
+                "sizes and default_samples, or none; found no such key");
+    GainEvidence g;
+    g.gain = *number(field, kGain, index, lines);
+    g.low = *number(field, kGainLow, index, lines);
+    g.high = *number(field, kGainHigh, index, lines);
+    g.confidence = *number(field, kConfidence, index, lines);
+    g.sizes = *positive(field, kSizes, index, lines);
+    g.default_samples = *positive(field, kDefaultSamples, index, lines);
+    return g;
+  }
+
   // Per rule, the reader's own work is a small part of the load (toml++'s parse is the rest): one pass over
   // the rule's keys finds every field and rejects unknown keys (as check_keys does, in the same order), and
   // no key text is built unless a message needs it.
   Rule read_rule(const toml::table& t, size_t index) {
-    enum Field : size_t {
-      kCollective,
-      kMinBytes,
-      kMaxBytes,
-      kAlgorithm,
-      kProtocol,
-      kChannels,
-      kNodes,
-      kRanks,
-      kRanksPerNode,
-      kBusbw,
-      kDefaultBusbw,
-      kSamples,
-      kPipeOps,
-      kRegBuff,
-      kChunkBytes,
-      kRunnerUp,
-      kRunnerUpBusbw,
-      kFieldCount
-    };
-    static constexpr std::array<std::string_view, kFieldCount> kNames = {"collective",
-                                                                         "min_bytes",
-                                                                         "max_bytes",
-                                                                         "algorithm",
-                                                                         "protocol",
-                                                                         "channels",
-                                                                         "nodes",
-                                                                         "ranks",
-                                                                         "ranks_per_node",
-                                                                         "busbw_gbps",
-                                                                         "default_busbw_gbps",
-                                                                         "samples",
-                                                                         "pipe_ops",
-                                                                         "reg_buff",
-                                                                         "chunk_bytes",
-                                                                         "runner_up",
-                                                                         "runner_up_busbw_gbps"};
     RuleLines lines;
     lines.header = line_of(t);
-    std::array<const toml::node*, kFieldCount> field{};
+    RuleFields field{};
     for (auto&& [k, v] : t) {
       const size_t i = static_cast<size_t>(std::find(kNames.begin(), kNames.end(), k.str()) - kNames.begin());
       if (i == kFieldCount) unknown_key(k, rule_key(index) + ".", kNames, lines.header);
@@ -847,9 +900,13 @@ class Reader {
       lines.chunk_bytes = line_of(*n);
       r.chunk_bytes = byte_size(*n, KeyRef(index, "chunk_bytes"));
     }
-    read_evidence(
-        r, {field[kBusbw], field[kDefaultBusbw], field[kSamples], field[kRunnerUp], field[kRunnerUpBusbw]},
-        index, lines);
+    r.busbw_gbps = number(field, kBusbw, index, lines);
+    r.default_busbw_gbps = number(field, kDefaultBusbw, index, lines);
+    r.samples = positive(field, kSamples, index, lines);
+    r.gain = gain_evidence(field, index, lines);
+    if (!lines.evidence) lines.evidence = lines.header;
+    r.runner_up = read_runner_up(field[kRunnerUp], field[kRunnerUpBusbw], index);
+    if (field[kRunnerUp]) lines.runner_up = line_of(*field[kRunnerUp]);
     check_rule(w_, r, index, lines, buffers_);
     return r;
   }
@@ -1067,6 +1124,8 @@ std::string format_profile(const Profile& p) {
   if (!p.provenance.health.empty()) out += "health = " + toml_string(p.provenance.health) + "\n";
   if (!p.provenance.excluded_nodes.empty())
     out += "excluded_nodes = " + toml_string_array(p.provenance.excluded_nodes, " ") + "\n";
+  if (!p.provenance.health_findings.empty())
+    out += "health_findings = " + toml_string_array(p.provenance.health_findings, "\n  ") + "\n";
   out += "\n";
   out += "[env]\n";
   for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";
@@ -1118,6 +1177,14 @@ std::string format_profile(const Profile& p) {
     if (r->busbw_gbps) out += "busbw_gbps = " + format_double(*r->busbw_gbps) + "\n";
     if (r->default_busbw_gbps) out += "default_busbw_gbps = " + format_double(*r->default_busbw_gbps) + "\n";
     if (r->samples) out += "samples = " + std::to_string(*r->samples) + "\n";
+    if (const auto& g = r->gain) {
+      out += "gain = " + format_double(g->gain) + "\n";
+      out += "gain_low = " + format_double(g->low) + "\n";
+      out += "gain_high = " + format_double(g->high) + "\n";
+      out += "confidence = " + format_double(g->confidence) + "\n";
+      out += "sizes = " + std::to_string(g->sizes) + "\n";
+      out += "default_samples = " + std::to_string(g->default_samples) + "\n";
+    }
     if (r->runner_up) {
       out += "runner_up = " + toml_string(runner_up_text(*r->runner_up)) + "\n";
       out += "runner_up_busbw_gbps = " + format_double(r->runner_up->busbw_gbps) + "\n";

@@ -352,7 +352,7 @@ void charts_section(std::string& o, const Page& pg) {
     } else if (pg.derivation) {
       for (const DerivedRule& d : pg.derivation->rules)
         if (d.rule.collective == k.collective && d.scale == k.scale)
-          out.push_back({d.rule, d.mean_gain, d.measured_sizes});
+          out.push_back({d.rule, profiles::gain_of(d.rule), d.measured_sizes});
     }
     return out;
   };
@@ -393,35 +393,21 @@ void rules_section(std::string& o, const Page& pg) {
          "</p>\n";
   std::vector<Rule> all_rules;
   std::vector<std::string> evidence, gains;
-  // The same rule derived from the journal gives its mean gain over the measured sizes, as tune prints it.
-  auto derived_gain = [&](const Rule& r) -> std::optional<double> {
-    if (!pg.derivation) return std::nullopt;
-    for (const DerivedRule& d : pg.derivation->rules)
-      if (d.rule.collective == r.collective && d.rule.min_bytes == r.min_bytes &&
-          d.rule.max_bytes == r.max_bytes && d.rule.algorithm == r.algorithm &&
-          d.rule.protocol == r.protocol && d.rule.channels == r.channels &&
-          r.applies_to(profiles::CommShape::of(d.scale.nodes, d.scale.ranks)))
-        return d.mean_gain;
-    return std::nullopt;
-  };
-  if (pg.data.profile) {
-    for (const Rule& r : pg.data.profile->rules) {
-      all_rules.push_back(r);
-      auto g = derived_gain(r);
-      gains.push_back(g ? format_gain(*g)
-                      : r.busbw_gbps && r.default_busbw_gbps && *r.default_busbw_gbps > 0
-                          ? format_gain(*r.busbw_gbps / *r.default_busbw_gbps - 1)
-                          : "");
+  // The gain and its interval as tune and profile show print them (profiles::gain_of).
+  auto add_rule = [&](const Rule& r) {
+    all_rules.push_back(r);
+    const std::string interval = format_gain_interval(r);
+    gains.push_back(format_rule_gain(r) + (interval.empty() ? "" : " (" + interval + ")"));
+    if (r.gain)
+      evidence.push_back(fmt::format("{} measured size(s), {} / {} samples", r.gain->sizes,
+                                     r.samples.value_or(0), r.gain->default_samples));
+    else
       evidence.push_back(r.samples ? std::to_string(*r.samples) + " samples" : "no evidence recorded");
-    }
-  } else if (pg.derivation) {
-    for (const DerivedRule& d : pg.derivation->rules) {
-      all_rules.push_back(d.rule);
-      gains.push_back(format_gain(d.mean_gain));
-      evidence.push_back(fmt::format("{} measured sizes", d.measured_sizes) +
-                         (d.rule.samples ? fmt::format(", {} samples", *d.rule.samples) : ""));
-    }
-  }
+  };
+  if (pg.data.profile)
+    for (const Rule& r : pg.data.profile->rules) add_rule(r);
+  else if (pg.derivation)
+    for (const DerivedRule& d : pg.derivation->rules) add_rule(d.rule);
   if (!all_rules.empty()) {
     o += "<table class=\"rules\"><tr><th>collective</th><th>nodes</th><th>ranks</th><th>message sizes</th>"
          "<th>choice</th><th>busbw (GB/s)</th><th>default busbw "

@@ -70,4 +70,15 @@ std::string format_ratio(double ratio) {
   return fmt::format("{:.2f}x", ratio);
 }
 
+std::string format_rule_gain(const profiles::Rule& rule) {
+  auto g = profiles::gain_of(rule);
+  return g ? format_gain(*g) : "-";
+}
+
+std::string format_gain_interval(const profiles::Rule& rule) {
+  if (!rule.gain) return "";
+  return format_gain(rule.gain->low) + ".." + format_gain(rule.gain->high) +
+         fmt::format(" ({:.0f}%)", rule.gain->confidence * 100);
+}
+
 }  // namespace autotune::report

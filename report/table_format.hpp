@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "profiles/profile.hpp"
+
 namespace autotune::report {
 
 enum class Align { left, right };
@@ -34,5 +36,9 @@ std::string human_size_range(uint64_t min_bytes, uint64_t max_bytes);
 std::string format_gbps(double gbps);
 std::string format_gain(double gain);
 std::string format_ratio(double ratio);
+// A rule's gain (profiles::gain_of) as every table shows it: "+5.8%", "-" when unknown.
+std::string format_rule_gain(const profiles::Rule& rule);
+// Its interval and confidence, "+4.1%..+7.5% (90%)", "" when the rule carries none.
+std::string format_gain_interval(const profiles::Rule& rule);
 
 }  // namespace autotune::report

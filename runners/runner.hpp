@@ -35,6 +35,11 @@ struct MeasureRequest {
   uint64_t bytes = 0;  // nccl-tests' size: for AllGather/ReduceScatter the whole buffer
   Candidate candidate;
   int repetitions = 5;  // timed repetitions; each is a loop of several operations
+  // How many identical requests (same collective, bytes, candidate, repetitions) a calibration made before
+  // this one. A runner whose noise is seeded (the simulator) seeds it with this too, so that a resumed
+  // calibration, which replays what its journal holds instead of asking the runner, measures what an
+  // uninterrupted one would have. Real runners ignore it.
+  int attempt = 0;
 };
 
 enum class Outcome {

@@ -1,6 +1,7 @@
 #include "simulator/sim_cluster.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/input_error.hpp"
 
@@ -112,7 +113,16 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
   const auto& gpu = topo.gpus.front();
   c.gpu_model = gpu.name.empty() ? "unknown GPU" : gpu.name;
   c.sm = gpu.sm > 0 ? gpu.sm : sm_from_name(gpu.name);
-  if (c.sm == 0) c.sm = 80;
+  if (c.sm == 0) {
+    char device[16];
+    std::snprintf(device, sizeof device, "0x%04x", gpu.pci_device_id);
+    throw InputError(
+        topo.origin, 0,
+        "a GPU whose architecture the simulator knows (an sm= in the file, or a name such as H100 "
+        "or A100), found '" +
+            (gpu.name.empty() ? std::string("unnamed") : gpu.name) + "' (PCI device " + device +
+            "): it would have to guess NCCL's tables and the NVLink speed");
+  }
 
   // The slowest GPU decides a collective, so take the fewest working NVLinks.
   int min_links = -1;
@@ -142,6 +152,17 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
     c.collnet = c.collnet || n.collnet;
     c.nics.push_back(n);
   }
+  if (nodes > 1 && c.nics.empty())
+    throw InputError(topo.origin, 0,
+                     "a node with at least one NIC that has an active port, to simulate " +
+                         std::to_string(nodes) +
+                         " nodes; found none (a skeleton file names no ports: probe the node itself, or "
+                         "simulate one node)");
+  const bool says_pcie =
+      gpu.name.find("PCIe") != std::string::npos || gpu.name.find("PCIE") != std::string::npos;
+  if (c.gpus_per_node > 1 && min_links == 0 && c.sm >= 60 && !says_pcie)
+    c.assumptions.push_back("no NVLink listed for the " + std::to_string(c.gpus_per_node) + " " +
+                            c.gpu_model + " GPUs: modelled as PCIe only");
   c.node_gpus = c.gpus_per_node;
   // NCCL opens more channels on bigger NVLink fabrics; PCIe-only nodes get few.
   if (c.nvlink)

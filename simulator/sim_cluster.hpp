@@ -36,6 +36,8 @@ struct SimCluster {
   double intra_gbps = 0.0;   // per GPU, one direction: NVLink links x per-link speed, or the PCIe link
   std::vector<SimNic> nics;  // the NICs NCCL would use (after NCCL_IB_HCA)
   int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
+  // What the file did not say and the model had to assume, in words (shown with every simulated figure).
+  std::vector<std::string> assumptions;
   // A communicator smaller than a node (gpus_per_node < node_gpus) uses one block of consecutive GPUs, and
   // groups_per_node such communicators run at once on every node (all groups of a shape measured together,
   // as jobs run them): they share the node's NICs.
@@ -66,10 +68,12 @@ struct SimCluster {
 // NIC g * nics / gpus. The simulator's wiring, and check's when the probe cannot tell which NICs are near.
 std::vector<int> rail_nics(int nics, int gpus, int gpu);
 
-// Throws InputError (file = topology origin) when the topology has no GPU or nodes < 1, and
+// Throws InputError (file = topology origin) for what it cannot model without guessing: no GPU, nodes < 1,
+// a GPU whose architecture is unknown (no SM in the file and a name or device id it does not know), or
+// more than one node with no NIC that has an active port (a skeleton file names none); and
 // InputError("--sim-fault") for a fault on a node, NIC or GPU the cluster does not have (or a NIC without an
-// active port). A GPU whose SM is unknown (skeleton files) gets it from its name ("H100" -> 90) or else is
-// treated as Ampere.
+// active port). A GPU whose SM is missing gets it from its name ("H100" -> 90). Several GPUs of an NVLink
+// generation with no NVLink listed are modelled as PCIe only, and that assumption is recorded.
 SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vector<SimFault> faults = {});
 
 // The cluster a communicator of `ranks_per_node` ranks on each of `whole.nodes` nodes sees, with every group

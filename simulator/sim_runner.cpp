@@ -27,7 +27,8 @@ uint64_t request_key(const MeasureRequest& r) {
   return random::hash({static_cast<uint64_t>(r.collective), r.bytes,
                        c.algorithm ? static_cast<uint64_t>(*c.algorithm) + 1 : 0,
                        c.protocol ? static_cast<uint64_t>(*c.protocol) + 1 : 0,
-                       static_cast<uint64_t>(c.channels)});
+                       static_cast<uint64_t>(c.channels), static_cast<uint64_t>(r.repetitions),
+                       static_cast<uint64_t>(r.attempt)});
 }
 
 // The median over repetitions of one group's slowest rank, as the NCCL runner takes it.
@@ -71,6 +72,7 @@ RunnerInfo SimRunner::info() const {
       c.nodes, c.gpus_per_node, c.gpu_model, c.sm, c.nvlink ? "NVLink" : "PCIe", c.intra_gbps,
       c.nvswitch ? ", NVSwitch" : "", c.nvls ? ", NVLS" : "", c.nics.size(), c.net_gbps(), noise_ * 100.0,
       seed_);
+  for (const auto& a : c.assumptions) i.description += "; ASSUMED: " + a;
   if (per_group_)
     i.description += fmt::format("; {} group(s) of {}x{} at once", i.groups, c.nodes, c.ranks());
   for (const auto& f : c.faults) i.description += "; fault " + describe_fault(f);

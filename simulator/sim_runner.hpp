@@ -48,7 +48,8 @@ class SimRunner : public runners::Runner {
   uint64_t seed_;
   double noise_;
   const ProcessGroup& processes_;
-  // How often each request was measured before: a repeat gets fresh noise, the same on every process.
+  // How often each request (its attempt included) was measured before: a repeat gets fresh noise, the same
+  // on every process.
   std::map<uint64_t, uint64_t> occurrences_;
 };
 

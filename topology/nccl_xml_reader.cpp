@@ -164,16 +164,19 @@ class NcclXmlReader {
       for (const auto& nv : gpu_node.children("nvlink")) {
         NvLink l;
         l.link = link_index;
-        l.remote_bus_id = bus_id(nv, "target");
         l.count = optional_int(nv, "count", 1);
         if (l.count < 1) fail(nv, "expected count= of at least 1, found " + std::to_string(l.count));
         const uint32_t tclass = optional_hex(nv, "tclass");
-        if (is_nvswitch_class(tclass))
+        if (tclass == 0x068001)
+          l.remote = NvLinkRemote::cpu;  // NCCL's class for a GPU's NVLink to its CPU, beside NVSwitch's 0x068000
+        else if (is_nvswitch_class(tclass))
           l.remote = NvLinkRemote::nvswitch;
         else if (is_gpu_class(tclass))
           l.remote = NvLinkRemote::gpu;
         else if ((tclass >> 16) == 0x06)
-          l.remote = NvLinkRemote::cpu;  // POWER hosts link GPUs to the CPU over NVLink
+          l.remote = NvLinkRemote::cpu;  // POWER hosts link GPUs to the CPU over NVLink (NCCL: 0x068001)
+        // NCCL reads no target for a link to the CPU (it takes the GPU's local one): it may be absent there.
+        if (l.remote != NvLinkRemote::cpu || nv.attribute("target")) l.remote_bus_id = bus_id(nv, "target");
         link_index += l.count;
         g.nvlinks.push_back(std::move(l));
       }

@@ -167,6 +167,8 @@ std::string to_nccl_xml(const Topology& t) {
   std::set<int> numas;
   for (const auto& g : t.gpus) numas.insert(g.numa_node);
   for (const auto& n : t.nics) numas.insert(n.numa_node);
+  // NUMA nodes without a GPU or NIC still count (they change what SYS paths cross): an empty cpu each.
+  for (int numa = 0; static_cast<int>(numas.size()) < t.numa_nodes && numa < 4096; ++numa) numas.insert(numa);
   std::map<int, pugi::xml_node> cpus;
   for (int numa : numas) {
     auto cpu = system.append_child("cpu");
@@ -209,19 +211,24 @@ std::string to_nccl_xml(const Topology& t) {
     auto gpu = pci.append_child("gpu");
     gpu.append_attribute("dev") = g.index;
     if (g.sm > 0) gpu.append_attribute("sm") = g.sm;
-    std::map<std::string, std::pair<int, NvLinkRemote>> grouped;  // NCCL groups parallel links per target
-    for (const auto& l : g.nvlinks)
-      if (l.up && !l.remote_bus_id.empty()) {
-        grouped[l.remote_bus_id].first += l.count;
-        grouped[l.remote_bus_id].second = l.remote;
-      }
-    for (const auto& [target, v] : grouped) {
+    // NCCL groups parallel links per target, in the order first seen. A link to the CPU (POWER hosts) names
+    // no target NCCL reads (it takes the GPU's local CPU), so one whose peer is unknown is written without.
+    std::vector<std::tuple<std::string, NvLinkRemote, int>> grouped;
+    for (const auto& l : g.nvlinks) {
+      if (!l.up || (l.remote_bus_id.empty() && l.remote != NvLinkRemote::cpu)) continue;
+      auto same = [&](const auto& e) { return std::get<0>(e) == l.remote_bus_id && std::get<1>(e) == l.remote; };
+      auto it = std::find_if(grouped.begin(), grouped.end(), same);
+      if (it == grouped.end()) it = grouped.insert(grouped.end(), {l.remote_bus_id, l.remote, 0});
+      std::get<2>(*it) += l.count;
+    }
+    for (const auto& [target, remote, count] : grouped) {
       auto nv = gpu.append_child("nvlink");
-      nv.append_attribute("target") = target.c_str();
-      nv.append_attribute("count") = v.first;
-      nv.append_attribute("tclass") = v.second == NvLinkRemote::nvswitch ? "0x068000"
-                                      : v.second == NvLinkRemote::gpu    ? "0x030200"
-                                                                         : "0x060400";
+      if (!target.empty()) nv.append_attribute("target") = target.c_str();
+      nv.append_attribute("count") = count;
+      // NCCL's classes: 0x068000 an NVSwitch, 0x068001 the CPU, a GPU's own class otherwise.
+      nv.append_attribute("tclass") = remote == NvLinkRemote::nvswitch ? "0x068000"
+                                      : remote == NvLinkRemote::cpu    ? "0x068001"
+                                                                       : "0x030200";
     }
   }
   std::map<std::string, pugi::xml_node> nic_pcis;  // one pci element per card, also for dual-port ones

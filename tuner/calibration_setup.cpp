@@ -4,8 +4,10 @@
 #include <set>
 
 #include "common/input_error.hpp"
+#include "nccl/ib_hca_spec.hpp"
 #include "nccl/version.hpp"
 #include "profiles/store.hpp"
+#include "simulator/sim_cluster.hpp"
 #include "simulator/sim_fault.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
@@ -17,6 +19,45 @@ namespace {
 
 using runners::ProcessSetting;
 
+[[noreturn]] void bad_argument(const std::string& what) {
+  throw InputError("<arguments>", 0, what);
+}
+
+// Every value a request carries, checked before anything is set up or measured: a bad one found after
+// minutes of measuring costs the minutes.
+void check_request(const CalibrationRequest& r) {
+  if (r.repetitions < 1 || r.repetitions > 10000)
+    bad_argument("--reps: expected 1 to 10000 timed repetitions per measurement, found " +
+                 std::to_string(r.repetitions));
+  if (!(r.noise >= 0.0 && r.noise < 1.0))
+    bad_argument("--noise: expected a relative noise per repetition in [0, 1) such as 0.03, found " +
+                 std::to_string(r.noise));
+  for (int ch : r.channels)
+    if (ch < 1 || ch > nccl::kMaxChannels)
+      bad_argument("--channels: expected channel counts from 1 to " + std::to_string(nccl::kMaxChannels) +
+                   " (NCCL's most), found " + std::to_string(ch));
+  if (r.cross_nic)
+    for (const auto& v : *r.cross_nic)
+      if (v != "0" && v != "1" && v != "2")
+        bad_argument("--cross-nic: expected values of NCCL_CROSS_NIC, 0, 1 or 2, found '" + v + "'");
+  if (r.ib_hca)
+    for (const auto& v : *r.ib_hca) try {
+        nccl::parse_ib_hca_spec(v);
+      } catch (const InputError& e) {
+        bad_argument("--ib-hca: the value '" + v + "': " + e.message());
+      }
+  for (const auto& n : r.scales)
+    if (n && *n < 1)
+      bad_argument("--scales: expected node counts of at least 1 or all, found " + std::to_string(*n));
+  if (r.min_bytes < 1 || r.min_bytes > r.max_bytes)
+    bad_argument("expected 0 < --min-bytes <= --max-bytes, found " + std::to_string(r.min_bytes) + " and " +
+                 std::to_string(r.max_bytes));
+  if (!(r.min_gain >= 0.0))
+    bad_argument("--min-gain: expected a gain of at least 0, found " + std::to_string(r.min_gain));
+  if (r.budget && !(r.budget->count() > 0.0)) bad_argument("--budget: expected a positive duration");
+  make_strategy(r.strategy);  // throws for a name it does not know
+}
+
 // The simulated node, and the stem its cluster is named after; nothing on GPUs (what mpirun started is the
 // cluster).
 std::optional<topology::Topology> load_node(const CalibrationRequest& r, std::string* stem) {
@@ -27,8 +68,6 @@ std::optional<topology::Topology> load_node(const CalibrationRequest& r, std::st
           "--example, --topology, --nodes and --sim-fault describe the simulator: add --simulate");
     return std::nullopt;
   }
-  if (!r.example.empty() && !r.topology_file.empty())
-    throw InputError("<arguments>", 0, "either --example or --topology, found both");
   if (r.nodes < 1)
     throw InputError("<arguments>", 0, "--nodes: expected at least 1, found " + std::to_string(r.nodes));
   std::vector<int> seen;
@@ -40,12 +79,7 @@ std::optional<topology::Topology> load_node(const CalibrationRequest& r, std::st
                            ", leaving at least one; found " + std::to_string(n));
     seen.push_back(n);
   }
-  if (!r.topology_file.empty()) {
-    *stem = std::filesystem::path(r.topology_file).stem().string();
-    return topology::read_topology_file(r.topology_file);
-  }
-  *stem = r.example.empty() ? "h100-8x" : r.example;
-  return topology::load_example(*stem);
+  return simulated_node(r.example, r.topology_file, stem);
 }
 
 // Orchestrate: one job per process-wide setting, each a fresh set of processes. The simulator models the
@@ -280,10 +314,11 @@ void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
     fingerprint_node(*node, h);
     h.gpu_model = node->gpus.empty() ? "" : node->gpus[0].name;
     h.gpus_per_node = static_cast<int>(node->gpus.size());
+    h.nics_per_node = static_cast<int>(node->nics.size());
   }
   h.nodes = r.simulate ? r.nodes : 1;
   h.seed = r.simulate ? r.seed : 0;
-  h.cluster = !r.name.empty() ? r.name : (r.simulate ? stem + "-" + std::to_string(r.nodes) + "n-sim" : "");
+  h.cluster = !r.name.empty() ? r.name : (r.simulate ? simulated_cluster_name(stem, r.nodes) : "");
 }
 
 // On GPUs the cluster is what the launcher or mpirun gives: the orchestrator names it from the launcher's
@@ -303,6 +338,7 @@ void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   const auto info = s.first_runner->info();
   if (!info.source.empty()) h.source = info.source;  // "standin" on the stand-in NCCL, never "measured"
   s.tune.space.scales = choose_shapes(r, {info.nodes, info.gpus_per_node}, s.notes);
+  h.runner = info.description;
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
   h.gpu_model = info.gpu_model;
@@ -334,10 +370,30 @@ OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationCo
 
 }  // namespace
 
+topology::Topology simulated_node(const std::string& example, const std::string& topology_file,
+                                  std::string* stem) {
+  if (!example.empty() && !topology_file.empty())
+    throw InputError("<arguments>", 0, "either --example or --topology, found both");
+  if (!topology_file.empty()) {
+    *stem = std::filesystem::path(topology_file).stem().string();
+    return topology::read_topology_file(topology_file);
+  }
+  *stem = example.empty() ? "h100-8x" : example;
+  return topology::load_example(*stem);
+}
+
+std::string simulated_cluster_name(const std::string& stem, int nodes) {
+  return stem + "-" + std::to_string(nodes) + "n-sim";
+}
+
 CalibrationSetup set_up_calibration(const CalibrationRequest& given, const CalibrationContext& c) {
+  check_request(given);
   CalibrationSetup s;
   std::string stem;
   const std::optional<topology::Topology> node = load_node(given, &stem);
+  // What the simulator cannot model refuses the request before the health gate measures anything.
+  const std::vector<std::string> assumed =
+      node ? sim::describe_cluster(*node, given.nodes, given.faults).assumptions : std::vector<std::string>{};
   s.mode = choose_mode(given, c);
   if (s.mode == CalibrationMode::orchestrator)
     s.launcher = choose_launcher(given.launcher, given.simulate, local_gpu_count(c.env), c.env);
@@ -359,6 +415,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   fill_provenance(r, c, node, stem, s.tune.header);
   s.tune.header.health = s.health.summary;
   s.tune.header.excluded_nodes = s.health.excluded_text;
+  s.tune.header.health_findings = s.health.findings;
   s.tune.header.fabric_env = health.fabric_env;
   if (!health.fabric_env.empty()) {
     std::string settings;
@@ -366,6 +423,13 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
     s.notes.push_back("[env] also gets the fabric settings every node's probe chose:" + settings);
   }
   if (!r.simulate && !r.dry_run) name_gpu_cluster(r, c, s);
+  if (r.simulate) {
+    // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
+    RunnerOptions whole = s.runner;
+    whole.nodes = r.nodes;
+    s.tune.header.runner = make_runner(whole)->info().description;
+    for (const auto& a : assumed) s.notes.push_back("the simulator assumed: " + a);
+  }
   s.tune.journal =
       profiles::Store(c.store).journal_path_for(s.tune.header.cluster, s.tune.header.nccl_version);
   if (s.mode == CalibrationMode::worker) {
@@ -401,6 +465,7 @@ void carry_previous(const CalibrationSetup& s, TuneResult& result) {
 
 TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, const JobNoticeFn& notice) {
   if (s.mode == CalibrationMode::orchestrator) {
+    s.orchestration.say = s.tune.say;
     TuneResult result = orchestrate(s.orchestration, notice);
     carry_previous(s, result);
     // On GPUs the scales were not known ahead: the plan's count is the simulator's only.

@@ -126,6 +126,13 @@ struct CalibrationSetup {
   std::unique_ptr<runners::Runner> first_runner;
 };
 
+// The node the simulator models: a bundled example (h100-8x when neither is given) or a probed file (hwloc or
+// NCCL topology XML); *stem is what its cluster is named after. Throws InputError for both, or a bad file.
+topology::Topology simulated_node(const std::string& example, const std::string& topology_file,
+                                  std::string* stem);
+// The name a simulated cluster gets without --name: "h100-8x-2n-sim".
+std::string simulated_cluster_name(const std::string& stem, int nodes);
+
 // Throws InputError for a request that cannot work (exit status 2), before anything is measured, and for a
 // cluster the health gate refuses; std::runtime_error when the GPUs this process should measure cannot be
 // used.

@@ -27,12 +27,21 @@ std::string describe_blocking(const topology::NodeHealth& node, bool detailed) {
   return node_name(node) + ": " + join(parts, detailed ? "; " : ", ");
 }
 
+std::vector<std::string> describe_findings(const topology::NodeHealth& node) {
+  std::vector<std::string> out;
+  for (const auto& f : node.findings)
+    out.push_back(node_name(node) + ": " + f.device + " " + f.kind + " (" +
+                  std::string(topology::severity_name(f.severity)) + "): " + f.message);
+  return out;
+}
+
 HealthDecision decide_on_health(const ClusterHealth& health, const HealthPolicy& policy) {
   if (policy.ignore && policy.exclude_unhealthy)
     throw InputError("<arguments>", 0, "expected one of --ignore-health and --exclude-unhealthy, found both");
   HealthDecision d;
   std::vector<std::string> blocking, detailed, warned;
   for (const auto& n : health.nodes) {
+    for (auto& line : describe_findings(n)) d.findings.push_back(std::move(line));
     if (!topology::may_calibrate(n)) {
       blocking.push_back(describe_blocking(n));
       detailed.push_back(describe_blocking(n, true));

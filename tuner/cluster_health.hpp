@@ -31,12 +31,18 @@ struct HealthDecision {
   std::vector<int> excluded;               // nodes left out, ascending
   std::vector<std::string> excluded_text;  // per excluded node, describe_blocking's brief form
   std::string summary;                     // one line for the profile's provenance
-  std::vector<std::string> notes;          // said beside the result
+  // Every finding on every checked node, blocking or not ("node 3 (h3): mlx5_1 nic_bandwidth_low (block):
+  // ..."): the profile's provenance keeps them, so a rule can be judged by the nodes it was measured on.
+  std::vector<std::string> findings;
+  std::vector<std::string> notes;  // said beside the result
 };
 
 // A node and its blocking findings: "node 3 (h3): mlx5_1 nic_bandwidth_low, GPU2 gpu_bandwidth_low", or
 // with each finding's message when `detailed` (what to do, for the error that refuses the cluster).
 std::string describe_blocking(const topology::NodeHealth& node, bool detailed = false);
+
+// One line per finding of the node: "node 3 (h3): mlx5_1 nic_bandwidth_low (block): <message>".
+std::vector<std::string> describe_findings(const topology::NodeHealth& node);
 
 // Throws InputError("<health>", 0, ...) naming every blocking node, and what to do, when a node blocks and
 // the policy neither ignores nor excludes; also when both flags are set, or when excluding would leave no

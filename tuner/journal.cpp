@@ -1,5 +1,6 @@
 #include "tuner/journal.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -160,6 +161,7 @@ JournalHeader parse_header(const Fields& f) {
   h.gpu_model = f.get_or<std::string>("gpu_model", "");
   h.nodes = f.get_or<int>("nodes", 0);
   h.gpus_per_node = f.get_or<int>("gpus_per_node", 0);
+  h.nics_per_node = f.get_or<int>("nics_per_node", 0);
   h.strategy = f.get_or<std::string>("strategy", "");
   if (f.raw().contains("collectives")) {
     for (const auto& c : f.need("collectives")) {
@@ -179,6 +181,7 @@ JournalHeader parse_header(const Fields& f) {
   h.repetitions = f.get_or<int>("repetitions", 0);
   h.health = f.get_or<std::string>("health", "");
   h.excluded_nodes = f.get_or<std::vector<std::string>>("excluded_nodes", {});
+  h.health_findings = f.get_or<std::vector<std::string>>("health_findings", {});
   h.fabric_env = f.get_or<std::map<std::string, std::string>>("fabric_env", {});
   return h;
 }
@@ -235,6 +238,77 @@ std::string utc_timestamp_now() {
   return buffer;
 }
 
+namespace {
+
+// "2026-11-30T04:37:15Z" -> "20261130T043715Z"; the file's modification time when the header has none.
+std::string journal_time(const std::filesystem::path& journal) {
+  std::string created;
+  try {
+    std::ifstream in(journal);
+    std::string first;
+    if (std::getline(in, first))
+      if (auto e = parse_journal_line(first, journal.string(), 1); e && e->header())
+        created = e->header()->created;
+  } catch (const std::exception&) {
+    // not a journal we can read: its time is the file's
+  }
+  std::string compact;
+  for (char c : created)
+    if (c != '-' && c != ':') compact += c;
+  if (compact.size() >= 16) return compact;
+  struct stat st {};
+  const std::time_t t = ::stat(journal.c_str(), &st) == 0 ? st.st_mtime : 0;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
+  return buffer;
+}
+
+std::string stem_of(const std::filesystem::path& journal) {
+  std::string stem = journal.filename().string();
+  const std::string ext = ".jsonl";
+  if (stem.size() > ext.size() && stem.ends_with(ext)) stem.resize(stem.size() - ext.size());
+  return stem;
+}
+
+}  // namespace
+
+std::filesystem::path journal_parts_dir(const std::filesystem::path& journal) {
+  return journal.parent_path() / (stem_of(journal) + ".parts");
+}
+
+std::string KeptJournal::describe() const {
+  std::string out = "the previous calibration's ";
+  if (!journal.empty()) out += "journal is kept as " + journal.string();
+  if (!parts.empty()) out += std::string(journal.empty() ? "" : ", its ") + "job parts as " + parts.string();
+  return out + " (--resume would have continued it)";
+}
+
+std::optional<KeptJournal> keep_previous_journal(const std::filesystem::path& journal) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parts = journal_parts_dir(journal);
+  const bool has_journal = fs::exists(journal, ec), has_parts = fs::exists(parts, ec);
+  if (has_journal && fs::file_size(journal, ec) == 0 && !ec && !has_parts) {
+    fs::remove(journal);
+    return std::nullopt;
+  }
+  if (!has_journal && !has_parts) return std::nullopt;
+  const std::string time = has_journal ? journal_time(journal) : journal_time(parts);
+  const fs::path dir = journal.parent_path();
+  const std::string stem = stem_of(journal);
+  std::string tag = time;
+  for (int n = 2; fs::exists(dir / (stem + "." + tag + ".jsonl"), ec) ||
+                  fs::exists(dir / (stem + "." + tag + ".parts"), ec);
+       ++n)
+    tag = time + "-" + std::to_string(n);
+  KeptJournal kept;
+  if (has_journal) fs::rename(journal, kept.journal = dir / (stem + "." + tag + ".jsonl"));
+  if (has_parts) fs::rename(parts, kept.parts = dir / (stem + "." + tag + ".parts"));
+  return kept;
+}
+
 std::string to_json_line(const JournalHeader& h) {
   json j;
   j["type"] = "header";
@@ -252,6 +326,7 @@ std::string to_json_line(const JournalHeader& h) {
   j["gpu_model"] = h.gpu_model;
   j["nodes"] = h.nodes;
   j["gpus_per_node"] = h.gpus_per_node;
+  j["nics_per_node"] = h.nics_per_node;
   j["strategy"] = h.strategy;
   json collectives = json::array();
   for (auto c : h.collectives) collectives.push_back(std::string(nccl::name(c)));
@@ -269,6 +344,7 @@ std::string to_json_line(const JournalHeader& h) {
   j["repetitions"] = h.repetitions;
   if (!h.health.empty()) j["health"] = h.health;
   if (!h.excluded_nodes.empty()) j["excluded_nodes"] = h.excluded_nodes;
+  if (!h.health_findings.empty()) j["health_findings"] = h.health_findings;
   if (!h.fabric_env.empty()) j["fabric_env"] = h.fabric_env;
   return j.dump();
 }

@@ -37,17 +37,18 @@ struct JournalHeader {
   int version = kJournalVersion;
   std::string created;  // RFC 3339, UTC
   std::string tool_version;
-  std::string command;       // the command line, for provenance
-  std::string source;        // "measured", "simulated" or "imported"
-  std::string runner;        // the runner's one-line description
-  std::string nccl_version;  // "2.28.9"
-  std::string cluster;       // cluster name (example name or topology file)
-  std::string fingerprint;   // topology fingerprint
+  std::string command;                         // the command line, for provenance
+  std::string source;                          // "measured", "simulated" or "imported"
+  std::string runner;                          // the runner's one-line description
+  std::string nccl_version;                    // "2.28.9"
+  std::string cluster;                         // cluster name (example name or topology file)
+  std::string fingerprint;                     // topology fingerprint
   std::vector<std::string> fingerprint_facts;  // what it hashes (topology/fingerprint.hpp)
   std::string gpu_model;
   int nodes = 0;
   int gpus_per_node = 0;
-  std::string strategy;  // "exhaustive", "adaptive", "imported"
+  int nics_per_node = 0;  // from the probe; 0 when not known
+  std::string strategy;   // "exhaustive", "adaptive", "imported"
   std::vector<Collective> collectives;
   uint64_t min_bytes = 0;
   uint64_t max_bytes = 0;
@@ -56,10 +57,11 @@ struct JournalHeader {
   std::vector<ProcessSetting> settings;
   uint64_t seed = 0;  // simulator seed (0 when measured)
   int repetitions = 0;
-  // What the health gate saw (tuner/cluster_health.hpp): a summary, the nodes left out, and the fabric
-  // settings every node agreed on (written into the profile's [env]).
+  // What the health gate saw (tuner/cluster_health.hpp): a summary, the nodes left out, every finding, and
+  // the fabric settings every node agreed on (written into the profile's [env]).
   std::string health;
   std::vector<std::string> excluded_nodes;
+  std::vector<std::string> health_findings;
   std::map<std::string, std::string> fabric_env;
 };
 
@@ -148,5 +150,21 @@ class JournalWriter {
 
 // RFC 3339 UTC time of now: "2026-11-30T04:37:15Z".
 std::string utc_timestamp_now();
+
+// Where the job parts of an orchestrated calibration live: the folder <journal stem>.parts beside it.
+std::filesystem::path journal_parts_dir(const std::filesystem::path& journal);
+
+// Before a fresh calibration writes `journal`, what an earlier one left there is kept, never truncated: the
+// journal is renamed beside itself with its time, <stem>.<time>.jsonl (the time its header says that
+// calibration started, else the file's modification time, as 20261130T043715Z; -2, -3 ... when taken), and
+// its folder of job parts likewise. The one place that decides a fresh journal: tune() and the orchestrator
+// both start here. Returns what was kept where, for saying so; nullopt when there was nothing (an empty
+// file is removed).
+struct KeptJournal {
+  std::filesystem::path journal;  // empty when there was only a parts folder
+  std::filesystem::path parts;    // empty when there was none
+  std::string describe() const;   // "previous journal kept as ..."
+};
+std::optional<KeptJournal> keep_previous_journal(const std::filesystem::path& journal);
 
 }  // namespace autotune::tuner

@@ -2,7 +2,7 @@
 // What production taught: jobs' telemetry (profiles/telemetry_file.hpp, written by the plugin under
 // <store>/telemetry/) folded into the cluster's journal as records of source "production" (which derive()
 // leaves out: they are not calibration measurements), and the profile's rules revised only where
-// production evidence beats them beyond the noise, with tune's statistics (derive.hpp: clearly_faster, the
+// production evidence beats them beyond the noise, with tune's statistics (the
 // interquartile ranges apart, and DeriveOptions::min_gain):
 //  - an alternative NCCL ran in the same range (the runner-up explored, [online] explore) whose GPU times are
 //    clearly faster than the rule's by more than min_gain replaces the rule's choice (the rule's old choice

@@ -231,10 +231,7 @@ std::vector<std::string> job_command(const Launcher& launcher, const std::filesy
 }
 
 JobFiles job_files(const std::filesystem::path& journal, int job_id) {
-  std::string stem = journal.filename().string();
-  const std::string ext = ".jsonl";
-  if (stem.size() > ext.size() && stem.ends_with(ext)) stem.resize(stem.size() - ext.size());
-  auto dir = journal.parent_path() / (stem + ".parts");
+  const auto dir = journal_parts_dir(journal);
   return {dir / ("job" + std::to_string(job_id) + ".jsonl"), dir / ("job" + std::to_string(job_id) + ".log")};
 }
 
@@ -247,15 +244,6 @@ struct JobsRun {
   std::vector<size_t> records_before;  // per job: records its part held before this run
   int stopped_by = 0;                  // the stop signal that ended the run early, or 0
 };
-
-void clear_parts(const OrchestratorOptions& o) {
-  std::filesystem::remove(o.journal);
-  for (size_t i = 0; i < o.settings.size(); ++i) {
-    auto files = job_files(o.journal, static_cast<int>(i));
-    std::filesystem::remove(files.part);
-    std::filesystem::remove(files.log);
-  }
-}
 
 // The worker's own arguments, and its share of the budget (with the limit past which it is stopped).
 std::vector<std::string> worker_arguments(const OrchestratorOptions& o, int job, const JobFiles& files,
@@ -286,7 +274,10 @@ JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const 
     }
     std::optional<double> share, limit;
     if (o.budget) {
-      share = (o.budget->count() - clock.seconds_since(start)) / (total - i);
+      // NCCL's defaults are every rule's baseline: their job runs whatever is left and may use all of it;
+      // the others share what it leaves.
+      const double left = o.budget->count() - clock.seconds_since(start);
+      share = setting.is_default() ? std::max(1.0, left) : left / (total - i);
       if (*share < 1.0) {
         run.failure[i] = "not run: the time budget was spent";
         tell(i, "failed: " + run.failure[i]);
@@ -328,6 +319,7 @@ void adopt_part_header(JournalHeader& header, const JournalHeader& part) {
       header.scales.push_back(s);
   if (header.nodes == 0) header.nodes = part.nodes;
   if (header.gpus_per_node == 0) header.gpus_per_node = part.gpus_per_node;
+  if (header.nics_per_node == 0) header.nics_per_node = part.nics_per_node;
   if (header.gpu_model.empty()) header.gpu_model = part.gpu_model;
   if (header.nccl_version.empty()) header.nccl_version = part.nccl_version;
   if (header.runner.empty()) header.runner = part.runner;
@@ -409,8 +401,9 @@ std::vector<JournalRecord> merge_parts(const OrchestratorOptions& o, const JobsR
 TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) {
   if (o.settings.empty()) throw InputError("<arguments>", 0, "expected at least one process-wide setting");
   const int total = static_cast<int>(o.settings.size());
-  std::filesystem::create_directories(job_files(o.journal, 0).part.parent_path());
-  if (!o.resume) clear_parts(o);
+  if (!o.resume)
+    if (auto kept = keep_previous_journal(o.journal); kept && o.say) o.say(kept->describe());
+  std::filesystem::create_directories(journal_parts_dir(o.journal));
   auto tell = [&](int i, const std::string& what) {
     if (notice) notice({i, total, o.settings[i].id, what});
   };

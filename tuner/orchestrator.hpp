@@ -81,7 +81,8 @@ struct OrchestratorOptions {
   std::vector<std::string> measure_args;  // the measurement options, passed to every worker as given
   std::vector<ProcessSetting> settings;   // one job each, in this order (job id = index)
   std::filesystem::path journal;          // the merged journal
-  bool resume = false;  // keep the parts: finished jobs are not run again, interrupted ones resume
+  bool resume = false;  // keep the parts: finished jobs are not run again, interrupted ones resume; without
+                        // it the previous journal and parts are kept aside (keep_previous_journal)
   std::optional<std::chrono::duration<double>> budget;  // shared by the jobs still to run
   // With a budget, a job still running after twice its share plus this (start-up, NCCL initialisation) is
   // stopped (SIGTERM, SIGKILL 10 s later) and recorded as failed: a hung launcher must not hold the rest.
@@ -89,6 +90,8 @@ struct OrchestratorOptions {
   JournalHeader header;  // of the merged journal; settings are filled in, the rest of what the
                          // workers know (scales, GPUs, NCCL version) is taken from their parts when empty
   double min_gain = 0.03;
+  // A line for people as something happens outside the jobs (a previous journal kept); may be empty.
+  std::function<void(const std::string&)> say;
   // Seams (tests): how jobs are started and time is kept; null = the real ones (fork/exec with stop signals
   // forwarded to the running job, the steady clock).
   ProcessLauncher* processes = nullptr;

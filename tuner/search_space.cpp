@@ -41,7 +41,10 @@ SearchSpace build_search_space(const SearchSpaceOptions& o) {
   space.scales = o.scales;
   std::sort(space.scales.begin(), space.scales.end());
   space.scales.erase(std::unique(space.scales.begin(), space.scales.end()), space.scales.end());
+  // NCCL's defaults first: the baseline of every other setting, and the job a budget must not cut.
   space.settings = o.settings;
+  std::stable_partition(space.settings.begin(), space.settings.end(),
+                        [](const ProcessSetting& s) { return s.is_default(); });
   std::vector<Collective> collectives = o.collectives;
   if (collectives.empty()) collectives.assign(nccl::kAllCollectives.begin(), nccl::kAllCollectives.end());
   std::vector<int> channels = o.channels.empty() ? std::vector<int>{0} : o.channels;

@@ -40,7 +40,7 @@ struct SearchSpace {
   std::vector<CollectiveSpace> collectives;
   std::vector<uint64_t> sizes;  // ascending, min_bytes x 2^k up to max_bytes (max_bytes included)
   std::vector<Scale> scales;
-  std::vector<ProcessSetting> settings;
+  std::vector<ProcessSetting> settings;  // NCCL's defaults first
 };
 
 // Throws InputError("<arguments>", 0, ...) for an empty or inverted size range, no scale, no setting, a

@@ -2,9 +2,10 @@
 // A search strategy decides what to measure, batch by batch, inside one job (process-wide setting) at one
 // scale. It measures through a MeasureFn that journals, replays on --resume and enforces the time budget, so
 // a strategy only chooses. Exhaustive measures every candidate at every size: the reference. Adaptive
-// measures coarsely, drops candidates that are clearly beaten, bisects to where the winner changes and spends
-// repetitions where the top two are close. Strategies are deterministic functions of the measurements they
-// get back, which is what lets --resume replay them. Stateless objects; run() may be called concurrently.
+// measures coarsely, drops candidates that are clearly beaten and bisects to where the winner changes. Both
+// end with rounds of fresh repetitions wherever the derivation's answer is still in doubt
+// (repetition_rounds.hpp). Strategies are deterministic functions of the measurements they get back, which
+// is what lets --resume replay them. Stateless objects; run() may be called concurrently.
 
 #include <cstdint>
 #include <functional>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "runners/runner.hpp"
+#include "tuner/derive.hpp"
 #include "tuner/search_space.hpp"
 
 namespace autotune::tuner {
@@ -26,8 +28,9 @@ struct StrategyInput {
   std::vector<CollectiveSpace> collectives;
   std::vector<uint64_t> sizes;  // the grid, ascending
   int repetitions = 5;
-  double min_gain = 0.03;    // the derivation's threshold: decides where the winner "changes"
-  uint64_t granularity = 4;  // sizes the strategy invents (between grid sizes) are multiples of this
+  DeriveOptions derive;       // the derivation's threshold and confidence: decide where the winner "changes"
+  int repetition_rounds = 6;  // rounds of fresh repetitions where an answer is in doubt, each doubling them
+  uint64_t granularity = 4;   // sizes the strategy invents (between grid sizes) are multiples of this
 };
 
 // Measures a batch. Returns nullopt when the budget does not allow the batch (nothing was measured).
@@ -53,7 +56,6 @@ struct AdaptiveOptions {
   double drop_ratio = 2.0;       // slower than the best by this factor at two coarse sizes in a row, and not
                                  // catching up: dropped
   double contender_ratio = 1.3;  // within this factor of the best at either end of an interval: bisected with
-  int extra_rounds = 2;          // repetition rounds where the top two are not told apart
 };
 
 // "exhaustive" or "adaptive"; throws InputError("<arguments>", 0, ...) for another name.

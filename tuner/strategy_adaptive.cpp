@@ -3,14 +3,16 @@
 //  1. coarse: NCCL's default and every live candidate at every coarse_stride-th grid size (and the last);
 //     candidates that fail are dropped, and so are those clearly beaten at two coarse sizes in a row and not
 //     catching up;
-//  2. bisect: where the decided choice differs between two coarse sizes, measure the grid size halfway with
-//     the contenders of both ends, recursively, down to neighbouring grid sizes;
+//  2. bisect: where the decided choice (or the algorithm and protocol NCCL's default runs) differs between
+//  two
+//     coarse sizes, measure the grid size halfway with the contenders of both ends, recursively, down to
+//     neighbouring grid sizes;
 //  3. crossover: between neighbouring grid sizes that still differ, one size in between, so the range edge
 //     sits near the real crossover;
-//  4. repetitions: where the fastest candidate beats the default by the threshold but the noise test cannot
-//     tell them apart yet, measure both again (fresh repetitions pool with the old).
+//  4. repetitions: wherever the derivation's answer is still in doubt, rounds of fresh repetitions
+//     (repetition_rounds.hpp, as for the exhaustive strategy).
 // A candidate that is the same operation as NCCL's default at a size (same algorithm and protocol as NCCL
-// reported using, channels left to NCCL) is not measured again there.
+// reported using, channels left to NCCL or forced to the count it used) is not measured again there.
 
 #include <algorithm>
 #include <map>
@@ -18,6 +20,7 @@
 
 #include "common/byte_size.hpp"
 #include "tuner/derive.hpp"
+#include "tuner/repetition_rounds.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/strategy_samples.hpp"
 
@@ -39,8 +42,7 @@ class AdaptiveRun {
     coarse_phase();
     for (const auto& cs : in_.collectives) bisect_phase(cs);
     for (const auto& cs : in_.collectives) crossover_phase(cs);
-    for (int round = 0; round < o_.extra_rounds; ++round)
-      for (const auto& cs : in_.collectives) repetition_round(cs, round);
+    if (!stopped_) spend_repetitions(in_, measure_, table_, report_);
     return report_;
   }
 
@@ -74,12 +76,9 @@ class AdaptiveRun {
                   const std::string& what) {
     const Candidate none{};
     if (!table_.find(c, bytes, none) && !batch({{c, bytes, none, repetitions}}, what)) return;
-    auto default_choice = table_.effective(c, bytes, none);
     std::vector<MeasureRequest> requests;
     for (const auto& cand : candidates) {
-      if (table_.find(c, bytes, cand) || table_.banned(c, cand)) continue;
-      if (default_choice && cand.channels == 0 && cand.algorithm == default_choice->algorithm &&
-          cand.protocol == default_choice->protocol)
+      if (table_.find(c, bytes, cand) || table_.banned(c, cand) || table_.repeats_default(c, bytes, cand))
         continue;
       requests.push_back({c, bytes, cand, repetitions});
     }
@@ -93,8 +92,7 @@ class AdaptiveRun {
       if (s->ok()) return s->median();
       return std::nullopt;
     }
-    auto def = table_.effective(c, bytes, Candidate{});
-    if (def && cand.channels == 0 && cand.algorithm == def->algorithm && cand.protocol == def->protocol)
+    if (table_.repeats_default(c, bytes, cand))
       if (const Samples* s = table_.find(c, bytes, Candidate{}); s && s->ok()) return s->median();
     return std::nullopt;
   }
@@ -118,28 +116,28 @@ class AdaptiveRun {
         measure_at(c, bytes, active_[c], in_.repetitions,
                    "coarse pass of " + std::string(nccl::name(c)) + " at " + human_byte_size(bytes) +
                        " and above (budget)");
-        SizeDecision d = decide(table_, c, bytes, in_.min_gain);
+        SizeDecision d = decide(table_, c, bytes, in_.derive);
         std::vector<Candidate> keep;
         for (const auto& cand : active_[c]) {
           const Samples* s = table_.find(c, bytes, cand);
           if (table_.banned(c, cand) || (s && s->failure)) continue;  // failed here: dropped
           auto med = median_of(c, bytes, cand);
-          if (med && d.best_us > 0) {
-            double ratio = *med / d.best_us;
+          if (med && d.best_us() > 0) {
+            double ratio = *med / d.best_us();
             auto key = std::make_pair(c, key_of(cand));
             auto prev = previous.find(key);
             // Only where both times have grown with size (bandwidth-bound) does the ratio show the trend: two
             // latency-bound sizes say nothing about who wins at large sizes.
             bool beaten = ratio > o_.drop_ratio && prev != previous.end() &&
                           prev->second.second > o_.drop_ratio && ratio >= prev->second.second &&
-                          *med > 2.0 * prev->second.first && d.best_us > 2.0 * previous_best[c];
+                          *med > 2.0 * prev->second.first && d.best_us() > 2.0 * previous_best[c];
             previous[key] = {*med, ratio};
             if (beaten) continue;
           }
           keep.push_back(cand);
         }
         active_[c] = std::move(keep);
-        if (d.best_us > 0) previous_best[c] = d.best_us;
+        if (d.best_us() > 0) previous_best[c] = d.best_us();
       }
   }
 
@@ -151,21 +149,28 @@ class AdaptiveRun {
       if (std::find(out.begin(), out.end(), cand) == out.end()) out.push_back(cand);
     };
     for (uint64_t bytes : {a, b}) {
-      SizeDecision d = decide(table_, cs.collective, bytes, in_.min_gain);
-      if (d.best_us <= 0) continue;
+      SizeDecision d = decide(table_, cs.collective, bytes, in_.derive);
+      if (d.best_us() <= 0) continue;
       for (const auto& cand : cs.candidates) {
         if (table_.banned(cs.collective, cand)) continue;
         auto med = median_of(cs.collective, bytes, cand);
-        if (med && *med <= d.best_us * o_.contender_ratio) add(cand);
+        if (med && *med <= d.best_us() * o_.contender_ratio) add(cand);
       }
     }
     return out;
   }
 
+  // The same decision at both sizes, and NCCL's default running the same algorithm and protocol at both
+  // (as far as the runner reported it; its channel count may drift with size): where NCCL switches in
+  // between, the winner's margin changes there, so a rule may end or begin there, and that is bisected too.
   bool same_choice(Collective c, uint64_t a, uint64_t b) const {
-    SizeDecision da = decide(table_, c, a, in_.min_gain);
-    SizeDecision db = decide(table_, c, b, in_.min_gain);
-    return da.choice && db.choice && *da.choice == *db.choice && da.rule.has_value() == db.rule.has_value();
+    SizeDecision da = decide(table_, c, a, in_.derive);
+    SizeDecision db = decide(table_, c, b, in_.derive);
+    if (da.provisional != db.provisional) return false;
+    if (da.provisional && !(*da.winner == *db.winner)) return false;
+    if (da.choice.has_value() != db.choice.has_value()) return false;
+    return !da.choice ||
+           (da.choice->algorithm == db.choice->algorithm && da.choice->protocol == db.choice->protocol);
   }
 
   void bisect(const CollectiveSpace& cs, size_t lo, size_t hi) {
@@ -198,36 +203,6 @@ class AdaptiveRun {
                  "crossover of " + std::string(nccl::name(cs.collective)) + " between " + human_byte_size(a) +
                      " and " + human_byte_size(b) + " (budget)");
     }
-  }
-
-  void repetition_round(const CollectiveSpace& cs, int round) {
-    Collective c = cs.collective;
-    std::vector<MeasureRequest> requests;
-    const Candidate none{};
-    for (uint64_t bytes : table_.sizes(c)) {
-      const auto* row = table_.at(c, bytes);
-      const Samples* def = table_.find(c, bytes, none);
-      if (!def || !def->ok()) continue;
-      auto default_choice = table_.effective(c, bytes, none);
-      std::optional<Candidate> best;
-      double best_us = 0;
-      for (const auto& [key, s] : *row) {
-        Candidate cand = candidate_of(key);
-        if (cand.is_default() || !s.ok() || table_.banned(c, cand)) continue;
-        auto choice = table_.effective(c, bytes, cand);
-        if (default_choice && choice && *choice == *default_choice) continue;
-        if (!best || s.median() < best_us) best = cand, best_us = s.median();
-      }
-      if (!best) continue;
-      const Samples* bs = table_.find(c, bytes, *best);
-      bool hinges = def->median() / best_us - 1.0 > in_.min_gain && !clearly_faster(*bs, *def);
-      if (!hinges) continue;
-      // Fresh repetitions of both; the runner gives a repeated request fresh noise.
-      requests.push_back({c, bytes, none, in_.repetitions});
-      requests.push_back({c, bytes, *best, in_.repetitions});
-    }
-    batch(std::move(requests), "extra repetitions of " + std::string(nccl::name(c)) + " (round " +
-                                   std::to_string(round + 1) + ", budget)");
   }
 
   const AdaptiveOptions& o_;

@@ -2,6 +2,7 @@
 
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "tuner/repetition_rounds.hpp"
 
 namespace autotune::tuner {
 
@@ -21,6 +22,8 @@ class ExhaustiveStrategy : public Strategy {
 
   StrategyReport run(const StrategyInput& in, const MeasureFn& measure) const override {
     StrategyReport report;
+    MeasurementTable table;
+    bool stopped = false;
     for (const auto& cs : in.collectives)
       for (size_t i = 0; i < in.sizes.size(); ++i) {
         std::vector<MeasureRequest> batch;
@@ -31,10 +34,13 @@ class ExhaustiveStrategy : public Strategy {
         if (!got) {
           report.skipped.push_back(std::string(nccl::name(cs.collective)) + " from " +
                                    human_byte_size(in.sizes[i]) + " up: not measured (budget)");
+          stopped = true;
           break;
         }
+        for (const auto& m : *got) table.add(m);
         report.measurements += got->size();
       }
+    if (!stopped) spend_repetitions(in, measure, table, report);
     return report;
   }
 };

@@ -44,6 +44,7 @@ void MeasurementTable::add(const Measurement& m) {
     s.times_us.insert(s.times_us.end(), m.times_us.begin(), m.times_us.end());
     if (m.used_algorithm) s.used_algorithm = m.used_algorithm;
     if (m.used_protocol) s.used_protocol = m.used_protocol;
+    if (m.used_channels > 0) s.used_channels = m.used_channels;
   } else if (!s.failure) {
     s.failure = m.outcome;
     s.detail = m.detail;
@@ -87,14 +88,20 @@ bool MeasurementTable::banned(Collective c, const Candidate& candidate) const {
 
 std::optional<Choice> MeasurementTable::effective(Collective c, uint64_t bytes,
                                                   const Candidate& candidate) const {
-  if (candidate.algorithm && candidate.protocol)
-    return Choice{*candidate.algorithm, *candidate.protocol, candidate.channels};
   const Samples* s = find(c, bytes, candidate);
-  if (!s) return std::nullopt;
-  auto a = candidate.algorithm ? candidate.algorithm : s->used_algorithm;
-  auto p = candidate.protocol ? candidate.protocol : s->used_protocol;
+  auto a = candidate.algorithm ? candidate.algorithm : s ? s->used_algorithm : std::nullopt;
+  auto p = candidate.protocol ? candidate.protocol : s ? s->used_protocol : std::nullopt;
   if (!a || !p) return std::nullopt;
-  return Choice{*a, *p, candidate.channels};
+  const int channels = candidate.channels > 0 ? candidate.channels : s ? s->used_channels : 0;
+  return Choice{*a, *p, channels};
+}
+
+bool MeasurementTable::repeats_default(Collective c, uint64_t bytes, const Candidate& candidate) const {
+  if (candidate.is_default()) return true;
+  auto def = effective(c, bytes, Candidate{});
+  if (!def || !candidate.algorithm || !candidate.protocol) return false;
+  if (*candidate.algorithm != def->algorithm || *candidate.protocol != def->protocol) return false;
+  return candidate.channels == 0 || candidate.channels == def->channels;
 }
 
 }  // namespace autotune::tuner

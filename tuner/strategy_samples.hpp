@@ -28,12 +28,12 @@ using CandidateKey = std::tuple<int, int, int>;
 CandidateKey key_of(const Candidate& c);
 Candidate candidate_of(const CandidateKey& k);
 
-// The operation a candidate really runs: forced parts as given; for the default, what NCCL reported it used.
-// Two candidates with the same effective choice are the same operation. nullopt when not known.
+// The operation a candidate really runs: forced parts as given, the rest what NCCL reported it used. Two
+// candidates with the same effective choice are the same operation. nullopt when not known.
 struct Choice {
   Algorithm algorithm;
   Protocol protocol;
-  int channels = 0;
+  int channels = 0;  // 0 = not known (on GPUs the sweep hook sees NCCL's own channel count as "NCCL decides")
   bool operator==(const Choice&) const = default;
 };
 
@@ -44,6 +44,7 @@ struct Samples {
   std::string detail;
   std::optional<Algorithm> used_algorithm;
   std::optional<Protocol> used_protocol;
+  int used_channels = 0;  // 0 = not reported
 
   bool ok() const { return !failure && !times_us.empty(); }
   // Quantile by linear interpolation between order statistics; q in [0, 1]. 0 when there are no samples.
@@ -65,6 +66,11 @@ class MeasurementTable {
   bool banned(Collective c, const Candidate& candidate) const;
   // The effective choice of a candidate at a size (see Choice).
   std::optional<Choice> effective(Collective c, uint64_t bytes, const Candidate& candidate) const;
+  // The candidate is NCCL's own choice at this size again: the algorithm and protocol NCCL's default used,
+  // and the channels left to NCCL or forced to the count the default used (where the runner reports it).
+  // Known from the default's measurement alone, so a strategy can skip measuring it. False when the default
+  // has not been measured there.
+  bool repeats_default(Collective c, uint64_t bytes, const Candidate& candidate) const;
 
  private:
   std::map<Collective, std::map<uint64_t, std::map<CandidateKey, Samples>>> data_;

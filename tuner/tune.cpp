@@ -35,7 +35,7 @@ StrategyInput strategy_input(const SearchSpace& space, const TuneOptions& o) {
   in.collectives = space.collectives;
   in.sizes = space.sizes;
   in.repetitions = o.repetitions;
-  in.min_gain = o.min_gain;
+  in.derive.min_gain = o.min_gain;
   int max_ranks = 1;
   for (const auto& s : space.scales) max_ranks = std::max(max_ranks, s.ranks);
   in.granularity = 4ull * static_cast<uint64_t>(max_ranks);
@@ -107,6 +107,7 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   p.cluster.fingerprint_facts = h.fingerprint_facts;
   p.cluster.gpu_model = h.gpu_model;
   p.cluster.gpus_per_node = h.gpus_per_node;
+  p.cluster.nics_per_node = h.nics_per_node;
   p.cluster.nodes = h.nodes;
   p.provenance.created = utc_timestamp_now();
   p.provenance.tool_version = h.tool_version;
@@ -115,6 +116,7 @@ profiles::Profile build_profile(const Derivation& d, const JournalHeader& h) {
   p.provenance.command = h.command;
   p.provenance.health = h.health;
   p.provenance.excluded_nodes = h.excluded_nodes;
+  p.provenance.health_findings = h.health_findings;
   p.env = d.env;
   // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
   for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
@@ -151,7 +153,7 @@ class Calibration {
  private:
   void open_journal();
   void run_setting(const ProcessSetting& setting);
-  JobResult run_unit(const ProcessSetting& setting, const Scale& scale);
+  JobResult run_unit(const ProcessSetting& setting, const Scale& scale, int scale_index);
   std::optional<std::vector<Measurement>> measure(Unit& u, const std::vector<MeasureRequest>& batch);
   bool out_of_budget(const Unit& u, size_t requests) const;
   std::vector<Measurement> run_requests(Unit& u, const std::vector<MeasureRequest>& requests);
@@ -181,7 +183,8 @@ class Calibration {
   std::string setting_detail_;
 };
 
-// What the journal already holds (--resume) becomes the replay; a fresh calibration starts a new journal.
+// What the journal already holds (--resume) becomes the replay; a fresh calibration starts a new journal,
+// keeping the previous one aside.
 void Calibration::open_journal() {
   bool had_header = false;
   if (o_.resume && std::filesystem::exists(o_.journal)) {
@@ -196,7 +199,7 @@ void Calibration::open_journal() {
       replay_.emplace(replay_key(rec.setting, rec.scale, rec.measurement.request, rec.attempt),
                       std::move(rec.measurement));
   } else if (processes_.is_root()) {
-    std::filesystem::remove(o_.journal);
+    if (auto kept = keep_previous_journal(o_.journal); kept && o_.say) o_.say(kept->describe());
   }
   if (!processes_.is_root()) return;
   writer_.emplace(o_.journal);
@@ -301,7 +304,10 @@ std::optional<std::vector<Measurement>> Calibration::measure(Unit& u,
   }
   if (!to_run.empty()) {
     std::vector<MeasureRequest> requests;
-    for (size_t i : to_run) requests.push_back(batch[i]);
+    for (size_t i : to_run) {
+      requests.push_back(batch[i]);
+      requests.back().attempt = attempt_of[i];
+    }
     std::vector<Measurement> got = run_requests(u, requests);
     std::vector<JournalRecord> records;
     const std::string now = utc_timestamp_now();
@@ -322,7 +328,7 @@ std::optional<std::vector<Measurement>> Calibration::measure(Unit& u,
   return out;
 }
 
-JobResult Calibration::run_unit(const ProcessSetting& setting, const Scale& scale) {
+JobResult Calibration::run_unit(const ProcessSetting& setting, const Scale& scale, int scale_index) {
   Unit u{setting, scale, JobResult{setting, scale, 0, 0, {}, false, ""},
          nullptr, "",    result_.header.source,
          {},      {},    {}};
@@ -331,10 +337,13 @@ JobResult Calibration::run_unit(const ProcessSetting& setting, const Scale& scal
     u.job.detail = setting_detail_;
     return u.job;
   }
-  // The budget left is shared evenly by the units still to run.
-  if (o_.budget)
-    u.deadline =
-        elapsed() + std::max(0.0, o_.budget->count() - elapsed()) / std::max(1, units_total_ - units_done_);
+  // NCCL's defaults are the baseline of every rule and of the [env] choice: their job may use all the budget
+  // left (shared by its scales); the other settings share what it leaves.
+  if (o_.budget) {
+    const int scales = static_cast<int>(result_.plan.space.scales.size());
+    const int sharing = setting.is_default() ? scales - scale_index : units_total_ - units_done_;
+    u.deadline = elapsed() + std::max(0.0, o_.budget->count() - elapsed()) / std::max(1, sharing);
+  }
   try {
     StrategyReport sr =
         strategy_->run(input_, [&](const std::vector<MeasureRequest>& b) { return measure(u, b); });
@@ -353,8 +362,9 @@ void Calibration::run_setting(const ProcessSetting& setting) {
   journal(JournalJobEvent{setting.id, "started", "", utc_timestamp_now()});
   setting_failed_ = false;
   std::string detail;
-  for (const auto& scale : result_.plan.space.scales) {
-    JobResult job = run_unit(setting, scale);
+  const auto& scales = result_.plan.space.scales;
+  for (size_t k = 0; k < scales.size(); ++k) {
+    JobResult job = run_unit(setting, scales[k], static_cast<int>(k));
     ++units_done_;
     result_.measured += job.measured;
     result_.replayed += job.replayed;
@@ -374,14 +384,14 @@ TuneResult Calibration::run() {
   start_ = clock_.now();
   units_total_ = static_cast<int>(space.settings.size() * space.scales.size());
   planned_per_unit_ = strategy_->planned_measurements(input_);
-  for (const auto& setting : space.settings) run_setting(setting);
+  for (const auto& setting : space.settings) run_setting(setting);  // NCCL's defaults first
   if (records_.empty()) {
     std::string why;
     for (const auto& j : result_.jobs)
       if (j.failed) why += "; " + j.setting.id + " (" + runners::describe_shape(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
-  result_.derivation = derive(records_, DeriveOptions{o_.min_gain});
+  result_.derivation = derive(records_, input_.derive);
   result_.profile = build_profile(result_.derivation, result_.header);
   return std::move(result_);
 }

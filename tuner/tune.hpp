@@ -39,7 +39,7 @@ struct TuneOptions {
   double min_gain = 0.03;
   std::optional<std::chrono::duration<double>> budget;  // wall time for the measurements
   std::filesystem::path journal;  // where every measurement goes (required unless dry_run)
-  bool resume = false;            // continue the journal instead of starting a new one
+  bool resume = false;  // continue the journal instead of starting a new one (the old one is kept aside)
   // Provenance written into the journal header (the parameters are filled in by tune()).
   JournalHeader header;
   // The job's processes: under MPI every process runs tune() and sees the same measurements; root alone
@@ -47,6 +47,8 @@ struct TuneOptions {
   // failed) is root's, taken by all. Null = this process alone.
   const runners::ProcessGroup* processes = nullptr;
   const Clock* clock = nullptr;  // null = the steady clock
+  // A line for people as something happens outside the measurements (a previous journal kept aside).
+  std::function<void(const std::string&)> say;
 };
 
 struct TuneProgress {

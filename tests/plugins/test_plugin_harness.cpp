@@ -497,6 +497,11 @@ TEST_CASE("every kind of broken profile gives one WARN line and NCCL's own choic
       CHECK(lines[0].flags == NCCL_TUNING);
       CHECK(contains(lines[0].text, c.path));
       CHECK(contains(lines[0].text, "NCCL decides"));
+      // A missing profile is said to be missing, not untrusted.
+      if (std::string(c.name) == "missing") {
+        CHECK(contains(lines[0].text, "no such file"));
+        CHECK_FALSE(contains(lines[0].text, "not trusted"));
+      }
     }
   }
 }

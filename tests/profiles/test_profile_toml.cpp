@@ -317,12 +317,13 @@ TEST_CASE("profile toml: rule errors", "[profile_toml]") {
         "profile.toml:17: rule[1].min_bytes: expected a value; found no such key (it is required)");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchannels = 65")) ==
         "profile.toml:23: rule[1].channels: expected an integer 0..64 (0 = NCCL decides); found 65");
-  CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchanels = 4")) ==
-        "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
-        "protocol, "
-        "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, "
-        "reg_buff, chunk_bytes, runner_up, runner_up_busbw_gbps; "
-        "found an unknown key");
+  CHECK(
+      error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nchanels = 4")) ==
+      "profile.toml:23: rule[1].chanels: expected one of collective, min_bytes, max_bytes, algorithm, "
+      "protocol, "
+      "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, reg_buff, "
+      "chunk_bytes, gain, gain_low, gain_high, confidence, sizes, default_samples, runner_up, "
+      "runner_up_busbw_gbps; found an unknown key");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nnodes = \"8-2\"")) ==
         "profile.toml:23: rule[1].nodes: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found "
         "string "
@@ -525,8 +526,12 @@ TEST_CASE("profile toml: health: what the gate saw and the nodes left out read a
   p.provenance.nccl_version = "2.28.9";
   p.provenance.health = "8 node(s) checked by check (simulated): 2 blocking, excluded (--exclude-unhealthy)";
   p.provenance.excluded_nodes = {"node 3: mlx5_1 nic_bandwidth_low", "node 5: GPU2 gpu_bandwidth_low"};
+  p.provenance.health_findings = {"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%",
+                                  "node 3 (h3): mlx5_1 nic_bandwidth_low (block): rail 1 at 50%"};
   p.env = {{"NCCL_IB_GID_INDEX", "3"}, {"NCCL_SOCKET_IFNAME", "=eth0"}};
   const std::string text = format_profile(p);
+  CHECK(text.find("health_findings = [\n  \"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%\",\n  "
+                  "\"node 3 (h3)") != std::string::npos);
   CHECK(
       text.find(
           "excluded_nodes = [\"node 3: mlx5_1 nic_bandwidth_low\", \"node 5: GPU2 gpu_bandwidth_low\"]\n") !=
@@ -534,15 +539,19 @@ TEST_CASE("profile toml: health: what the gate saw and the nodes left out read a
   const Profile back = parse_profile(text, "x.toml");
   CHECK(back.provenance.health == p.provenance.health);
   CHECK(back.provenance.excluded_nodes == p.provenance.excluded_nodes);
+  CHECK(back.provenance.health_findings == p.provenance.health_findings);
   CHECK(back.env == p.env);
   CHECK(format_profile(back) == text);
   // Absent: nothing written (hand-written and imported profiles), nothing read.
   Profile plain = p;
   plain.provenance.health.clear();
   plain.provenance.excluded_nodes.clear();
+  plain.provenance.health_findings.clear();
   CHECK(format_profile(plain).find("health") == std::string::npos);
   CHECK(error_of(std::string(kHeader) + "excluded_nodes = \"node 3\"\n") ==
         "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found string \"node 3\"");
   CHECK(error_of(std::string(kHeader) + "excluded_nodes = [3]\n") ==
         "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found integer 3");
+  CHECK(error_of(std::string(kHeader) + "health_findings = [1]\n") ==
+        "profile.toml:16: provenance.health_findings: expected an array of strings; found integer 1");
 }

@@ -70,6 +70,50 @@ TEST_CASE("recorded: OCI dump survives an NCCL XML round trip", "[output][record
   CHECK(fingerprint(back, 228) == fingerprint(t, 228));
 }
 
+TEST_CASE("recorded: NVLinks to the CPU survive an NCCL XML round trip (POWER8)", "[output][recorded]") {
+  AUTOTUNE_SHARED_OR_SKIP(path, "hwloc-xml/hwloc-power8gpudistances.xml");
+  const Topology t = read_topology_file(path);
+  const std::string xml = to_nccl_xml(t);
+  // NCCL's class for a link to the CPU, and no target NCCL would read there.
+  CHECK(xml.find("tclass=\"0x068001\"") != std::string::npos);
+  const Topology back = read_topology_text(xml, "roundtrip.xml");
+  REQUIRE(back.gpus.size() == t.gpus.size());
+  for (size_t i = 0; i < t.gpus.size(); ++i) {
+    INFO("GPU " << i);
+    CHECK(back.gpus[i].nvlink_links() == t.gpus[i].nvlink_links());  // 4: two to the peer, two to the CPU
+    const auto to_cpu = [](const Gpu& g) {
+      return std::count_if(g.nvlinks.begin(), g.nvlinks.end(),
+                           [](const NvLink& l) { return l.remote == NvLinkRemote::cpu; });
+    };
+    CHECK(to_cpu(back.gpus[i]) == to_cpu(t.gpus[i]));
+    CHECK(back.gpus[i].name == t.gpus[i].name);
+  }
+  CHECK(fingerprint(back, 228) == fingerprint(t, 228));
+}
+
+TEST_CASE("recorded: NVLinks keep their order through an NCCL XML round trip (OCI)", "[output][recorded]") {
+  AUTOTUNE_SHARED_OR_SKIP(path, "nccl-xml/oci-bm-gpu-h100-8-topo.xml");
+  const Topology t = read_topology_file(path);
+  const Topology back = read_topology_text(to_nccl_xml(t), "roundtrip.xml");
+  REQUIRE(back.gpus.size() == t.gpus.size());
+  for (size_t i = 0; i < t.gpus.size(); ++i) {
+    REQUIRE(back.gpus[i].nvlinks.size() == t.gpus[i].nvlinks.size());
+    for (size_t k = 0; k < t.gpus[i].nvlinks.size(); ++k) {
+      CHECK(back.gpus[i].nvlinks[k].remote_bus_id == t.gpus[i].nvlinks[k].remote_bus_id);
+      CHECK(back.gpus[i].nvlinks[k].count == t.gpus[i].nvlinks[k].count);
+    }
+  }
+}
+
+TEST_CASE("NCCL XML output keeps NUMA nodes that hold no GPU or NIC", "[output]") {
+  Topology t = load_example("h100-8x");
+  t.numa_nodes = 4;  // two more sockets' worth of NUMA nodes with nothing PCI on them
+  const std::string xml = to_nccl_xml(t);
+  const Topology back = read_topology_text(xml, "roundtrip.xml");
+  CHECK(back.numa_nodes == 4);
+  CHECK(fingerprint(back, 228) == fingerprint(t, 228));
+}
+
 TEST_CASE("text output: a long source name stays apart from its detail", "[output]") {
   const Topology t = read_topology_file(test::own_fixture("nccl-full.xml"));
   const std::string text = to_text({t, analyze(t), "0123456789abcdef"});

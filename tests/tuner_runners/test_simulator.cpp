@@ -333,3 +333,35 @@ TEST_CASE("nccl-tests' bandwidth definitions", "[bandwidth]") {
   CHECK(element_count(Collective::allreduce, 8, 1024) == 256);
   CHECK(element_count(Collective::allgather, 8, 1024) == 32);
 }
+
+TEST_CASE("describe_cluster refuses what it would have to guess and says what it assumed", "[sim]") {
+  // A GPU nothing says the architecture of: no SM, a name and device id the simulator does not know.
+  topology::Topology unknown = test::h100_node();
+  for (auto& g : unknown.gpus) g.sm = 0, g.name = "Mystery Accelerator";
+  CHECK_THROWS_WITH(describe_cluster(unknown, 1),
+                    Catch::Contains("a GPU whose architecture the simulator knows") &&
+                        Catch::Contains("'Mystery Accelerator'"));
+  // More than one node and no NIC with an active port: nothing to model the network with.
+  topology::Topology no_nics = test::h100_node();
+  no_nics.nics.clear();
+  CHECK_NOTHROW(describe_cluster(no_nics, 1));
+  CHECK_THROWS_WITH(describe_cluster(no_nics, 2),
+                    Catch::Contains("at least one NIC that has an active port"));
+  topology::Topology ports_down = test::h100_node();
+  for (auto& n : ports_down.nics) n.ports[0].state = "DOWN";
+  CHECK_THROWS_AS(describe_cluster(ports_down, 2), InputError);
+  // H100s with no NVLink listed (a skeleton file): PCIe only, and said so, also in what the runner reports.
+  topology::Topology no_nvlink = test::h100_node();
+  for (auto& g : no_nvlink.gpus) g.nvlinks.clear();
+  no_nvlink.nvswitches.clear();
+  SimCluster c = describe_cluster(no_nvlink, 1);
+  CHECK_FALSE(c.nvlink);
+  REQUIRE(c.assumptions.size() == 1);
+  CHECK_THAT(c.assumptions[0], Catch::Contains("no NVLink listed for the 8"));
+  const runners::SingleProcess alone;
+  SimRunner runner(SimModel(c), 1, 0.03, alone);
+  CHECK_THAT(runner.info().description, Catch::Contains("ASSUMED: no NVLink listed"));
+  // A node whose GPUs say they are PCIe cards assumes nothing.
+  CHECK(describe_cluster(test::a100_pcie_node(), 1).assumptions.empty());
+  CHECK(describe_cluster(test::h100_node(), 2).assumptions.empty());
+}

@@ -60,6 +60,9 @@ TEST_CASE("set-up: a simulated cluster measures in process, sweeps the probe's s
   CHECK(s.tune.header.source == "simulated");
   CHECK(s.tune.header.nccl_version == "2.28.9");
   CHECK(s.tune.header.tool_version == "9.9.9");
+  // What measures and the node's NICs go into the journal's header and from there into the profile.
+  CHECK_THAT(s.tune.header.runner, Catch::StartsWith("SIMULATED: NCCL cost model over 2 node(s) x 8"));
+  CHECK(s.tune.header.nics_per_node == 8);
   CHECK(s.tune.header.gpus_per_node == 8);
   CHECK_FALSE(s.tune.header.fingerprint.empty());
   CHECK(s.tune.journal == profiles::Store("/store").journal_path_for("h100-8x-2n-sim", "2.28.9"));
@@ -185,6 +188,41 @@ TEST_CASE(
   CHECK(s.tune.processes == &alone);
 }
 
+TEST_CASE("set-up: every value is checked before anything is set up or measured") {
+  auto refused = [](CalibrationRequest r, const std::string& message) {
+    INFO(message);
+    CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains(message));
+  };
+  auto r = simulated(2);
+  r.channels = {8, 65};
+  refused(r, "--channels: expected channel counts from 1 to 64");
+  r = simulated(2);
+  r.cross_nic = std::vector<std::string>{"1", "3"};
+  refused(r, "--cross-nic: expected values of NCCL_CROSS_NIC, 0, 1 or 2, found '3'");
+  r = simulated(2);
+  r.ib_hca = std::vector<std::string>{"mlx5_0", " x"};
+  refused(r, "--ib-hca: the value ' x'");
+  r = simulated(2);
+  r.repetitions = 0;
+  refused(r, "--reps: expected 1 to 10000");
+  r = simulated(2);
+  r.noise = 1.0;
+  refused(r, "--noise: expected a relative noise");
+  r = simulated(2);
+  r.scales = {std::optional<int>(-1)};
+  refused(r, "--scales: expected node counts of at least 1");
+  r = simulated(2);
+  r.strategy = "random";
+  refused(r, "--strategy: expected exhaustive or adaptive");
+  r = simulated(2);
+  r.min_bytes = 0;
+  refused(r, "expected 0 < --min-bytes <= --max-bytes");
+  // On GPUs too, before a runner is made (world()'s would throw a logic_error).
+  CalibrationRequest gpu;
+  gpu.channels = {100};
+  CHECK_THROWS_AS(set_up_calibration(gpu, world()), autotune::InputError);
+}
+
 namespace {
 
 // A check that finds the given nodes blocking (a NIC) and the rest healthy, and records what it was asked.
@@ -257,6 +295,12 @@ TEST_CASE(
                                                                  "node 5 (h5): mlx5_1 nic_bandwidth_low"});
   CHECK(s.tune.header.health ==
         "8 node(s) checked by check (test): 2 blocking, excluded (--exclude-unhealthy)");
+  // Every finding the gate saw goes into the profile's provenance, with its message.
+  CHECK(s.tune.header.health_findings ==
+        std::vector<std::string>{
+            "node 3 (h3): mlx5_1 nic_bandwidth_low (block): mlx5_1 carries 50% of the job's median",
+            "node 5 (h5): mlx5_1 nic_bandwidth_low (block): mlx5_1 carries 50% of the job's median"});
+  CHECK(build_profile({}, s.tune.header).provenance.health_findings == s.tune.header.health_findings);
   // Orchestrated, the simulated workers are told which nodes to leave out, and leave them out themselves.
   r.launcher = "env";
   auto o = set_up_calibration(r, c);
@@ -336,6 +380,9 @@ TEST_CASE("health: --ignore-health calibrates without checking, and says so; bot
   // The gate itself, given blocking nodes and told to ignore them, goes on and says which.
   const auto d = decide_on_health(check_finding(2, {1})({}), {true, false});
   CHECK(d.excluded.empty());
+  CHECK(d.findings ==
+        std::vector<std::string>{
+            "node 1 (h1): mlx5_1 nic_bandwidth_low (block): mlx5_1 carries 50% of the job's median"});
   CHECK_THAT(d.notes.back(), Catch::Contains("health ignored (--ignore-health): node 1 (h1): mlx5_1"));
 }
 

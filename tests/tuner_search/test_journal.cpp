@@ -68,6 +68,9 @@ TEST_CASE("journal: header, records and job events round-trip through the file")
   h.settings = {{"default", {}}, {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
   h.seed = 42;
   h.repetitions = 5;
+  h.runner = "simulator: 2 x 8 H100";
+  h.health = "2 node(s) checked by check (simulated): none blocks";
+  h.health_findings = {"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%"};
   JournalRecord failed = sample_record(64);
   failed.measurement.outcome = Outcome::wrong_result;
   failed.measurement.detail = "3 wrong elements";
@@ -93,6 +96,9 @@ TEST_CASE("journal: header, records and job events round-trip through the file")
   CHECK(hr.scales == h.scales);
   CHECK(hr.settings == h.settings);
   CHECK(hr.seed == 42);
+  CHECK(hr.runner == h.runner);
+  CHECK(hr.health == h.health);
+  CHECK(hr.health_findings == h.health_findings);
 
   REQUIRE(entries[1].record());
   const JournalRecord& r = *entries[1].record();
@@ -179,5 +185,45 @@ TEST_CASE("journal: lines of unknown types and unknown fields are skipped for fo
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].line == 2);
   CHECK(entries[0].record()->measurement.request.bytes == 8);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: a fresh calibration keeps the previous journal aside, named with its time") {
+  fs::path dir = temp_dir("keep");
+  const fs::path journal = dir / "c.journal.jsonl";
+  CHECK_FALSE(keep_previous_journal(journal));  // nothing there: nothing to keep
+  JournalHeader h;
+  h.source = "simulated";
+  h.created = "2026-11-30T04:37:15Z";
+  {
+    JournalWriter w(journal);
+    w.write(h);
+    w.write(std::vector<JournalRecord>{sample_record(1024)});
+  }
+  const std::string before = autotune::read_file(journal);
+  auto kept = keep_previous_journal(journal);
+  REQUIRE(kept);
+  CHECK(kept->journal == dir / "c.journal.20261130T043715Z.jsonl");
+  CHECK(kept->parts.empty());
+  CHECK(autotune::read_file(kept->journal) == before);  // whole, not truncated
+  CHECK_FALSE(fs::exists(journal));
+  CHECK_THAT(kept->describe(), Catch::Contains(kept->journal.string()));
+  // A second calibration started the same second: its journal is kept under the next free name, with its
+  // parts folder.
+  {
+    JournalWriter w(journal);
+    w.write(h);
+  }
+  fs::create_directories(journal_parts_dir(journal));
+  autotune::write_file_atomically(journal_parts_dir(journal) / "job0.jsonl", "part\n");
+  auto again = keep_previous_journal(journal);
+  REQUIRE(again);
+  CHECK(again->journal == dir / "c.journal.20261130T043715Z-2.jsonl");
+  CHECK(again->parts == dir / "c.journal.20261130T043715Z-2.parts");
+  CHECK(autotune::read_file(again->parts / "job0.jsonl") == "part\n");
+  // An empty file holds nothing worth keeping.
+  autotune::write_file_atomically(journal, "");
+  CHECK_FALSE(keep_previous_journal(journal));
+  CHECK_FALSE(fs::exists(journal));
   fs::remove_all(dir);
 }

@@ -35,9 +35,10 @@ using test::check_same_rules;
 using test::kBinary;
 using test::only_file;
 // Two jobs: NCCL's defaults and NCCL_CROSS_NIC=1; a small grid keeps each job to a fraction of a second.
+// The simulated truth has a real gain there (reducescatter around 2 MiB) for the profile to find.
 const std::string kTune =
-    " tune --simulate --example h100-8x-2nic --nodes 2 --cross-nic 1 --collectives allreduce "
-    "--min-bytes 1K --max-bytes 4M --strategy exhaustive --reps 3 --seed 11 ";
+    " tune --simulate --example h100-8x-2nic --nodes 2 --cross-nic 1 --collectives reducescatter "
+    "--min-bytes 64K --max-bytes 8M --strategy exhaustive --reps 3 --seed 11 ";
 
 fs::path temp_dir(const std::string& name) {
   return test::fresh_temp_dir("orchestrator", name);
@@ -157,7 +158,8 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
     return r.setting.id + "|" + std::to_string(r.scale.ranks) + "|" +
            std::to_string(static_cast<int>(r.measurement.request.collective)) + "|" +
            std::to_string(r.measurement.request.bytes) + "|" +
-           runners::to_string(r.measurement.request.candidate) + "|" + std::to_string(r.attempt);
+           runners::to_string(r.measurement.request.candidate) + "|" +
+           std::to_string(r.measurement.request.repetitions) + "|" + std::to_string(r.attempt);
   };
   for (const auto& r : in_process_journal.records) expected[key(r)] = r.measurement.times_us;
   for (const auto& r : merged.records) {
@@ -369,8 +371,9 @@ TEST_CASE("with a budget a job that hangs is stopped and recorded as failed") {
   o.exe = kBinary;
   o.settings = {{"default", {}}, {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
   o.journal = dir / "c.journal.jsonl";
-  // Job 0's share is 1.2 s: stopped at 2 x 1.2 + 0.2 s; then nothing is left for job 1.
-  o.budget = std::chrono::duration<double>(2.4);
+  // Job 0 is NCCL's defaults: its share is the whole budget, 1.2 s; stopped at 2 x 1.2 + 0.2 s, after which
+  // nothing is left for job 1.
+  o.budget = std::chrono::duration<double>(1.2);
   o.job_grace = std::chrono::duration<double>(0.2);
   o.header.strategy = "exhaustive";
   o.header.source = "simulated";
@@ -433,19 +436,20 @@ TEST_CASE("orchestrator seam: a job past its limit gets SIGTERM, then SIGKILL 10
   // Runs for an hour and ignores SIGTERM.
   autotune::test::FakeProcessLauncher launcher(clock, {{3600, {0, {}}, true, "", {}, 0}});
   auto o = two_jobs(dir, launcher, clock);
-  o.budget = std::chrono::duration<double>(200.0);  // job 0's share: 100 s; its limit 2 x 100 + 120
+  // Job 0 is NCCL's defaults: its share is all of the budget, 200 s; its limit 2 x 200 + 120.
+  o.budget = std::chrono::duration<double>(200.0);
   const auto start = clock.now();
-  CHECK_THROWS_WITH(tuner::orchestrate(o), Catch::Contains("stopped after 320 s") &&
+  CHECK_THROWS_WITH(tuner::orchestrate(o), Catch::Contains("stopped after 520 s") &&
                                                Catch::Contains("killed by signal Killed") &&
                                                Catch::Contains("not run: the time budget was spent"));
   REQUIRE(launcher.started().size() == 1);  // nothing was left for job 1
   const auto& signals = launcher.started()[0].signals;
   REQUIRE(signals.size() == 2);
   CHECK(signals[0].first == SIGTERM);
-  CHECK(signals[0].second == Approx(320.0).margin(0.05));
+  CHECK(signals[0].second == Approx(520.0).margin(0.05));
   CHECK(signals[1].first == SIGKILL);
-  CHECK(signals[1].second == Approx(330.0).margin(0.05));
-  CHECK(clock.seconds_since(start) < 331.0);
+  CHECK(signals[1].second == Approx(530.0).margin(0.05));
+  CHECK(clock.seconds_since(start) < 531.0);
   fs::remove_all(dir);
 }
 
@@ -460,5 +464,57 @@ TEST_CASE("orchestrator seam: a stop signal during a job starts no further job a
   // The merged journal exists and records no failure for the interrupted job: --resume reruns it.
   auto journal = tuner::load_journal(o.journal);
   for (const auto& e : journal.job_events) CHECK(e.status != "failed");
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "orchestrator seam: NCCL's defaults run first and may use the whole budget; the rest share what is "
+    "left") {
+  fs::path dir = temp_dir("seam-budget-default");
+  autotune::test::ManualClock clock;
+  // Four jobs, 2 s: the default job uses 1.5 s of it; the three others share the 0.5 s left, under a second
+  // each, and are not started (the old even split skipped the default job and gave the last all of it).
+  autotune::test::FakeProcessLauncher launcher(clock, {{1.5, {0, {}}, false, "", {}, 0}});
+  auto o = two_jobs(dir, launcher, clock);
+  o.settings = {{"default", {}},
+                {"ib_hca=mlx5_0", {{"NCCL_IB_HCA", "mlx5_0"}}},
+                {"cross_nic=0", {{"NCCL_CROSS_NIC", "0"}}},
+                {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
+  o.budget = std::chrono::duration<double>(2.0);
+  std::vector<std::string> notices;
+  CHECK_THROWS_WITH(
+      tuner::orchestrate(o, [&](const tuner::JobNotice& n) { notices.push_back(n.setting + ": " + n.what); }),
+      Catch::Contains("no job measured anything"));
+  REQUIRE(launcher.started().size() == 1);
+  const auto& argv = launcher.started()[0].spec.argv;
+  CHECK(std::find(argv.begin(), argv.end(), "--job-id") + 1 < argv.end());
+  CHECK(*(std::find(argv.begin(), argv.end(), "--job-id") + 1) == "0");
+  CHECK(*(std::find(argv.begin(), argv.end(), "--budget") + 1) == "2s");
+  CHECK(std::count_if(notices.begin(), notices.end(), [](const std::string& n) {
+          return n.find("not run: the time budget was spent") != std::string::npos;
+        }) == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("orchestrator: a new calibration keeps the previous journal and parts aside and says so") {
+  fs::path dir = temp_dir("keep-journal");
+  autotune::test::ManualClock clock;
+  autotune::test::FakeProcessLauncher launcher(clock, {});
+  auto o = two_jobs(dir, launcher, clock);
+  // What an earlier calibration left: its merged journal and a part.
+  autotune::write_file_atomically(o.journal,
+                                  "{\"type\":\"header\",\"format\":\"nccl-autotune-journal\","
+                                  "\"version\":1,\"source\":\"simulated\",\"created\":"
+                                  "\"2026-11-30T04:37:15Z\"}\n");
+  fs::create_directories(tuner::job_files(o.journal, 0).part.parent_path());
+  autotune::write_file_atomically(tuner::job_files(o.journal, 0).part, "earlier part\n");
+  std::vector<std::string> said;
+  o.say = [&](const std::string& line) { said.push_back(line); };
+  CHECK_THROWS(tuner::orchestrate(o));
+  const fs::path kept = dir / "c.journal.20261130T043715Z.jsonl";
+  CHECK(fs::exists(kept));
+  CHECK(autotune::read_file(dir / "c.journal.20261130T043715Z.parts" / "job0.jsonl") == "earlier part\n");
+  REQUIRE(said.size() == 1);
+  CHECK_THAT(said[0], Catch::Contains(kept.string()));
   fs::remove_all(dir);
 }

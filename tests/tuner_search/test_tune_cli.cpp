@@ -38,6 +38,14 @@ int run(const std::string& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// "+4.1%..+7.5% (90%)", as profile show prints a rule's interval.
+std::string report_gain(const profiles::Rule& r) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.1f%%..%+.1f%% (%.0f%%)", r.gain->low * 100, r.gain->high * 100,
+                r.gain->confidence * 100);
+  return buf;
+}
+
 size_t count_lines(const fs::path& p) {
   std::ifstream in(p);
   return static_cast<size_t>(
@@ -70,6 +78,52 @@ TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCC
       }
     fs::remove_all(dir);
   }
+}
+
+TEST_CASE("tune on an existing name without --resume keeps the previous journal whole and says so") {
+  fs::path dir = temp_dir("keep-journal");
+  const std::string args =
+      "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K "
+      "--store " +
+      dir.string();
+  REQUIRE(run(args) == 0);
+  const fs::path journal = only_file(dir, ".jsonl");
+  const std::string first = autotune::read_file(journal);
+  const fs::path err = dir / "stderr";
+  int status = std::system((kBinary + " " + args + " >/dev/null 2>" + err.string()).c_str());
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::vector<fs::path> journals;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") journals.push_back(e.path());
+  REQUIRE(journals.size() == 2);
+  const fs::path kept = journals[0] == journal ? journals[1] : journals[0];
+  CHECK(autotune::read_file(kept) == first);
+  CHECK_THAT(autotune::read_file(err), Catch::Contains("journal is kept as " + kept.string()));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
+  fs::path dir = temp_dir("show-by-name");
+  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --store " +
+              dir.string()) == 0);
+  const fs::path file = only_file(dir, ".toml");
+  const auto profile = profiles::read_profile(file);
+  REQUIRE_FALSE(profile.rules.empty());
+  REQUIRE(profile.rules[0].gain);
+  CHECK(profile.cluster.nics_per_node == 8);  // the example's NICs (every profile said 0)
+  for (std::string how : {file.string(), std::string("h100-8x-2n-sim")}) {
+    INFO(how);
+    const fs::path show = dir / "show", exported = dir / "export";
+    std::system(
+        (kBinary + " profile show " + how + " --store " + dir.string() + " > " + show.string()).c_str());
+    std::system((kBinary + " profile export " + how + " --format toml --store " + dir.string() + " > " +
+                 exported.string())
+                    .c_str());
+    CHECK_THAT(autotune::read_file(show), Catch::Contains(report_gain(profile.rules[0])));
+    CHECK(profiles::parse_profile(autotune::read_file(exported), "export").rules[0].gain ==
+          profile.rules[0].gain);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("tune --simulate killed midway resumes to the same profile") {

@@ -1,0 +1,210 @@
+// nccl-autotune verify: whether a profile's rules still hold (after an NCCL or driver upgrade, or as a
+// periodic check). Wiring only: the profile and the runners in, tuner::verify_profile, the verdicts out.
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "autotune/version.hpp"
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/rule_json.hpp"
+#include "common/input_error.hpp"
+#include "common/process_launcher.hpp"
+#include "launcher/default_services.hpp"
+#include "launcher/launch_plan.hpp"
+#include "nccl/version.hpp"
+#include "profiles/profile_toml.hpp"
+#include "profiles/store.hpp"
+#include "report/table_format.hpp"
+#include "tuner/calibration_setup.hpp"
+#include "tuner/verify.hpp"
+
+namespace autotune::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct VerifyArgs {
+  std::string profile, store, example, topology_file, seed = "1", min_gain = "3%", format = "text";
+  int nodes = 1, reps = 5;
+  double noise = 0.03;
+};
+
+void describe_verify(CommandSpec& spec, VerifyArgs& a) {
+  spec.usage =
+      "nccl-autotune verify [PROFILE] [--simulate [--example NAME | --topology FILE] [--nodes N] [--seed N] "
+      "[--noise X]] [--reps 5] [--min-gain 3%] [--store DIR] [--write] [--format text|json]";
+  spec.description =
+      "Measures each rule of a profile again, at a few sizes of its range against NCCL's default there (at "
+      "the "
+      "rule's scale, under the profile's [env]), and says per rule whether it still wins, no longer wins or "
+      "now loses. Exit status 1 when a rule now loses beyond the noise, 0 otherwise. PROFILE is a profile "
+      "file "
+      "or a cluster name in the store; without it, the profile `run` would use on this node (with "
+      "--simulate, "
+      "the one `tune --simulate` names for the same options). --write stores a new version of the profile "
+      "without the rules that no longer win (the store keeps the old one as .prev). See docs/tune.md.";
+  spec.options.add_options()("simulate", "measure the labelled simulator instead of GPUs")(
+      "example", po::value(&a.example), "simulator: a bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
+      "topology", po::value(&a.topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
+      "nodes", po::value(&a.nodes)->default_value(1),
+      "simulator, without PROFILE: the node count tune named")(
+      "seed", po::value(&a.seed)->default_value(a.seed), "simulator: noise seed")(
+      "noise", po::value(&a.noise)->default_value(0.03), "simulator: relative noise per repetition")(
+      "reps", po::value(&a.reps)->default_value(a.reps),
+      "timed repetitions per measurement (doubled where in "
+      "doubt)")("min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
+                "a rule still wins past this gain")(
+      "store", po::value(&a.store), "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
+      "write", "store a new version of the profile without the rules that no longer win")(
+      "format", po::value(&a.format)->default_value(a.format), "text or json")(
+      "profile", po::value(&a.profile), "the profile (also the first argument)");
+  spec.positional.add("profile", 1);
+}
+
+// A file, a cluster name in the store, or (none given) the profile `run` would use here. Read from its TOML:
+// the evidence is there, not in the compiled rules.
+std::pair<profiles::Profile, fs::path> which_profile(const VerifyArgs& a, bool simulate,
+                                                     const profiles::Store& store) {
+  std::string name = a.profile;
+  if (name.empty() && simulate) {
+    std::string stem;
+    tuner::simulated_node(a.example, a.topology_file, &stem);
+    name = tuner::simulated_cluster_name(stem, a.nodes);
+  }
+  if (name.empty()) {
+    launcher::LaunchOptions options;
+    if (!a.store.empty()) options.store = a.store;
+    const auto plan =
+        launcher::plan_launch(options, launcher::default_services(), launcher::process_environment());
+    if (!plan.profile_path)
+      throw InputError("<arguments>", 0,
+                       "expected a PROFILE to verify, found none for this node: " + plan.problem_text);
+    return {profiles::read_profile(*plan.profile_path), *plan.profile_path};
+  }
+  if (fs::is_regular_file(name)) return {profiles::read_profile(name), name};
+  auto found = store.find_by_name(name);
+  if (found.empty())
+    throw InputError("<arguments>", 0,
+                     "expected a profile file or a cluster name in the store " + store.dir().string() +
+                         ", found \"" + name + "\"");
+  return {profiles::read_profile(found.front().file), found.front().file};
+}
+
+std::string gain_text(const tuner::GainInterval& g) {
+  if (!g.measured()) return "-";
+  return report::format_gain(g.gain) + " (" + report::format_gain(g.low) + ".." +
+         report::format_gain(g.high) + ")";
+}
+
+void print_text(const tuner::VerifyResult& r, const fs::path& file) {
+  std::printf("profile: %s\nmeasured by: %s\n\n", file.c_str(), r.runner.empty() ? "-" : r.runner.c_str());
+  report::TextTable t(
+      {"collective", "nodes", "ranks", "sizes", "choice", "calibrated", "now", "verdict", "why"});
+  for (const auto& c : r.rules)
+    t.add_row({std::string(nccl::name(c.rule.collective)), std::to_string(c.scale.nodes),
+               std::to_string(c.scale.ranks), report::human_size_range(c.rule.min_bytes, c.rule.max_bytes),
+               std::string(nccl::name(c.rule.algorithm)) + "/" + std::string(nccl::name(c.rule.protocol)) +
+                   (c.rule.channels ? "/ch" + std::to_string(c.rule.channels) : ""),
+               c.calibrated ? report::format_gain(*c.calibrated) : "-", gain_text(c.now),
+               std::string(tuner::name(c.verdict)), c.detail});
+  std::cout << t.render();
+  std::printf(
+      "\n%d still win, %d no longer win, %d now lose, %d not checked (%llu measurements; gain = NCCL's "
+      "default time / the rule's - 1, over the sizes measured, with its interval)\n",
+      r.count(tuner::Verdict::still_wins), r.count(tuner::Verdict::no_longer_wins),
+      r.count(tuner::Verdict::now_loses), r.count(tuner::Verdict::not_checked),
+      static_cast<unsigned long long>(r.measurements));
+}
+
+nlohmann::json result_json(const tuner::VerifyResult& r, const fs::path& file, const std::string& written) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& c : r.rules) {
+    nlohmann::json j = rule_json(c.rule);
+    j["verdict"] = tuner::name(c.verdict);
+    j["detail"] = c.detail;
+    j["measured_nodes"] = c.scale.nodes;
+    j["measured_ranks"] = c.scale.ranks;
+    j["sizes_measured"] = c.sizes;
+    j["samples_now"] = c.samples;
+    if (c.calibrated) j["gain_calibrated"] = *c.calibrated;
+    if (c.now.measured())
+      j["gain_now"] = {
+          {"gain", c.now.gain}, {"low", c.now.low}, {"high", c.now.high}, {"confidence", c.now.confidence}};
+    rules.push_back(j);
+  }
+  nlohmann::json out = {{"profile", file.string()},
+                        {"runner", r.runner},
+                        {"source", r.source},
+                        {"measurements", r.measurements},
+                        {"rules", rules},
+                        {"still_wins", r.count(tuner::Verdict::still_wins)},
+                        {"no_longer_wins", r.count(tuner::Verdict::no_longer_wins)},
+                        {"now_loses", r.count(tuner::Verdict::now_loses)},
+                        {"not_checked", r.count(tuner::Verdict::not_checked)}};
+  if (!written.empty()) out["written"] = written;
+  return out;
+}
+
+// The new version: the rules that still win (or were not checked), dated now, for the NCCL that measured.
+std::string write_new_version(const profiles::Store& store, const profiles::Profile& p,
+                              const tuner::VerifyResult& r, const Args& args) {
+  profiles::Profile next = tuner::without_failed_rules(p, r);
+  next.provenance.created = tuner::utc_timestamp_now();
+  next.provenance.tool_version = kToolVersion;
+  next.provenance.command = "nccl-autotune verify";
+  for (const auto& a : args) next.provenance.command += " " + a;
+  if (r.source == "measured" && nccl::Version::parse(r.nccl_version))
+    next.provenance.nccl_version = r.nccl_version;
+  const bool replaces = fs::exists(store.path_for(next));
+  const std::string path = store.save(next).string();
+  return path + (replaces ? " (the version it replaces: " + path + ".prev)" : "");
+}
+
+}  // namespace
+
+int cmd_verify(const Args& args) {
+  CommandSpec spec;
+  VerifyArgs a;
+  describe_verify(spec, a);
+  auto vm = parse_command_line(spec, args);
+  if (!vm) return kExitOk;
+  if (a.format != "text" && a.format != "json")
+    throw InputError("<arguments>", 0, "--format: expected text or json, found '" + a.format + "'");
+  const bool simulate = vm->count("simulate") > 0;
+  tuner::VerifyTarget target;
+  target.simulate = simulate;
+  target.seed = parse_seed(a.seed, "--seed");
+  target.noise = a.noise;
+  tuner::VerifyOptions options;
+  options.derive.min_gain = parse_gain(a.min_gain, "--min-gain");
+  options.repetitions = a.reps;
+  tuner::check_verify_request(target, options);
+  if (simulate) {
+    std::string stem;
+    target.topology = tuner::simulated_node(a.example, a.topology_file, &stem);
+  } else if (!a.example.empty() || !a.topology_file.empty()) {
+    throw InputError("<arguments>", 0, "--example and --topology describe the simulator: add --simulate");
+  }
+  const profiles::Store store(a.store.empty() ? profiles::Store::default_dir() : fs::path(a.store));
+  const auto [profile, file] = which_profile(a, simulate, store);
+  if (!simulate)
+    for (const auto& [k, v] : tuner::environment_to_set(profile, environment_map()))
+      ::setenv(k.c_str(), v.c_str(), 1);
+  const tuner::VerifyResult result =
+      tuner::verify_profile(profile, options, tuner::verify_runners(target, profile));
+  std::string written;
+  if (vm->count("write")) written = write_new_version(store, profile, result, args);
+  if (a.format == "json") {
+    std::cout << result_json(result, file, written).dump(2) << "\n";
+  } else {
+    print_text(result, file);
+    if (!written.empty())
+      std::printf("wrote %s without the %d rule(s) that no longer win\n", written.c_str(),
+                  result.count(tuner::Verdict::no_longer_wins) + result.count(tuner::Verdict::now_loses));
+  }
+  return result.count(tuner::Verdict::now_loses) > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace autotune::cli
