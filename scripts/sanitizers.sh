@@ -32,19 +32,21 @@ run_stage() {
   fi
 }
 
-# Tests that launch ranks under mpirun (their names say "mpirun") or srun (the Slurm tests, slurm:*) run
-# apart: Open MPI's components are dlopen'd and closed again, and its libraries keep no frame pointers, so
-# LeakSanitizer can only name the owner of a leak with components kept loaded and the slow unwinder, which
-# would double the rest's time. (srun hands its environment to every task, these settings included.)
-mpi_tests='mpirun|^slurm:'
+# Tests that launch ranks under mpirun (their names say "mpirun") run apart: Open MPI's components are
+# dlopen'd and closed again, and its libraries keep no frame pointers, so LeakSanitizer can only name the
+# owner of a leak with components kept loaded and the slow unwinder, which would double the rest's time.
+# The Slurm label runs in the release suite only: the code it drives (the launcher, the orchestrator's srun
+# jobs, the journal on scancel) runs under ASan in the mpirun and process-launcher tests, while under ASan the
+# label took over 5 minutes and once lost a worker to Open MPI's TCP wire-up between the local slurmds.
+mpi_tests='mpirun'
 asan_stage() {
   cmake --preset asan >/dev/null &&
     cmake --build --preset asan -j "$jobs" &&
-    ctest --preset asan -j "$jobs" -LE gpu -E "$mpi_tests" --timeout 600 &&
+    ctest --preset asan -j "$jobs" -LE "gpu|slurm" -E "$mpi_tests" --timeout 600 &&
     ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
       LSAN_OPTIONS="suppressions=$PWD/tests/lsan-mpi.supp:print_suppressions=0" \
       OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1 \
-      ctest --preset asan -j "$jobs" -LE gpu -R "$mpi_tests" --timeout 600
+      ctest --preset asan -j "$jobs" -LE "gpu|slurm" -R "$mpi_tests" --timeout 600
 }
 
 tsan_stage() {
