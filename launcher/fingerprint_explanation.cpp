@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nccl/version.hpp"
 #include "topology/fingerprint.hpp"
 
 namespace autotune::launcher {
@@ -9,7 +10,7 @@ namespace autotune::launcher {
 namespace {
 
 std::string major_minor_text(int mm) {
-  return std::to_string(mm / 100) + "." + std::to_string(mm % 100);
+  return nccl::Version{mm / 100, mm % 100, 0}.major_minor_text();
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ void know_job_nccl(LaunchPlan& plan, const Services& services, const EnvLookup& 
   }
   plan.nccl_major_minor = services.built_nccl_major_minor;
   const std::string built =
-      std::to_string(plan.nccl_major_minor / 100) + "." + std::to_string(plan.nccl_major_minor % 100);
+      nccl::Version{plan.nccl_major_minor / 100, plan.nccl_major_minor % 100, 0}.major_minor_text();
   plan.notes.push_back("the job's NCCL is not known (" + plan.nccl.how + "): assuming NCCL " + built +
                        ", which this tool was built with; NCCL_AUTOTUNE_NCCL_LIB names the library");
 }
