@@ -1,10 +1,10 @@
 #pragma once
 // The simulator's performance model: a stand-in for NCCL on machines without GPUs, never a substitute for
 // measuring. Two views of one cluster:
-//  - NCCL's estimate: NCCL's own cost model (latency + bytes / bandwidth per algorithm and protocol, hardware
-//    latencies per hop, per-generation bandwidth caps, channels; tables in NCCL-FACTS.md). nccl_default() is
-//    what NCCL would pick with nothing forced: the smallest estimate.
-//  - The simulated truth: the same formula with seeded per-(collective, algorithm, protocol) deviations in
+//  - NCCL's estimate (nccl_estimate.hpp): NCCL's own cost model; nccl_default() is what NCCL would pick with
+//    nothing forced: the smallest estimate.
+//  - The simulated truth (here): the same formula with seeded per-(collective, algorithm, protocol)
+//  deviations in
 //    latency and bandwidth plus a per-channel cost NCCL's model ignores, so that, as on real systems, NCCL's
 //    choice is sometimes not the fastest. That is what a tuner has to find; tests of the search engine
 //    compare their rules against best_true().
@@ -19,22 +19,13 @@
 // its NIC alike. Latencies are left alone.
 // Immutable after construction; const methods are safe to call from several threads.
 
-#include <array>
-#include <cstdint>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 
-#include "runners/runner.hpp"
-#include "simulator/sim_cluster.hpp"
+#include "simulator/nccl_estimate.hpp"
 
 namespace autotune::sim {
-
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
-using runners::Candidate;
 
 // How the truth strays from NCCL's estimate. Configurable so tests can switch it off (truth == estimate).
 struct SimDeviations {
@@ -44,12 +35,11 @@ struct SimDeviations {
   double channel_overhead_us = 0.05;  // per channel and operation: why fewer channels win small messages
 };
 
-// A fully resolved choice: what NCCL would actually run.
-struct SimChoice {
-  Algorithm algorithm = Algorithm::ring;
-  Protocol protocol = Protocol::simple;
-  int channels = 1;
-  bool operator==(const SimChoice&) const = default;
+// A communicator's cluster once the process settings are applied, and what its network share is.
+struct ProcessView {
+  SimCluster cluster;
+  double net_gbps = 0.0;            // inter-node bandwidth per node after NIC selection and cross-NIC
+  std::set<std::string> used_nics;  // the NICs this communicator's GPUs use
 };
 
 class SimModel {
@@ -59,53 +49,50 @@ class SimModel {
            SimDeviations deviations = {});
 
   // The cluster after the process settings (NICs left by NCCL_IB_HCA, channel limits, NVLS/CollNet switches).
-  const SimCluster& cluster() const { return cluster_; }
+  const SimCluster& cluster() const { return estimate_.cluster(); }
   const SimDeviations& deviations() const { return deviations_; }
+  // NCCL's own cost model for this communicator: its estimates and its choice.
+  const NcclEstimate& nccl() const { return estimate_; }
   // Inter-node bandwidth per node after NIC selection, rail mismatch and cross-NIC, GB/s (0 on one node).
-  double effective_net_gbps() const { return net_gbps_; }
+  double effective_net_gbps() const { return estimate_.net_gbps(); }
   // What the spanned nodes' faults leave of the intra-node and network bandwidth (1 = healthy).
   double fault_intra_factor() const { return fault_intra_; }
   double fault_net_factor() const { return fault_net_; }
 
-  // Why this combination cannot run on this cluster; nullopt when it can.
-  std::optional<std::string> unsupported(Collective c, Algorithm a, Protocol p) const;
-  // Forced LL128 where NCCL would not enable it (no NVLink): the data comes out wrong.
-  bool corrupts(Algorithm a, Protocol p) const;
+  // NCCL's side, as NcclEstimate says it (kept here for the many callers that hold a SimModel).
+  std::optional<std::string> unsupported(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const {
+    return estimate_.unsupported(c, a, p);
+  }
+  bool corrupts(nccl::Algorithm a, nccl::Protocol p) const { return estimate_.corrupts(a, p); }
+  double nccl_estimate_us(nccl::Collective c, uint64_t bytes, nccl::Algorithm a, nccl::Protocol p,
+                          int channels = 0) const {
+    return estimate_.estimate_us(c, bytes, a, p, channels);
+  }
+  SimChoice nccl_default(nccl::Collective c, uint64_t bytes) const {
+    return estimate_.default_choice(c, bytes);
+  }
+  CostTable cost_table(nccl::Collective c, uint64_t bytes) const { return estimate_.cost_table(c, bytes); }
+  std::optional<SimChoice> resolve(nccl::Collective c, uint64_t bytes, const runners::Candidate& candidate,
+                                   std::string* why = nullptr) const {
+    return estimate_.resolve(c, bytes, candidate, why);
+  }
 
-  // NCCL's estimate in microseconds; channels 0 = the communicator's maximum. Requires a supported
-  // combination.
-  double nccl_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels = 0) const;
-  // What NCCL picks with nothing forced (smallest estimate; LL128 only where safe), and its channel count.
-  SimChoice nccl_default(Collective c, uint64_t bytes) const;
-  // NCCL's cost table for one call as NCCL hands it to a tuner plugin, [algorithm][protocol] row-major:
-  // nccl_estimate_us for what NCCL would consider here (supported, and LL128 only where safe), -1
-  // (NCCL_ALGO_PROTO_IGNORE) elsewhere. Its smallest entry is nccl_default's choice (ties to the lower
-  // index).
-  std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols> cost_table(Collective c,
-                                                                           uint64_t bytes) const;
-  // What runs for a candidate: forced parts as given, the rest chosen by NCCL's estimate. nullopt (with the
-  // reason in *why) when the forced part cannot run here.
-  std::optional<SimChoice> resolve(Collective c, uint64_t bytes, const Candidate& candidate,
-                                   std::string* why = nullptr) const;
   // The simulated truth, noise-free, microseconds.
-  double true_time_us(Collective c, uint64_t bytes, const SimChoice& choice) const;
+  double true_time_us(nccl::Collective c, uint64_t bytes, const SimChoice& choice) const;
   // The fastest choice in truth over every supported, safe algorithm/protocol and channel counts 1..max
   // (powers of two and the maximum).
-  SimChoice best_true(Collective c, uint64_t bytes) const;
+  SimChoice best_true(nccl::Collective c, uint64_t bytes) const;
 
  private:
-  double latency_us(Collective c, Algorithm a, Protocol p) const;
-  // `truth`: with the spanned nodes' faults (what runs), else as NCCL estimates it.
-  double bus_gbps(Collective c, Algorithm a, Protocol p, int channels, bool truth) const;
+  SimModel(ProcessView view, SimDeviations deviations);
   void apply_faults(const std::set<std::string>& used_nics);
-  int default_channels(uint64_t bytes) const;
-  double deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) const;
+  // Bus bandwidth in truth, before the seeded deviations: the links as the faults leave them.
+  double true_bus_gbps(nccl::Collective c, const SimChoice& choice) const;
+  double deviation(uint64_t tag, nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const;
 
-  SimCluster cluster_;
   SimDeviations deviations_;
-  double net_gbps_ = 0.0;
+  NcclEstimate estimate_;
   double fault_intra_ = 1.0, fault_net_ = 1.0;
-  bool collnet_enabled_ = false;
 };
 
 }  // namespace autotune::sim

@@ -1,0 +1,251 @@
+#include "simulator/nccl_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "simulator/sim_constants.hpp"
+
+namespace autotune::sim {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::Protocol;
+using runners::Candidate;
+
+namespace {
+
+constexpr int kSimple = 2;
+constexpr int kNvls = 4, kNvlsTree = 5;
+
+// NCCL's default tables (NCCL-FACTS.md). [algorithm][LL, LL128, Simple], microseconds.
+constexpr double kBaseLat[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
+                                   {0, 0, 0},        {0, 0, 0},        {8, 8, 8}};
+constexpr double kHwLatNvlink[7][3] = {{.6, 1.25, 4}, {.6, 1.9, 3.4}, {.6, 1.25, 4}, {.6, 1.25, 4},
+                                       {0, 0, 25},    {0, 0, 25},     {0, 0, 4}};
+constexpr double kHwLatPci[7][3] = {{1, 1.9, 4}, {1, 2.5, 5.7}, {1, 1.9, 4}, {1, 1.9, 4},
+                                    {0, 0, 0},   {0, 0, 0},     {0, 0, 5.7}};
+constexpr double kHwLatNet[7][3] = {{5, 8.5, 14}, {2.7, 4, 14}, {5, 8.5, 14}, {5, 8.5, 14},
+                                    {0, 0, 18},   {0, 0, 20.9}, {0, 0, 14}};
+// [Volta, Ampere, Hopper, Blackwell][1 node, 2 nodes, more]
+constexpr double kLLMaxBw[4][3] = {{39, 39, 20.4}, {87.7, 22.5, 19.0}, {141, 45, 35}, {282, 90, 70}};
+// Per-channel LL128 caps. Hopper's are NCCL's; the others are assumptions scaled by NVLink speed.
+constexpr double kRingLL128PerCh[4] = {20.0, 20.0, 36.7, 73.4};
+constexpr double kTreeLL128PerCh[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29}, {73.4, 73.4, 58}};
+constexpr double kTreeSimplePerCh[4][3] = {{24, 24, 24}, {24, 24, 24}, {38.7, 41.4, 36}, {77, 82, 72}};
+constexpr double kNvlsEfficiency = 0.85;
+// Bytes per channel below which NCCL's default drops a channel (its enqueue heuristic, simplified).
+constexpr uint64_t kBytesPerChannel = 32 * 1024;
+
+int ai(Algorithm a) {
+  return static_cast<int>(a);
+}
+int pi(Protocol p) {
+  return static_cast<int>(p);
+}
+
+double log2_ceil(int n) {
+  return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n)));
+}
+
+int node_index(int nodes) {
+  return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2);
+}
+
+}  // namespace
+
+NcclEstimate::NcclEstimate(SimCluster cluster, double net_gbps)
+    : cluster_(std::move(cluster)), net_gbps_(net_gbps) {}
+
+std::optional<std::string> NcclEstimate::unsupported(Collective c, Algorithm a, Protocol p) const {
+  if (!nccl::is_allowed(c, a, p))
+    return std::string("NCCL does not run ") + std::string(nccl::nccl_name(c)) + " with " +
+           std::string(nccl::nccl_name(a)) + "/" + std::string(nccl::nccl_name(p));
+  if (cluster_.ranks() < 2) return std::string("one rank: NCCL does not consult the tuner");
+  switch (a) {
+    case Algorithm::nvls:
+      if (!cluster_.nvls) return std::string("NVLS needs Hopper or newer GPUs behind NVSwitches");
+      break;
+    case Algorithm::nvls_tree:
+      if (!cluster_.nvls) return std::string("NVLSTree needs Hopper or newer GPUs behind NVSwitches");
+      if (cluster_.nodes < 2) return std::string("NVLSTree needs more than one node");
+      break;
+    case Algorithm::collnet_direct:
+    case Algorithm::collnet_chain:
+      if (cluster_.nodes < 2) return std::string("CollNet needs more than one node");
+      if (!cluster_.collnet) return std::string("CollNet needs SHARP-capable NICs and NCCL_COLLNET_ENABLE=1");
+      break;
+    case Algorithm::pat:
+      if (cluster_.nodes < 2 || cluster_.gpus_per_node != 1)
+        return std::string("PAT needs one GPU per node on more than one node");
+      break;
+    case Algorithm::tree:
+    case Algorithm::ring:
+      break;
+  }
+  return std::nullopt;
+}
+
+bool NcclEstimate::corrupts(Algorithm, Protocol p) const {
+  return p == Protocol::ll128 && !cluster_.ll128_safe();
+}
+
+double NcclEstimate::latency_us(Collective c, Algorithm a, Protocol p) const {
+  const int n = cluster_.ranks(), g = cluster_.gpus_per_node, nodes = cluster_.nodes;
+  const double intra = cluster_.nvlink ? kHwLatNvlink[ai(a)][pi(p)] : kHwLatPci[ai(a)][pi(p)];
+  const double net = kHwLatNet[ai(a)][pi(p)];
+  const double base = kBaseLat[ai(a)][pi(p)];
+  const bool allreduce = c == Collective::allreduce;
+  switch (a) {
+    case Algorithm::ring: {
+      int passes = allreduce ? 2 : 1;
+      int steps = passes * (n - 1);
+      int inter_steps = nodes > 1 ? passes * (nodes - 1) : 0;
+      return base + (steps - inter_steps) * intra + inter_steps * net;
+    }
+    case Algorithm::tree:
+      return base + 2.0 * ((g - 1) * intra + log2_ceil(nodes) * net);
+    case Algorithm::nvls:
+      return kHwLatNvlink[kNvls][kSimple] + (nodes > 1 ? net : 0.0);
+    case Algorithm::nvls_tree:
+      return kHwLatNvlink[kNvlsTree][kSimple] + log2_ceil(nodes) * net;
+    case Algorithm::collnet_direct:
+      return base + 2.0 * intra + net;
+    case Algorithm::collnet_chain:
+      return base + 2.0 * (g - 1) * intra + net;
+    case Algorithm::pat:
+      return base + log2_ceil(nodes) * net;
+  }
+  return base;
+}
+
+double NcclEstimate::bus_gbps(Collective c, Algorithm a, Protocol p, int channels, double intra_gbps,
+                              double net_gbps) const {
+  const int gen = cluster_.generation(), ni = node_index(cluster_.nodes);
+  const double intra = intra_gbps;
+  const double net = cluster_.nodes > 1 ? net_gbps : std::numeric_limits<double>::infinity();
+  const double nvls_intra = intra * (c == Collective::allreduce ? 1.5 : 1.15) * kNvlsEfficiency;
+  double total = 0.0;
+  switch (a) {
+    case Algorithm::ring:
+      total = std::min(intra, net);
+      break;
+    case Algorithm::tree:
+      total = std::min(intra, net) * 0.9;
+      break;
+    case Algorithm::nvls:
+      total = std::min(nvls_intra, net);
+      break;
+    case Algorithm::nvls_tree:
+      total = std::min(nvls_intra, net) * 0.95;
+      break;
+    case Algorithm::collnet_direct:
+      total = std::min(intra, net * 1.9) * 0.9;  // SHARP reduces in the switch: half the data per node
+      break;
+    case Algorithm::collnet_chain:
+      total = std::min(intra, net * 1.9) * 0.8;
+      break;
+    case Algorithm::pat:
+      total = std::min(intra, net) * 0.9;
+      break;
+  }
+  const int max_ch = std::max(1, cluster_.max_channels);
+  const int ch = channels <= 0 ? max_ch : std::min(channels, max_ch);
+  // A channel can drive somewhat more than its even share of the links, so the last few add little.
+  double bw = std::min(total, ch * total / max_ch * 1.25);
+  if (a == Algorithm::tree && p == Protocol::simple) bw = std::min(bw, ch * kTreeSimplePerCh[gen][ni]);
+  switch (p) {
+    case Protocol::ll:
+      return std::min(bw * 0.5, kLLMaxBw[gen][ni]);
+    case Protocol::ll128: {
+      double per_ch = a == Algorithm::tree ? kTreeLL128PerCh[gen][ni] : kRingLL128PerCh[gen];
+      return std::min(bw * 0.92, ch * per_ch);
+    }
+    case Protocol::simple:
+      return bw;
+  }
+  return bw;
+}
+
+double NcclEstimate::estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels) const {
+  double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
+  double bw = bus_gbps(c, a, p, channels, cluster_.intra_gbps, net_gbps_);
+  double transfer = factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0;
+  return latency_us(c, a, p) + transfer;
+}
+
+int NcclEstimate::default_channels(uint64_t bytes) const {
+  uint64_t ch = bytes / kBytesPerChannel;
+  return static_cast<int>(
+      std::clamp<uint64_t>(ch, 1, static_cast<uint64_t>(std::max(1, cluster_.max_channels))));
+}
+
+std::optional<SimChoice> NcclEstimate::resolve(Collective c, uint64_t bytes, const Candidate& cand,
+                                               std::string* why) const {
+  std::optional<SimChoice> best;
+  double best_time = std::numeric_limits<double>::infinity();
+  std::string reason;
+  for (Algorithm a : nccl::kAllAlgorithms) {
+    if (cand.algorithm && *cand.algorithm != a) continue;
+    for (Protocol p : nccl::kAllProtocols) {
+      if (cand.protocol && *cand.protocol != p) continue;
+      if (auto r = unsupported(c, a, p)) {
+        if (reason.empty()) reason = *r;
+        continue;
+      }
+      // NCCL never picks LL128 itself where it is unsafe; only an explicit force gets it.
+      if (corrupts(a, p) && !cand.protocol) continue;
+      double t = estimate_us(c, bytes, a, p);  // strict <: ties go to the lower index, as in NCCL
+      if (t < best_time) best_time = t, best = SimChoice{a, p, 0};
+    }
+  }
+  if (!best) {
+    if (why) *why = reason.empty() ? "no usable algorithm/protocol" : reason;
+    return std::nullopt;
+  }
+  best->channels = cand.channels > 0 ? std::min(cand.channels, std::max(1, cluster_.max_channels))
+                                     : default_channels(bytes);
+  return best;
+}
+
+SimChoice NcclEstimate::default_choice(Collective c, uint64_t bytes) const {
+  auto choice = resolve(c, bytes, Candidate{});
+  // Ring/Simple runs every collective on any cluster of two or more ranks; one rank is a local copy.
+  return choice ? *choice : SimChoice{Algorithm::ring, Protocol::simple, 1};
+}
+
+CostTable NcclEstimate::cost_table(Collective c, uint64_t bytes) const {
+  CostTable t;
+  t.fill(-1.0f);
+  for (Algorithm a : nccl::kAllAlgorithms)
+    for (Protocol p : nccl::kAllProtocols) {
+      if (unsupported(c, a, p) || corrupts(a, p)) continue;
+      t[static_cast<size_t>(ai(a) * nccl::kNumProtocols + pi(p))] =
+          static_cast<float>(estimate_us(c, bytes, a, p));
+    }
+  return t;
+}
+
+ncclTunerConstants_v5_t default_tuner_constants() {
+  ncclTunerConstants_v5_t c{};
+  for (int a = 0; a < nccl::kNumAlgorithms; ++a)
+    for (int p = 0; p < nccl::kNumProtocols; ++p) {
+      c.baseLatencies[a][p] = kBaseLat[a][p];
+      c.hwLatencies[0][a][p] = kHwLatNvlink[a][p];
+      c.hwLatencies[1][a][p] = kHwLatPci[a][p];
+      c.hwLatencies[2][a][p] = kHwLatNet[a][p];
+    }
+  for (int gen = 0; gen < 4; ++gen)
+    for (int n = 0; n < 3; ++n) {
+      c.llMaxBws[gen][n] = kLLMaxBw[gen][n];
+      c.perChMaxRingLL128Bws[gen][n] = kRingLL128PerCh[gen];
+      c.perChMaxTreeLL128Bws[gen][n] = kTreeLL128PerCh[gen][n];
+      c.perChMaxTreeBws[gen][n] = kTreeSimplePerCh[gen][n];
+    }
+  // NVLSTree's caps: NCCL's Hopper figures (two nodes, more); the model has no NVLSTree cap of its own.
+  c.perChMaxNVLSTreeBws[2][1] = 57.7;
+  c.perChMaxNVLSTreeBws[2][2] = 45.5;
+  return c;
+}
+
+}  // namespace autotune::sim
