@@ -3,14 +3,12 @@
 # inputs (fuzz/regressions/<target>/), then fuzzing from seed corpora generated out of the test fixtures
 # (fuzz/make_seeds.sh). Exits nonzero on any crash, leak, timeout (-timeout=5 per input), out-of-memory
 # (-rss_limit_mb=2048) or sanitizer report, and leaves the failing input in build-fuzz/fuzz-out/<target>/.
-# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 30)] [TARGET...]
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 30)] [TARGET...] | scripts/fuzz.sh --build-only
 # Environment: FUZZ_JOBS (build parallelism, default nproc), FUZZ_KEEP_CORPUS=1 keeps the grown corpora
 # between runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
-seconds="${1:-30}"
-shift || true
 jobs="${FUZZ_JOBS:-$(nproc)}"
 build=build-fuzz
 out="$build/fuzz-out"
@@ -20,6 +18,12 @@ cmake --build --preset fuzz -j "$jobs" --target fuzz_all >/dev/null || {
   echo "fuzz.sh: building the fuzz targets failed (rerun: cmake --build --preset fuzz --target fuzz_all)" >&2
   exit 1
 }
+if [[ "${1:-}" == --build-only ]]; then
+  printf 'fuzz.sh: targets built in %d min %02d s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60))
+  exit 0
+fi
+seconds="${1:-30}"
+shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   for exe in "$build"/fuzz/fuzz_*; do

@@ -5,8 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AUTOTUNE_DEPS=build scripts/install-deps.sh
-cmake --preset default >/dev/null
-cmake --build --preset default -j "$(nproc)" --target nccl-autotune nccl-tuner-autotune
+scripts/build.sh nccl-autotune nccl-tuner-autotune
 store="${NCCL_AUTOTUNE_STORE:-$PWD/build/store}"
 if nvidia-smi -L >/dev/null 2>&1; then
   exec build/cli/nccl-autotune tune --store "$store" --max-bytes 1G --report "$store/report.html" "$@"

@@ -9,8 +9,10 @@ trap 'rm -rf "$dir"' EXIT
 export NCCL_AUTOTUNE_INSECURE=1  # mktemp's directory may sit under a world-writable, non-sticky one in CI
 fail() { echo "profile_merge_cli: $*" >&2; exit 1; }
 
+# One collective up to 64 MiB gives each shape rules of its own; merging does not depend on how many.
 for shape in 1x8 2x1; do
-  "$cli" tune --simulate --example h100-8x --nodes 2 --shapes "$shape" --store "$dir/$shape" --name eos \
+  "$cli" tune --simulate --example h100-8x --nodes 2 --shapes "$shape" --collectives allreduce --max-bytes 64M \
+    --store "$dir/$shape" --name eos \
     >"$dir/tune-$shape.log" 2>&1 || fail "tune --shapes $shape failed: $(cat "$dir/tune-$shape.log")"
 done
 a=$dir/1x8/eos-nccl2.28.toml

@@ -104,7 +104,7 @@ TEST_CASE("tune on an existing name without --resume keeps the previous journal 
 
 TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
   fs::path dir = temp_dir("show-by-name");
-  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --store " +
+  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 64M --store " +
               dir.string()) == 0);
   const fs::path file = only_file(dir, ".toml");
   const auto profile = profiles::read_profile(file);
@@ -128,10 +128,14 @@ TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
 
 TEST_CASE("tune --simulate killed midway resumes to the same profile") {
   fs::path whole = temp_dir("whole"), killed = temp_dir("killed");
+  // One collective up to 64 MiB: every default shape and NIC setting, some rules, about 3,400 journal lines
+  // (resuming does not depend on how many collectives or how large; all five took 8x as long).
   const std::string common =
-      "tune --simulate --example h100-8x-2nic --nodes 2 --strategy exhaustive --seed 7 ";
+      "tune --simulate --example h100-8x-2nic --nodes 2 --strategy exhaustive --seed 7 --collectives allreduce "
+      "--max-bytes 64M ";
   REQUIRE(run(common + "--store " + whole.string()) == 0);
   auto reference = profiles::read_profile(only_file(whole, ".toml"));
+  REQUIRE_FALSE(reference.rules.empty());  // something to resume to
 
   pid_t child = ::fork();
   REQUIRE(child >= 0);
@@ -139,8 +143,8 @@ TEST_CASE("tune --simulate killed midway resumes to the same profile") {
     std::freopen("/dev/null", "w", stdout);
     std::freopen("/dev/null", "w", stderr);
     ::execl(kBinary.c_str(), kBinary.c_str(), "tune", "--simulate", "--example", "h100-8x-2nic", "--nodes",
-            "2", "--strategy", "exhaustive", "--seed", "7", "--store", killed.c_str(),
-            static_cast<char*>(nullptr));
+            "2", "--strategy", "exhaustive", "--seed", "7", "--collectives", "allreduce", "--max-bytes", "64M",
+            "--store", killed.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Kill it once the journal holds some batches.
