@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the fuzz preset and runs every libFuzzer target for a fixed time: first on the saved regression
+# Builds the libFuzzer targets and runs every one for a fixed time: first on the saved regression
 # inputs (fuzz/regressions/<target>/), then fuzzing from seed corpora generated out of the test fixtures
 # (fuzz/make_seeds.sh). Exits nonzero on any crash, leak, timeout (-timeout=5 per input), out-of-memory
-# (-rss_limit_mb=2048) or sanitizer report, and leaves the failing input in build-fuzz/fuzz-out/<target>/.
+# (-rss_limit_mb=2048) or sanitizer report, and leaves the failing input in build-asan/fuzz-out/<target>/.
+# The targets live in the asan tree (preset asan: clang, ASan+UBSan, libFuzzer's coverage), which the
+# sanitizer stage also builds and tests: one configuration, built once.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 30)] [TARGET...] | scripts/fuzz.sh --build-only
 # Environment: FUZZ_JOBS (build parallelism, default nproc), FUZZ_KEEP_CORPUS=1 keeps the grown corpora
 # between runs.
@@ -10,12 +12,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 jobs="${FUZZ_JOBS:-$(nproc)}"
-build=build-fuzz
+build=build-asan
 out="$build/fuzz-out"
 
-cmake --preset fuzz >/dev/null || exit 1
-cmake --build --preset fuzz -j "$jobs" --target fuzz_all >/dev/null || {
-  echo "fuzz.sh: building the fuzz targets failed (rerun: cmake --build --preset fuzz --target fuzz_all)" >&2
+cmake --preset asan >/dev/null || exit 1
+cmake --build --preset asan -j "$jobs" --target fuzz_all >/dev/null || {
+  echo "fuzz.sh: building the fuzz targets failed (rerun: cmake --build --preset asan --target fuzz_all)" >&2
   exit 1
 }
 if [[ "${1:-}" == --build-only ]]; then
