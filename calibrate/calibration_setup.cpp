@@ -29,9 +29,7 @@ void check_request(const CalibrationRequest& r) {
   if (r.repetitions < 1 || r.repetitions > 10000)
     bad_argument("--reps: expected 1 to 10000 timed repetitions per measurement, found " +
                  std::to_string(r.repetitions));
-  if (!(r.noise >= 0.0 && r.noise < 1.0))
-    bad_argument("--noise: expected a relative noise per repetition in [0, 1) such as 0.03, found " +
-                 std::to_string(r.noise));
+  sim::check_simulator_spec(r.simulate, r.simulator);
   for (int ch : r.channels)
     if (ch < 1 || ch > nccl::kMaxChannels)
       bad_argument("--channels: expected channel counts from 1 to " + std::to_string(nccl::kMaxChannels) +
@@ -61,25 +59,18 @@ void check_request(const CalibrationRequest& r) {
 // The simulated node, and the stem its cluster is named after; nothing on GPUs (what mpirun started is the
 // cluster).
 std::optional<topology::Topology> load_node(const CalibrationRequest& r, std::string* stem) {
-  if (!r.simulate) {
-    if (!r.example.empty() || !r.topology_file.empty() || r.nodes != 1 || !r.faults.empty())
-      throw InputError(
-          "<arguments>", 0,
-          "--example, --topology, --nodes and --sim-fault describe the simulator: add --simulate");
-    return std::nullopt;
-  }
-  if (r.nodes < 1)
-    throw InputError("<arguments>", 0, "--nodes: expected at least 1, found " + std::to_string(r.nodes));
+  if (!r.simulate) return std::nullopt;
   std::vector<int> seen;
   for (int n : r.excluded_nodes) {
-    if (n < 0 || n >= r.nodes || std::find(seen.begin(), seen.end(), n) != seen.end() ||
-        static_cast<int>(r.excluded_nodes.size()) >= r.nodes)
+    if (n < 0 || n >= r.simulator.nodes || std::find(seen.begin(), seen.end(), n) != seen.end() ||
+        static_cast<int>(r.excluded_nodes.size()) >= r.simulator.nodes)
       throw InputError("<arguments>", 0,
-                       "--excluded-nodes: expected distinct nodes below --nodes " + std::to_string(r.nodes) +
-                           ", leaving at least one; found " + std::to_string(n));
+                       "--excluded-nodes: expected distinct nodes below --nodes " +
+                           std::to_string(r.simulator.nodes) + ", leaving at least one; found " +
+                           std::to_string(n));
     seen.push_back(n);
   }
-  return simulated_node(r.example, r.topology_file, stem);
+  return sim::simulated_node(r.simulator, stem);
 }
 
 // Orchestrate: one job per process-wide setting, each a fresh set of processes. The simulator models the
@@ -100,14 +91,14 @@ CalibrationMode choose_mode(const CalibrationRequest& r, const CalibrationContex
 // The simulated job without the excluded nodes: fewer nodes, the faults of the others renumbered.
 void drop_simulated_nodes(CalibrationRequest& r, const std::vector<int>& excluded) {
   std::vector<sim::SimFault> kept;
-  for (auto f : r.faults) {
+  for (auto f : r.simulator.faults) {
     if (std::find(excluded.begin(), excluded.end(), f.node) != excluded.end()) continue;
     f.node -=
         static_cast<int>(std::count_if(excluded.begin(), excluded.end(), [&](int n) { return n < f.node; }));
     kept.push_back(f);
   }
-  r.faults = std::move(kept);
-  r.nodes -= static_cast<int>(excluded.size());
+  r.simulator.faults = std::move(kept);
+  r.simulator.nodes -= static_cast<int>(excluded.size());
 }
 
 // srun's node count in the launcher's words, lowered by `fewer` where it is given (-N 8, -N8, --nodes 8,
@@ -165,12 +156,7 @@ CalibrationRequest gate_on_health(const CalibrationRequest& given, const Calibra
   if (!c.check_health) return r;  // a context without the check (tests of everything else)
   HealthCheckRequest q;
   q.mode = s.mode;
-  q.runner.simulate = r.simulate;
-  q.runner.topology = node;
-  q.runner.nodes = r.simulate ? r.nodes : 1;
-  q.runner.faults = r.faults;
-  q.runner.seed = r.seed;
-  q.runner.noise = r.noise;
+  if (r.simulate) q.runner = measure::simulated_runner_options(r.simulator, node);
   q.launcher = s.launcher;
   q.exe = c.exe;
   q.work_dir = c.store;
@@ -210,8 +196,8 @@ TuneOptions tune_options(const CalibrationRequest& r) {
   return o;
 }
 
-// The communicators to calibrate on `world` (calibrate/shapes.hpp), each checked to fit; what a parallel layout
-// creates is said in the notes.
+// The communicators to calibrate on `world` (calibrate/shapes.hpp), each checked to fit; what a parallel
+// layout creates is said in the notes.
 std::vector<runners::Scale> choose_shapes(const CalibrationRequest& r, const World& world,
                                           std::vector<std::string>& notes) {
   std::vector<runners::Scale> out;
@@ -265,7 +251,7 @@ void plan_settings(const CalibrationRequest& r, const std::optional<topology::To
   for (const auto& a : analysis.algorithms)
     if (auto parsed = nccl::parse_algorithm(a)) algorithms.insert(*parsed);
   if (!algorithms.empty()) space.algorithms = algorithms;
-  if (r.nodes <= 1) {
+  if (r.simulator.nodes <= 1) {
     if (r.ib_hca || r.cross_nic)
       notes.push_back("one node: NCCL_IB_HCA and NCCL_CROSS_NIC do not matter there and were not swept");
     return;
@@ -316,9 +302,9 @@ void fill_provenance(const CalibrationRequest& r, const CalibrationContext& c,
     h.gpus_per_node = static_cast<int>(node->gpus.size());
     h.nics_per_node = static_cast<int>(node->nics.size());
   }
-  h.nodes = r.simulate ? r.nodes : 1;
-  h.seed = r.simulate ? r.seed : 0;
-  h.cluster = !r.name.empty() ? r.name : (r.simulate ? simulated_cluster_name(stem, r.nodes) : "");
+  h.nodes = r.simulate ? r.simulator.nodes : 1;
+  h.seed = r.simulate ? r.simulator.seed : 0;
+  h.cluster = !r.name.empty() ? r.name : (r.simulate ? simulated_cluster_name(stem, r.simulator.nodes) : "");
 }
 
 // On GPUs the cluster is what the launcher or mpirun gives: the orchestrator names it from the launcher's
@@ -370,18 +356,6 @@ OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationCo
 
 }  // namespace
 
-topology::Topology simulated_node(const std::string& example, const std::string& topology_file,
-                                  std::string* stem) {
-  if (!example.empty() && !topology_file.empty())
-    throw InputError("<arguments>", 0, "either --example or --topology, found both");
-  if (!topology_file.empty()) {
-    *stem = std::filesystem::path(topology_file).stem().string();
-    return topology::read_topology_file(topology_file);
-  }
-  *stem = example.empty() ? "h100-8x" : example;
-  return topology::load_example(*stem);
-}
-
 std::string simulated_cluster_name(const std::string& stem, int nodes) {
   return stem + "-" + std::to_string(nodes) + "n-sim";
 }
@@ -393,7 +367,8 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   const std::optional<topology::Topology> node = load_node(given, &stem);
   // What the simulator cannot model refuses the request before the health gate measures anything.
   const std::vector<std::string> assumed =
-      node ? sim::describe_cluster(*node, given.nodes, given.faults).assumptions : std::vector<std::string>{};
+      node ? sim::describe_cluster(*node, given.simulator.nodes, given.simulator.faults).assumptions
+           : std::vector<std::string>{};
   s.mode = choose_mode(given, c);
   if (s.mode == CalibrationMode::orchestrator)
     s.launcher = choose_launcher(given.launcher, given.simulate, local_gpu_count(c.env), c.env);
@@ -401,15 +376,11 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   const CalibrationRequest r = gate_on_health(given, c, node, s, health);
   s.tune = tune_options(r);
   s.tune.processes = c.processes;
-  if (node) s.tune.space.scales = choose_shapes(r, {r.nodes, static_cast<int>(node->gpus.size())}, s.notes);
+  if (node)
+    s.tune.space.scales = choose_shapes(r, {r.simulator.nodes, static_cast<int>(node->gpus.size())}, s.notes);
   plan_settings(r, node, s.tune.space, s.notes);
-  s.runner.simulate = r.simulate;
-  s.runner.topology = node;
-  s.runner.nodes = r.simulate ? r.nodes : 1;
-  s.runner.seed = r.seed;
-  s.runner.noise = r.noise;
+  if (r.simulate) s.runner = measure::simulated_runner_options(r.simulator, node);
   s.runner.max_bytes = r.max_bytes;
-  s.runner.faults = r.faults;
   s.runner.watchdog_scale = r.watchdog_scale;
   select_settings(r, c, s);
   fill_provenance(r, c, node, stem, s.tune.header);
@@ -426,7 +397,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
     measure::RunnerOptions whole = s.runner;
-    whole.nodes = r.nodes;
+    whole.nodes = r.simulator.nodes;
     s.tune.header.runner = measure::make_runner(whole)->info().description;
     for (const auto& a : assumed) s.notes.push_back("the simulator assumed: " + a);
   }

@@ -24,7 +24,7 @@
 #include "measure/runner_factory.hpp"
 #include "nccl/vocabulary.hpp"
 #include "runners/process_group.hpp"
-#include "simulator/sim_fault.hpp"
+#include "simulator/sim_spec.hpp"
 
 namespace autotune::calibrate {
 
@@ -32,11 +32,7 @@ namespace autotune::calibrate {
 struct CalibrationRequest {
   // What measures: the labelled simulator (with a node and a node count), or the GPUs this job runs on.
   bool simulate = false;
-  std::string example;        // a bundled node; default h100-8x
-  std::string topology_file;  // a probed node (hwloc or NCCL topology XML)
-  int nodes = 1;
-  uint64_t seed = 1;
-  double noise = 0.03;
+  sim::SimulatorSpec simulator;  // its node, nodes, seed, noise and faults; left at its defaults on GPUs
   // What to sweep.
   std::vector<nccl::Collective> collectives;  // empty: all five
   uint64_t min_bytes = 8;
@@ -49,7 +45,6 @@ struct CalibrationRequest {
   std::vector<std::optional<int>> scales;
   std::optional<std::vector<std::string>> ib_hca;     // NCCL_IB_HCA values; nullopt = the probe's
   std::optional<std::vector<std::string>> cross_nic;  // NCCL_CROSS_NIC values; nullopt = the probe's
-  std::vector<sim::SimFault> faults;                  // simulator: sick nodes (--sim-fault)
   // The health gate (check/cluster_health.hpp).
   bool ignore_health = false;
   bool exclude_unhealthy = false;
@@ -127,10 +122,6 @@ struct CalibrationSetup {
   std::unique_ptr<runners::Runner> first_runner;
 };
 
-// The node the simulator models: a bundled example (h100-8x when neither is given) or a probed file (hwloc or
-// NCCL topology XML); *stem is what its cluster is named after. Throws InputError for both, or a bad file.
-topology::Topology simulated_node(const std::string& example, const std::string& topology_file,
-                                  std::string* stem);
 // The name a simulated cluster gets without --name: "h100-8x-2n-sim".
 std::string simulated_cluster_name(const std::string& stem, int nodes);
 

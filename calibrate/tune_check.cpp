@@ -51,9 +51,7 @@ check::ClusterHealth check_before_tune(const HealthCheckRequest& r, ProcessLaunc
   check::CheckOptions options;
   options.bytes = r.bytes;
   if (r.runner.simulate) {
-    check::SimulatedJob job{r.runner.topology.value(), r.runner.nodes, r.runner.faults, r.runner.seed,
-                            r.runner.noise};
-    return check::cluster_health(check::run_check(options, check::simulated_context(job), progress));
+    return check::cluster_health(check::run_check(options, check::simulated_context(r.runner), progress));
   }
   if (r.mode == CalibrationMode::orchestrator) return check_job(r, launcher);
   const runners::SingleProcess alone;

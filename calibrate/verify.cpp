@@ -223,12 +223,13 @@ VerifyRunnerFactory verify_runners(const VerifyTarget& target, const profiles::P
   // on the node given.
   return [target, env = profile.env](const runners::Scale& s) -> std::unique_ptr<runners::Runner> {
     measure::RunnerOptions ro;
-    ro.simulate = target.simulate;
-    ro.topology = target.topology;
-    ro.nodes = s.nodes;
+    if (target.simulate) {
+      sim::SimulatorSpec shape = target.simulator;
+      shape.nodes = s.nodes;
+      std::erase_if(shape.faults, [&](const sim::SimFault& f) { return f.node >= s.nodes; });
+      ro = measure::simulated_runner_options(shape, target.topology);
+    }
     ro.shape = s;
-    ro.seed = target.seed;
-    ro.noise = target.noise;
     ro.process_env = env;
     return target.make_runner(ro);
   };
@@ -239,10 +240,7 @@ void check_verify_request(const VerifyTarget& target, const VerifyOptions& o) {
     throw InputError("<arguments>", 0,
                      "--reps: expected 1 to 10000 timed repetitions per measurement, found " +
                          std::to_string(o.repetitions));
-  if (!(target.noise >= 0.0 && target.noise < 1.0))
-    throw InputError("<arguments>", 0,
-                     "--noise: expected a relative noise per repetition in [0, 1) such as 0.03, found " +
-                         std::to_string(target.noise));
+  sim::check_simulator_spec(target.simulate, target.simulator);
   if (!(o.derive.min_gain >= 0.0))
     throw InputError("<arguments>", 0, "--min-gain: expected a gain of at least 0");
 }

@@ -27,6 +27,7 @@
 #include "runners/runner.hpp"
 #include "search/derive.hpp"
 #include "search/gain_interval.hpp"
+#include "simulator/sim_spec.hpp"
 
 namespace autotune::calibrate {
 
@@ -71,9 +72,8 @@ VerifyResult verify_profile(const profiles::Profile& profile, const VerifyOption
 // split from the job's ranks, as tune measures shapes). `make_runner` is the seam tests replace.
 struct VerifyTarget {
   bool simulate = false;
+  sim::SimulatorSpec simulator;  // its seed, noise and faults (each shape spans its first nodes)
   std::optional<topology::Topology> topology;  // the simulator's node
-  uint64_t seed = 1;
-  double noise = 0.03;
   std::function<std::unique_ptr<runners::Runner>(const measure::RunnerOptions&)> make_runner =
       measure::make_runner;
 };

@@ -4,26 +4,27 @@
 
 #include "check/node_records.hpp"
 #include "common/host_name.hpp"
+#include "common/input_error.hpp"
 #include "measure/runner_factory.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "topology/reader.hpp"
 
 namespace autotune::check {
 
-CheckContext simulated_context(const SimulatedJob& job) {
-  sim::describe_cluster(job.node, job.nodes, job.faults);  // refuses what it cannot model, now
+CheckContext simulated_context(const measure::RunnerOptions& simulated) {
+  if (!simulated.simulate || !simulated.topology)
+    throw InputError("<arguments>", 0, "expected a node for the simulator to check, found none");
+  if (simulated.nodes < 1)
+    throw InputError("<arguments>", 0,
+                     "--nodes: expected at least 1, found " + std::to_string(simulated.nodes));
+  const topology::Topology& node = *simulated.topology;
+  sim::describe_cluster(node, simulated.nodes, simulated.faults);  // refuses what it cannot model, now
   CheckContext c;
-  c.nodes.assign(static_cast<size_t>(job.nodes), NodeRecord{"", job.node});
-  c.gpus_per_node = static_cast<int>(job.node.gpus.size());
+  c.nodes.assign(static_cast<size_t>(simulated.nodes), NodeRecord{"", node});
+  c.gpus_per_node = static_cast<int>(node.gpus.size());
   c.source = "simulated";
-  c.make_runner = [job](const Pass& pass) {
-    measure::RunnerOptions o;
-    o.simulate = true;
-    o.topology = job.node;
-    o.nodes = job.nodes;
-    o.faults = job.faults;
-    o.seed = job.seed;
-    o.noise = job.noise;
+  c.make_runner = [simulated](const Pass& pass) {
+    measure::RunnerOptions o = simulated;
     o.shape = pass.shape;
     o.node_offset = pass.node_offset;
     o.local_offset = pass.local_offset;

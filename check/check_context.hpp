@@ -8,22 +8,15 @@
 #include <vector>
 
 #include "check/check.hpp"
+#include "measure/runner_factory.hpp"
 #include "runners/process_group.hpp"
-#include "simulator/sim_fault.hpp"
 
 namespace autotune::check {
 
-struct SimulatedJob {
-  topology::Topology node;
-  int nodes = 1;
-  std::vector<sim::SimFault> faults;
-  uint64_t seed = 1;
-  double noise = 0.03;
-};
-
-// Throws InputError for a job the simulator cannot model (no GPU, nodes < 1, a fault on a node or device
-// it does not have), before anything is measured.
-CheckContext simulated_context(const SimulatedJob& job);
+// `simulated`: a simulator's runner options (measure::simulated_runner_options): its node, nodes, faults,
+// seed and noise; each pass adds its shape. Throws InputError for a job the simulator cannot model (no node
+// or GPU, nodes < 1, a fault on a node or device it does not have), before anything is measured.
+CheckContext simulated_context(const measure::RunnerOptions& simulated);
 
 // This node as its live probe sees it (health readings on), with the host name.
 NodeRecord live_node_record();

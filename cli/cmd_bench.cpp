@@ -6,14 +6,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/simulator_options.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "measure/runner_factory.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
-#include "simulator/sim_fault.hpp"
-#include "topology/examples.hpp"
-#include "topology/reader.hpp"
 
 namespace autotune::cli {
 
@@ -63,11 +61,9 @@ std::vector<nccl_tests::BenchRow> measure_both_halves(const measure::RunnerOptio
 int cmd_bench(const Args& args) {
   CommandSpec spec;
   spec.usage =
-      "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] "
-      "[--simulate [--topology FILE | --example NAME] [--nodes N] [--seed S] [--noise X] [--sim-fault F]...] "
-      "[--iters N] "
-      "[--reps N] [--cuda-graph] [--watchdog-scale X] "
-      "[--format table|json]";
+      "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] " +
+      std::string(kSimulatorUsage) +
+      " [--iters N] [--reps N] [--cuda-graph] [--watchdog-scale X] [--format table|json]";
   spec.description =
       "Measures collectives over a size range, out-of-place and in-place, and prints nccl-tests' table (one\n"
       "test per collective, plus the algorithm/protocol/channels NCCL ran; import-nccl-tests reads it back) "
@@ -77,12 +73,11 @@ int cmd_bench(const Args& args) {
       "this node); --simulate uses the labelled model of NCCL instead. --algo/--proto/--channels force "
       "NCCL's\n"
       "choice through the tuner plugin; without them NCCL decides.";
-  std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, topology_file,
-              example, format = "table";
-  uint64_t factor = 2, seed = 1;
-  int channels = 0, nodes = 1, iters = 0, reps = 5;
-  double noise = 0.03, watchdog_scale = 1.0;
-  std::vector<std::string> faults;
+  std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, format = "table";
+  uint64_t factor = 2;
+  int channels = 0, iters = 0, reps = 5;
+  double watchdog_scale = 1.0;
+  SimulatorArgs sim_args;
   spec.options.add_options()("collectives,c", po::value(&collectives)->default_value(collectives),
                              "comma list of collectives")(
       "minbytes,b", po::value(&min_size)->default_value(min_size), "smallest size (8, 64K, 1M, 8G)")(
@@ -92,64 +87,44 @@ int cmd_bench(const Args& args) {
       "force an algorithm (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)")(
       "proto", po::value(&proto), "force a protocol (ll, ll128, simple)")(
       "channels", po::value(&channels)->default_value(0), "force a channel count (0 = NCCL decides)")(
-      "simulate", "use the labelled simulator instead of GPUs")(
-      "topology", po::value(&topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
-      "example", po::value(&example), "simulator: a bundled node (default h100-8x)")(
-      "nodes", po::value(&nodes)->default_value(1), "simulator: number of such nodes")(
-      "seed", po::value(&seed)->default_value(1), "simulator: noise seed")(
-      "noise", po::value(&noise)->default_value(0.03), "simulator: relative noise per repetition")(
-      "sim-fault", po::value(&faults)->composing(),
-      "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
-      "node=N,gpu=K,nvlink=F")("iters", po::value(&iters)->default_value(0),
-                               "operations per timed repetition (0 = scaled with size)")(
+      "iters", po::value(&iters)->default_value(0), "operations per timed repetition (0 = scaled with size)")(
       "reps", po::value(&reps)->default_value(5), "timed repetitions per size")(
       "cuda-graph", "capture each timed loop as a CUDA graph and launch that (nccl-tests' -G 1)")(
       "watchdog-scale", po::value(&watchdog_scale)->default_value(1.0),
       "multiplies how long an operation may take before it is declared hung (slow fabrics, tests)")(
       "format", po::value(&format)->default_value(format), "table or json");
+  add_simulator_options(spec.options, sim_args, "use the labelled simulator instead of GPUs");
   auto vm = parse_command_line(spec, args);
   if (!vm) return kExitOk;
   if (format != "table" && format != "json")
-    throw InputError("<argument>", 0, "--format table or json, found '" + format + "'");
-  if (reps < 1) throw InputError("<argument>", 0, "--reps of at least 1, found " + std::to_string(reps));
+    throw InputError("<arguments>", 0, "--format table or json, found '" + format + "'");
+  if (reps < 1) throw InputError("<arguments>", 0, "--reps of at least 1, found " + std::to_string(reps));
   if (channels < 0)
-    throw InputError("<argument>", 0, "--channels of 0 or more, found " + std::to_string(channels));
+    throw InputError("<arguments>", 0, "--channels of 0 or more, found " + std::to_string(channels));
 
   runners::Candidate candidate;
   candidate.channels = channels;
   if (!algo.empty()) {
     candidate.algorithm = nccl::parse_algorithm(algo);
     if (!candidate.algorithm)
-      throw InputError("<argument>", 0, "an algorithm name for --algo, found '" + algo + "'");
+      throw InputError("<arguments>", 0, "an algorithm name for --algo, found '" + algo + "'");
   }
   if (!proto.empty()) {
     candidate.protocol = nccl::parse_protocol(proto);
     if (!candidate.protocol)
-      throw InputError("<argument>", 0, "a protocol name for --proto, found '" + proto + "'");
+      throw InputError("<arguments>", 0, "a protocol name for --proto, found '" + proto + "'");
   }
   auto kinds = parse_collective_list(collectives, "--collectives");
   auto sizes =
       nccl_tests::size_sweep(require_byte_size(min_size, "-b"), require_byte_size(max_size, "-e"), factor);
 
-  measure::RunnerOptions options;
-  options.simulate = vm->count("simulate") > 0;
-  options.nodes = nodes;
-  options.seed = seed;
-  options.noise = noise;
+  const std::optional<sim::SimulatorSpec> simulated = simulator_spec(*vm, sim_args);
+  measure::RunnerOptions options =
+      simulated ? measure::simulated_runner_options(*simulated) : measure::RunnerOptions{};
   options.iterations = iters;
   options.watchdog_scale = require_watchdog_scale(watchdog_scale);
   options.cuda_graph = vm->count("cuda-graph") > 0;
   options.max_bytes = sizes.back();
-  for (const auto& f : faults) options.faults.push_back(sim::parse_sim_fault(f));
-  if (options.simulate) {
-    if (!topology_file.empty() && !example.empty())
-      throw InputError("<argument>", 0, "either --topology or --example, found both");
-    options.topology = topology_file.empty() ? topology::load_example(example.empty() ? "h100-8x" : example)
-                                             : topology::read_topology_file(topology_file);
-  } else if (!topology_file.empty() || !example.empty() || nodes != 1 || !faults.empty()) {
-    throw InputError("<argument>", 0,
-                     "--topology, --example, --nodes and --sim-fault describe the simulator: add --simulate");
-  }
 
   const auto& processes = runners::job_processes();
   runners::RunnerInfo info;

@@ -18,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
+#include "cli/simulator_options.hpp"
 #include "common/byte_size.hpp"
 #include "common/host_name.hpp"
 #include "common/input_error.hpp"
@@ -26,7 +27,6 @@
 #include "report/report_html.hpp"
 #include "report/table_format.hpp"
 #include "runners/process_group.hpp"
-#include "simulator/sim_fault.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -260,19 +260,18 @@ namespace {
 // The options as typed; tune_request() turns them into values.
 struct TuneArgs {
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
-                           scales, shapes, parallelism, store_dir, format = "text", example, topology_file,
-                           from_journal, channels, ib_hca, cross_nic, name, launcher, journal_part, report,
-                           excluded_nodes, check_bytes = "256M";
-  std::vector<std::string> faults;
-  int job_id = -1, nodes = 1, reps = 5;
-  std::string seed = "1";
-  double noise = 0.03, watchdog_scale = 1.0;
+                           scales, shapes, parallelism, store_dir, format = "text", from_journal, channels,
+                           ib_hca, cross_nic, name, launcher, journal_part, report, excluded_nodes,
+                           check_bytes = "256M";
+  int job_id = -1, reps = 5;
+  double watchdog_scale = 1.0;
+  SimulatorArgs simulator;
 };
 
 void describe_tune(CommandSpec& spec, TuneArgs& a) {
   spec.usage =
-      "nccl-autotune tune [--simulate [--example NAME | --topology FILE] [--nodes N] [--sim-fault F]...] "
-      "[--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--add-shapes] [--collectives LIST] "
+      "nccl-autotune tune " + std::string(kSimulatorUsage) +
+      " [--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--add-shapes] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
       "[--shapes 4x8,4x1 | --parallelism tp=8,pp=2,dp=4 | --scales 1,2,all] [--launcher \"srun -N 2\"] "
       "[--resume] [--dry-run] [--from-journal FILE] [--store "
@@ -287,16 +286,9 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "started "
       "directly, through --launcher, or through srun inside a Slurm allocation. Started under mpirun/srun "
       "itself, it measures with the process-wide settings it was given.";
-  spec.options.add_options()("simulate", "measure the labelled simulator instead of GPUs")(
-      "example", po::value(&a.example), "simulator: a bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
-      "topology", po::value(&a.topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
-      "nodes", po::value(&a.nodes)->default_value(1), "simulator: how many such nodes")(
-      "seed", po::value(&a.seed)->default_value(a.seed), "simulator: noise seed")(
-      "noise", po::value(&a.noise)->default_value(0.03), "simulator: relative noise per repetition")(
-      "sim-fault", po::value(&a.faults)->composing(),
-      "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
-      "node=N,gpu=K,nvlink=F")("exclude-unhealthy",
-                               "calibrate without the nodes check finds blocking (recorded in the profile)")(
+  add_simulator_options(spec.options, a.simulator, "measure the labelled simulator instead of GPUs");
+  spec.options.add_options()("exclude-unhealthy",
+                             "calibrate without the nodes check finds blocking (recorded in the profile)")(
       "ignore-health", "calibrate without checking the nodes first (recorded in the profile)")(
       "add-shapes", "keep the current profile's rules of shapes not calibrated now (profile merge's rules)")(
       "check-bytes", po::value(&a.check_bytes)->default_value(a.check_bytes),
@@ -340,13 +332,9 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
 
 calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_map& vm, const Args& args) {
   calibrate::CalibrationRequest r;
-  r.simulate = vm.count("simulate") > 0;
-  r.example = a.example;
-  r.topology_file = a.topology_file;
-  r.nodes = a.nodes;
-  r.seed = parse_seed(a.seed, "--seed");
-  r.noise = a.noise;
-  for (const auto& f : a.faults) r.faults.push_back(sim::parse_sim_fault(f));
+  const std::optional<sim::SimulatorSpec> simulated = simulator_spec(vm, a.simulator);
+  r.simulate = simulated.has_value();
+  if (simulated) r.simulator = *simulated;
   r.ignore_health = vm.count("ignore-health") > 0;
   r.exclude_unhealthy = vm.count("exclude-unhealthy") > 0;
   r.check_bytes = require_byte_size(a.check_bytes, "--check-bytes");

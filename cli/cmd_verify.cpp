@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
+#include "cli/simulator_options.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
 #include "launcher/default_services.hpp"
@@ -26,15 +27,14 @@ namespace {
 namespace fs = std::filesystem;
 
 struct VerifyArgs {
-  std::string profile, store, example, topology_file, seed = "1", min_gain = "3%", format = "text";
-  int nodes = 1, reps = 5;
-  double noise = 0.03;
+  std::string profile, store, min_gain = "3%", format = "text";
+  int reps = 5;
+  SimulatorArgs simulator;
 };
 
 void describe_verify(CommandSpec& spec, VerifyArgs& a) {
-  spec.usage =
-      "nccl-autotune verify [PROFILE] [--simulate [--example NAME | --topology FILE] [--nodes N] [--seed N] "
-      "[--noise X]] [--reps 5] [--min-gain 3%] [--store DIR] [--write] [--format text|json]";
+  spec.usage = "nccl-autotune verify [PROFILE] " + std::string(kSimulatorUsage) +
+               " [--reps 5] [--min-gain 3%] [--store DIR] [--write] [--format text|json]";
   spec.description =
       "Measures each rule of a profile again, at a few sizes of its range against NCCL's default there (at "
       "the "
@@ -45,17 +45,11 @@ void describe_verify(CommandSpec& spec, VerifyArgs& a) {
       "--simulate, "
       "the one `tune --simulate` names for the same options). --write stores a new version of the profile "
       "without the rules that no longer win (the store keeps the old one as .prev). See docs/tune.md.";
-  spec.options.add_options()("simulate", "measure the labelled simulator instead of GPUs")(
-      "example", po::value(&a.example), "simulator: a bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
-      "topology", po::value(&a.topology_file), "simulator: a probed node (hwloc or NCCL topology XML)")(
-      "nodes", po::value(&a.nodes)->default_value(1),
-      "simulator, without PROFILE: the node count tune named")(
-      "seed", po::value(&a.seed)->default_value(a.seed), "simulator: noise seed")(
-      "noise", po::value(&a.noise)->default_value(0.03), "simulator: relative noise per repetition")(
-      "reps", po::value(&a.reps)->default_value(a.reps),
-      "timed repetitions per measurement (doubled where in "
-      "doubt)")("min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
-                "a rule still wins past this gain")(
+  add_simulator_options(spec.options, a.simulator, "measure the labelled simulator instead of GPUs");
+  spec.options.add_options()("reps", po::value(&a.reps)->default_value(a.reps),
+                             "timed repetitions per measurement (doubled where in "
+                             "doubt)")("min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
+                                       "a rule still wins past this gain")(
       "store", po::value(&a.store), "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
       "write", "store a new version of the profile without the rules that no longer win")(
       "format", po::value(&a.format)->default_value(a.format), "text or json")(
@@ -65,14 +59,10 @@ void describe_verify(CommandSpec& spec, VerifyArgs& a) {
 
 // A file, a cluster name in the store, or (none given) the profile `run` would use here. Read from its TOML:
 // the evidence is there, not in the compiled rules.
-std::pair<profiles::Profile, fs::path> which_profile(const VerifyArgs& a, bool simulate,
+// `simulated_name`: with --simulate, the cluster `tune --simulate` names for the same options.
+std::pair<profiles::Profile, fs::path> which_profile(const VerifyArgs& a, const std::string& simulated_name,
                                                      const profiles::Store& store) {
-  std::string name = a.profile;
-  if (name.empty() && simulate) {
-    std::string stem;
-    calibrate::simulated_node(a.example, a.topology_file, &stem);
-    name = calibrate::simulated_cluster_name(stem, a.nodes);
-  }
+  std::string name = a.profile.empty() ? simulated_name : a.profile;
   if (name.empty()) {
     launcher::LaunchOptions options;
     if (!a.store.empty()) options.store = a.store;
@@ -173,23 +163,23 @@ int cmd_verify(const Args& args) {
   if (!vm) return kExitOk;
   if (a.format != "text" && a.format != "json")
     throw InputError("<arguments>", 0, "--format: expected text or json, found '" + a.format + "'");
-  const bool simulate = vm->count("simulate") > 0;
+  const std::optional<sim::SimulatorSpec> simulated = simulator_spec(*vm, a.simulator);
+  const bool simulate = simulated.has_value();
   calibrate::VerifyTarget target;
   target.simulate = simulate;
-  target.seed = parse_seed(a.seed, "--seed");
-  target.noise = a.noise;
+  if (simulated) target.simulator = *simulated;
   calibrate::VerifyOptions options;
   options.derive.min_gain = parse_gain(a.min_gain, "--min-gain");
   options.repetitions = a.reps;
   calibrate::check_verify_request(target, options);
-  if (simulate) {
+  std::string simulated_name;
+  if (simulated) {
     std::string stem;
-    target.topology = calibrate::simulated_node(a.example, a.topology_file, &stem);
-  } else if (!a.example.empty() || !a.topology_file.empty()) {
-    throw InputError("<arguments>", 0, "--example and --topology describe the simulator: add --simulate");
+    target.topology = sim::simulated_node(*simulated, &stem);
+    simulated_name = calibrate::simulated_cluster_name(stem, simulated->nodes);
   }
   const profiles::Store store(a.store.empty() ? profiles::Store::default_dir() : fs::path(a.store));
-  const auto [profile, file] = which_profile(a, simulate, store);
+  const auto [profile, file] = which_profile(a, simulated_name, store);
   if (!simulate)
     for (const auto& [k, v] : calibrate::environment_to_set(profile, environment_map()))
       ::setenv(k.c_str(), v.c_str(), 1);

@@ -15,10 +15,10 @@ namespace {
 
 std::unique_ptr<runners::Runner> make_simulator(const RunnerOptions& options) {
   if (!options.topology)
-    throw InputError("<argument>", 0,
+    throw InputError("<arguments>", 0,
                      "a topology for the simulator (a probe file or a bundled example), found none");
   if (!(options.noise >= 0.0 && options.noise < 1.0))
-    throw InputError("<argument>", 0, "a noise level in [0, 1), found " + std::to_string(options.noise));
+    throw InputError("<arguments>", 0, "a noise level in [0, 1), found " + std::to_string(options.noise));
   // The whole simulated job, then (for a shape) every group of it at once, each seeing its own nodes and
   // GPUs.
   sim::SimCluster cluster = sim::describe_cluster(*options.topology, options.nodes, options.faults);
@@ -38,7 +38,7 @@ std::unique_ptr<runners::Runner> make_simulator(const RunnerOptions& options) {
 
 std::unique_ptr<runners::Runner> make_runner(const RunnerOptions& options) {
   if (options.nodes < 1)
-    throw InputError("<argument>", 0, "a node count of at least 1, found " + std::to_string(options.nodes));
+    throw InputError("<arguments>", 0, "a node count of at least 1, found " + std::to_string(options.nodes));
   if (options.simulate) return make_simulator(options);
   // NCCL read these when this process started; a mismatch means the journal would record the wrong setting.
   for (const auto& [name, value] : options.process_env) {
@@ -56,6 +56,18 @@ std::unique_ptr<runners::Runner> make_runner(const RunnerOptions& options) {
                              " (a build without CUDA and NCCL has no NCCL runner; use --simulate)");
   }
   return module->make_runner(options, runners::job_processes());
+}
+
+RunnerOptions simulated_runner_options(const sim::SimulatorSpec& spec,
+                                       std::optional<topology::Topology> node) {
+  RunnerOptions o;
+  o.simulate = true;
+  o.topology = node ? std::move(node) : sim::simulated_node(spec);
+  o.nodes = spec.nodes;
+  o.seed = spec.seed;
+  o.noise = spec.noise;
+  o.faults = spec.faults;
+  return o;
 }
 
 }  // namespace autotune::measure

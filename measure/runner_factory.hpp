@@ -12,6 +12,7 @@
 #include "runners/runner.hpp"
 #include "simulator/sim_fault.hpp"
 #include "simulator/sim_model.hpp"
+#include "simulator/sim_spec.hpp"
 #include "topology/model.hpp"
 
 namespace autotune::measure {
@@ -36,5 +37,11 @@ struct RunnerOptions : runners::MeasureOptions {
 // process_env value, a fault on a node or device the simulated cluster does not have), std::runtime_error
 // when the NCCL runner cannot start ("no CUDA device: ...", a build without NCCL, the plugin not found).
 std::unique_ptr<runners::Runner> make_runner(const RunnerOptions& options);
+
+// The options of a runner on the simulator `spec` describes: simulate, topology (`node` when given, else the
+// spec's node read now), nodes, seed, noise and faults; the rest at their defaults. Throws InputError as
+// sim::simulated_node does.
+RunnerOptions simulated_runner_options(const sim::SimulatorSpec& spec,
+                                       std::optional<topology::Topology> node = std::nullopt);
 
 }  // namespace autotune::measure

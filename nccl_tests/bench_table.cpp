@@ -22,13 +22,13 @@ using runners::Outcome;
 using runners::RunnerInfo;
 
 std::vector<uint64_t> size_sweep(uint64_t min_bytes, uint64_t max_bytes, uint64_t factor) {
-  if (min_bytes == 0) throw InputError("<argument>", 0, "a minimum size above 0 (-b), found 0");
+  if (min_bytes == 0) throw InputError("<arguments>", 0, "a minimum size above 0 (-b), found 0");
   if (min_bytes > max_bytes)
     throw InputError(
-        "<argument>", 0,
+        "<arguments>", 0,
         fmt::format("a maximum size (-e) at least the minimum {}, found {}", min_bytes, max_bytes));
   if (factor < 2)
-    throw InputError("<argument>", 0, fmt::format("a size factor (-f) of at least 2, found {}", factor));
+    throw InputError("<arguments>", 0, fmt::format("a size factor (-f) of at least 2, found {}", factor));
   std::vector<uint64_t> sizes;
   for (uint64_t b = min_bytes; b <= max_bytes; b *= factor) {
     sizes.push_back(b);

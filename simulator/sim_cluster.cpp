@@ -106,7 +106,7 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
   if (topo.gpus.empty())
     throw InputError(topo.origin, 0, "a topology with at least one GPU to simulate, found none");
   if (nodes < 1)
-    throw InputError("<argument>", 0, "a node count of at least 1, found " + std::to_string(nodes));
+    throw InputError("<arguments>", 0, "a node count of at least 1, found " + std::to_string(nodes));
   SimCluster c;
   c.nodes = nodes;
   c.gpus_per_node = static_cast<int>(topo.gpus.size());

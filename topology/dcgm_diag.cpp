@@ -104,7 +104,7 @@ DcgmDiag parse_dcgm_diag(std::string_view output, int exit_status, int level) {
 
 DcgmDiag run_dcgm_diag(const CommandRunner& runner, int level) {
   if (level < 1 || level > 4)
-    throw InputError("<argument>", 0, "--dcgm level 1 to 4 (dcgmi diag -r), found " + std::to_string(level));
+    throw InputError("<arguments>", 0, "--dcgm level 1 to 4 (dcgmi diag -r), found " + std::to_string(level));
   const CommandOutput out = runner.run({"dcgmi", "diag", "-r", std::to_string(level), "-j"});
   if (!out.started) {
     DcgmDiag d;

@@ -14,7 +14,7 @@
 namespace autotune::topology {
 
 // Levels 1 (quick, about a minute) to 4 (extended, hours), as dcgmi defines them. Throws InputError
-// ("<argument>") for another level.
+// ("<arguments>") for another level.
 DcgmDiag run_dcgm_diag(const CommandRunner& runner, int level);
 
 // What run_dcgm_diag makes of dcgmi's output and exit status (exposed for tests).

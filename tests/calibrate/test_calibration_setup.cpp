@@ -35,7 +35,7 @@ CalibrationContext world(const runners::ProcessGroup* processes = nullptr) {
 CalibrationRequest simulated(int nodes) {
   CalibrationRequest r;
   r.simulate = true;
-  r.nodes = nodes;
+  r.simulator.nodes = nodes;
   r.command = "nccl-autotune tune --simulate";
   return r;
 }
@@ -99,11 +99,11 @@ TEST_CASE("set-up: shapes named or made by a parallel layout, each fitted to the
 
 TEST_CASE("set-up: requests that cannot work are input errors before anything runs") {
   auto both = simulated(1);
-  both.example = "h100-8x";
-  both.topology_file = "x.xml";
+  both.simulator.example = "h100-8x";
+  both.simulator.topology_file = "x.xml";
   CHECK_THROWS_AS(set_up_calibration(both, world()), InputError);
   CalibrationRequest gpu_nodes;
-  gpu_nodes.nodes = 2;
+  gpu_nodes.simulator.nodes = 2;
   CHECK_THROWS_WITH(set_up_calibration(gpu_nodes, world()), Catch::Contains("add --simulate"));
   auto zero = simulated(0);
   CHECK_THROWS_WITH(set_up_calibration(zero, world()), Catch::Contains("--nodes: expected at least 1"));
@@ -208,7 +208,7 @@ TEST_CASE("set-up: every value is checked before anything is set up or measured"
   r.repetitions = 0;
   refused(r, "--reps: expected 1 to 10000");
   r = simulated(2);
-  r.noise = 1.0;
+  r.simulator.noise = 1.0;
   refused(r, "--noise: expected a relative noise");
   r = simulated(2);
   r.scales = {std::optional<int>(-1)};
@@ -254,7 +254,7 @@ TEST_CASE("health: tune refuses a cluster with a blocking node, naming it, befor
   std::vector<HealthCheckRequest> asked;
   c.check_health = check_finding(8, {3, 5}, &asked);
   auto r = simulated(8);
-  r.faults = {sim::parse_sim_fault("node=3,nic=1,rate=0.5")};
+  r.simulator.faults = {sim::parse_sim_fault("node=3,nic=1,rate=0.5")};
   try {
     set_up_calibration(r, c);
     FAIL("the set-up went on");
@@ -268,7 +268,7 @@ TEST_CASE("health: tune refuses a cluster with a blocking node, naming it, befor
   REQUIRE(asked.size() == 1);
   CHECK(asked[0].runner.simulate);
   CHECK(asked[0].runner.nodes == 8);
-  CHECK(asked[0].runner.faults == r.faults);
+  CHECK(asked[0].runner.faults == r.simulator.faults);
   CHECK(asked[0].runner.topology.has_value());
   // A healthy cluster passes, and the profile will say it was checked.
   c.check_health = check_finding(8, {});
@@ -282,8 +282,9 @@ TEST_CASE(
   auto c = world();
   c.check_health = check_finding(8, {3, 5});
   auto r = simulated(8);
-  r.faults = {sim::parse_sim_fault("node=3,nic=1,rate=0.5"), sim::parse_sim_fault("node=6,gpu=1,clock=0.9"),
-              sim::parse_sim_fault("node=5,gpu=2,clock=0.6")};
+  r.simulator.faults = {sim::parse_sim_fault("node=3,nic=1,rate=0.5"),
+                        sim::parse_sim_fault("node=6,gpu=1,clock=0.9"),
+                        sim::parse_sim_fault("node=5,gpu=2,clock=0.6")};
   r.exclude_unhealthy = true;
   auto s = set_up_calibration(r, c);
   CHECK(s.runner.nodes == 6);
@@ -311,7 +312,7 @@ TEST_CASE(
   REQUIRE(flag != args.end());
   CHECK(*(flag + 1) == "3,5");
   auto w = simulated(8);
-  w.faults = r.faults;
+  w.simulator.faults = r.simulator.faults;
   w.worker_job = 0;
   w.journal_part = "/nonexistent/parts/job0.jsonl";
   w.excluded_nodes = {3, 5};

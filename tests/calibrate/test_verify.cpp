@@ -192,9 +192,9 @@ TEST_CASE("verify: bad values are refused before anything is measured") {
   o.repetitions = 0;
   CHECK_THROWS_AS(check_verify_request(t, o), InputError);
   o.repetitions = 5;
-  t.noise = 2.0;
+  t.simulator.noise = 2.0;
   CHECK_THROWS_AS(check_verify_request(t, o), InputError);
-  t.noise = 0.03;
+  t.simulator.noise = 0.03;
   CHECK_NOTHROW(check_verify_request(t, o));
   t.simulate = true;  // without a node
   CHECK_THROWS_AS(verify_runners(t, profile_with({})), InputError);

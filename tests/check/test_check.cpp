@@ -21,13 +21,20 @@ using namespace autotune::check;
 
 namespace {
 
-CheckReport simulate(const std::string& example, int nodes, const std::vector<std::string>& faults = {},
-                     CheckOptions options = {}) {
-  SimulatedJob job;
-  job.node = topology::load_example(example);
+// The simulator's runner options for `nodes` of `node` with `faults` ("node=3,nic=1,rate=0.5").
+measure::RunnerOptions simulated_job(const topology::Topology& node, int nodes,
+                                     const std::vector<std::string>& faults = {}) {
+  measure::RunnerOptions job;
+  job.simulate = true;
+  job.topology = node;
   job.nodes = nodes;
   for (const auto& f : faults) job.faults.push_back(sim::parse_sim_fault(f));
-  return run_check(options, simulated_context(job));
+  return job;
+}
+
+CheckReport simulate(const std::string& example, int nodes, const std::vector<std::string>& faults = {},
+                     CheckOptions options = {}) {
+  return run_check(options, simulated_context(simulated_job(topology::load_example(example), nodes, faults)));
 }
 
 // "node 3 mlx5_1 block" for every finding.
@@ -91,9 +98,7 @@ TEST_CASE("health: slow NVLinks and sick devices at the ends of an odd cluster a
 }
 
 TEST_CASE("health: a node's probe findings come first, and health-only measures nothing", "[check][health]") {
-  SimulatedJob job;
-  job.node = fixture("clock_throttled.json");
-  job.nodes = 2;
+  measure::RunnerOptions job = simulated_job(fixture("clock_throttled.json"), 2);
   CheckOptions health_only;
   health_only.measure = false;
   const auto r = run_check(health_only, simulated_context(job));
@@ -102,7 +107,7 @@ TEST_CASE("health: a node's probe findings come first, and health-only measures 
   CHECK(flagged(r) == std::set<std::string>{"node 0 GPU1 block", "node 1 GPU1 block"});
   CHECK(r.nodes[0].health.findings.at(0).kind == "clock_throttled");
   // The healthy record's fabric settings, agreed by both nodes, for the profile's [env].
-  job.node = fixture("healthy.json");
+  job.topology = fixture("healthy.json");
   const auto healthy = run_check(health_only, simulated_context(job));
   CHECK(healthy.status() == "ok");
   CHECK(healthy.fabric_env ==
@@ -110,7 +115,7 @@ TEST_CASE("health: a node's probe findings come first, and health-only measures 
 }
 
 TEST_CASE("health: a node whose fabric settings differ from the others' is named", "[check][health]") {
-  CheckContext c = simulated_context({fixture("healthy.json"), 3, {}, 1, 0.03});
+  CheckContext c = simulated_context(simulated_job(fixture("healthy.json"), 3));
   c.nodes[2].topology = fixture("roce_gid_index_differs.json");
   CheckOptions health_only;
   health_only.measure = false;
@@ -133,7 +138,7 @@ TEST_CASE("health: a pass that cannot measure blocks every node, saying why", "[
       return {m};
     }
   };
-  CheckContext c = simulated_context({topology::load_example("h100-8x"), 2, {}, 1, 0.03});
+  CheckContext c = simulated_context(simulated_job(topology::load_example("h100-8x"), 2));
   c.make_runner = [](const Pass&) { return std::make_unique<Failing>(); };
   const auto r = run_check({}, c);
   CHECK(r.blocks());
@@ -142,8 +147,8 @@ TEST_CASE("health: a pass that cannot measure blocks every node, saying why", "[
 }
 
 TEST_CASE("health: bad check input is refused before anything is measured", "[check][health]") {
-  SimulatedJob job{
-      topology::load_example("h100-8x"), 8, {sim::parse_sim_fault("node=9,gpu=0,clock=0.5")}, 1, 0.03};
+  const measure::RunnerOptions job =
+      simulated_job(topology::load_example("h100-8x"), 8, {"node=9,gpu=0,clock=0.5"});
   CHECK_THROWS_WITH(simulated_context(job), Catch::Contains("expected a node below --nodes 8"));
   CheckContext none;
   CHECK_THROWS_AS(run_check({}, none), InputError);

@@ -52,11 +52,11 @@ struct SimulatedTuneRequest {
 inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
   calibrate::CalibrationRequest r;
   r.simulate = true;
-  r.example = q.example;
-  r.nodes = q.nodes;
+  r.simulator.example = q.example;
+  r.simulator.nodes = q.nodes;
   r.strategy = q.strategy;
-  r.seed = q.seed;
-  r.noise = q.noise;
+  r.simulator.seed = q.seed;
+  r.simulator.noise = q.noise;
   r.channels = q.channels;
   r.shapes = q.shapes;
   r.command = "strategy figures";
