@@ -101,6 +101,16 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrWarpSize:
       *value = 32;
       return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:  // what NCCL sizes its kernels' shared memory by
+      *value = d->sm >= 90 ? 227 << 10 : d->sm >= 80 ? 163 << 10 : 96 << 10;
+      return cudaSuccess;
+    case cudaDevAttrUnifiedAddressing:
+    case cudaDevAttrCanUseHostPointerForRegisteredMem:
+    case cudaDevAttrHostRegisterSupported:
+    case cudaDevAttrMemoryPoolsSupported:
+    case cudaDevAttrGPUDirectRDMASupported:
+      *value = 1;
+      return cudaSuccess;
     default:
       return returned(cudaErrorNotSupported);  // not modelled: say so rather than invent a value
   }
