@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "tests/standin/common/devices.hpp"
+#include "tests/standin/cudart/device_properties.hpp"
 
 namespace {
 
@@ -35,7 +36,9 @@ const autotune::standin::DeviceInfo* device_or_null(int d) {
 // singleToDoublePrecisionPerfRatio and cooperativeMultiDeviceLaunch, so its offsets differ.
 struct DeviceProp12 {
   char name[256];
-  unsigned char uuid[16];
+  struct {
+    char bytes[16];
+  } uuid;
   char luid[8];
   unsigned luidDeviceNodeMask;
   size_t totalGlobalMem, sharedMemPerBlock;
@@ -158,23 +161,8 @@ cudaError cudaGetDeviceProperties_v2(DeviceProp12* prop, int device) {
   const auto* d = device_or_null(device);
   if (prop == nullptr) return kInvalidValue;
   if (d == nullptr) return kInvalidDevice;
-  *prop = DeviceProp12{};
-  std::snprintf(prop->name, sizeof prop->name, "%s", d->name.c_str());
-  std::memcpy(prop->uuid, d->uuid, sizeof prop->uuid);
-  prop->totalGlobalMem = d->memory_bytes;
-  prop->sharedMemPerBlock = 48 << 10;
-  prop->sharedMemPerBlockOptin = 227 << 10;  // Hopper's opt-in shared memory per block
-  prop->regsPerBlock = 65536;
-  prop->warpSize = 32;
-  prop->maxThreadsPerBlock = 1024;
-  prop->major = d->sm / 10;
-  prop->minor = d->sm % 10;
-  prop->multiProcessorCount = d->multiprocessors;
-  prop->canMapHostMemory = prop->concurrentKernels = prop->unifiedAddressing = 1;
-  prop->pciBusID = d->pci_bus;
-  prop->pciDeviceID = d->pci_device;
-  prop->pciDomainID = d->pci_domain;
-  prop->asyncEngineCount = 2;
+  autotune::standin::fill_device_properties(prop, *d);
+  prop->sharedMemPerBlockOptin = autotune::standin::shared_memory_optin(d->sm);  // CUDA 12's field
   return kSuccess;
 }
 
