@@ -6,6 +6,7 @@
 #   run_job LOG ARGS...                runs the job, its log in LOG; fails the test when the job fails
 #   choices LOG                        NCCL's TUNING choices, one "Coll bytes algo proto channels" a line
 set -eu
+work=
 
 fail() {
   echo "FAIL: $*" >&2
@@ -14,6 +15,7 @@ fail() {
 
 realnccl_env() {
   src=$(cd "$(dirname "$0")/../.." && pwd)
+  [ -e "$src/topology/examples/${2:-h100-8x}.xml" ] || fail "no bundled example ${2:-h100-8x} under $src"
   example=${2:-h100-8x}
   export LD_LIBRARY_PATH="$1/tests/standin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export NCCL_TOPO_FILE="$src/topology/examples/$example.xml" NCCL_STANDIN_EXAMPLE="$example"
@@ -22,8 +24,10 @@ realnccl_env() {
   export NCCL_IB_DISABLE=1 NCCL_CUMEM_ENABLE=0 NCCL_NVLS_ENABLE=0
   export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV
   unset NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN NCCL_AUTOTUNE_PROFILE NCCL_TUNER_CONFIG_FILE NCCL_ALGO NCCL_PROTO
-  work=$(mktemp -d)
-  [ -n "${REALNCCL_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+  if [ -z "${work:-}" ]; then # once per test, however many examples it runs
+    work=$(mktemp -d)
+    [ -n "${REALNCCL_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+  fi
 }
 
 profile_head() {
@@ -59,6 +63,8 @@ run_job() {
     tail -n 30 "$log" >&2
     fail "the job failed: $job $*"
   }
+  # NCCL goes on without a topology file it cannot read (it would then see no NVLink): not here.
+  if grep -q "Could not open XML topology file" "$log"; then fail "NCCL could not read $NCCL_TOPO_FILE"; fi
 }
 
 # NCCL's TUNING lines as "coll bytes ALGO PROTO channels", one per collective the job issued: 2.29 logs

@@ -29,6 +29,8 @@ grep -qF "$expected" "$work/log" || {
   grep "TUNER" "$work/log" >&2 || true
   fail "NCCL $version did not say '$expected'"
 }
+# 2.22 says which symbol it fell back from; nothing said means it took its first, v3.
+if grep -q "Failed to find ncclTunerPlugin_v" "$work/log"; then fail "NCCL $version did not find the ABI it looks for first"; fi
 grep -q "TUNER/Autotune: profile .* 1 of 1 rules apply" "$work/log" || fail "the plugin's init did not read the profile"
 choices "$work/log" | grep -q "^allreduce 4096 RING LL128 " || {
   choices "$work/log" >&2
