@@ -63,14 +63,23 @@ const char* info(hwloc_obj_t obj, const char* name) {
   return v ? v : "";
 }
 
+// A number hwloc records as text ("CPUFamilyNumber"); -1 when absent or not a number.
+int info_int(hwloc_obj_t obj, const char* name) {
+  int v = -1;
+  return std::sscanf(info(obj, name), "%d", &v) == 1 ? v : -1;
+}
+
 }  // namespace
 
 void fill_from_hwloc(hwloc_topology_t topology, Topology& out) {
   out.numa_nodes = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
   if (hwloc_obj_t root = hwloc_get_root_obj(topology)) {
     out.cpu_arch = info(root, "Architecture");
-    if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topology, HWLOC_OBJ_PACKAGE, 0))
+    if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topology, HWLOC_OBJ_PACKAGE, 0)) {
       out.cpu_vendor = info(pkg, "CPUVendor");
+      out.cpu_family = info_int(pkg, "CPUFamilyNumber");
+      out.cpu_model = info_int(pkg, "CPUModelNumber");
+    }
   }
 
   std::map<hwloc_obj_t, size_t> gpu_of_osdev;  // nvml/cuda OS device -> index into out.gpus

@@ -293,6 +293,8 @@ Topology probe_system(const SystemReader& r, const LiveOptions& options) {
       if (h.numa_nodes > 0) t.numa_nodes = h.numa_nodes;
       t.cpu_arch = h.cpu_arch;
       t.cpu_vendor = h.cpu_vendor;
+      t.cpu_family = h.cpu_family;
+      t.cpu_model = h.cpu_model;
       t.sources.push_back({"hwloc", true,
                            std::to_string(h.numa_nodes) + " NUMA nodes, " + std::to_string(h.pci_devices) +
                                " PCI devices (I/O kept)"});

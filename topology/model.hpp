@@ -23,12 +23,15 @@ struct PcieLink {
 };
 
 enum class NvLinkRemote { gpu, nvswitch, cpu, unknown };
+// What NCCL writes as the target of an NVLink to an NVSwitch that is not on the PCI tree.
+inline constexpr const char* kNvSwitchOffPciTree = "fffffff:ff:ff.0";
 
 struct NvLink {
   int link = 0;
   bool up = true;
   NvLinkRemote remote = NvLinkRemote::unknown;
-  std::string remote_bus_id;  // the peer GPU or NVSwitch, where known
+  std::string remote_bus_id;  // the peer GPU or NVSwitch, where known; kNvSwitchOffPciTree for an NVSwitch
+                              // NCCL found no PCI device of (its dumps in VMs name it so)
   int count = 1;              // NCCL XML groups parallel links into one element with a count
   NvLinkErrors errors;        // live (or recorded) health readings
 };
@@ -89,6 +92,9 @@ struct Topology {
   std::string origin;  // "live" or the file read
   std::string cpu_arch;
   std::string cpu_vendor;
+  // x86 CPU family and model numbers (NCCL's familyid/modelid; it requires both for an Intel cpu); -1
+  // unknown.
+  int cpu_family = -1, cpu_model = -1;
   int numa_nodes = 0;
   std::vector<Gpu> gpus;
   std::vector<Nic> nics;

@@ -3,6 +3,8 @@
 // the pci level and rely on class codes, so every fact is taken from the class code first and the gpu/nic
 // children only refine it.
 
+#include <strings.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -28,6 +30,8 @@ class NcclXmlReader {
       if (numaid >= 0) numa.insert(numaid);
       if (topo_.cpu_arch.empty()) topo_.cpu_arch = cpu.attribute("arch").value();
       if (topo_.cpu_vendor.empty()) topo_.cpu_vendor = cpu.attribute("vendor").value();
+      if (topo_.cpu_family < 0) topo_.cpu_family = optional_int(cpu, "familyid", -1);
+      if (topo_.cpu_model < 0) topo_.cpu_model = optional_int(cpu, "modelid", -1);
       walk(cpu, {}, numaid, "", false);
     }
     if (cpus == 0)
@@ -168,7 +172,8 @@ class NcclXmlReader {
         if (l.count < 1) fail(nv, "expected count= of at least 1, found " + std::to_string(l.count));
         const uint32_t tclass = optional_hex(nv, "tclass");
         if (tclass == 0x068001)
-          l.remote = NvLinkRemote::cpu;  // NCCL's class for a GPU's NVLink to its CPU, beside NVSwitch's 0x068000
+          l.remote =
+              NvLinkRemote::cpu;  // NCCL's class for a GPU's NVLink to its CPU, beside NVSwitch's 0x068000
         else if (is_nvswitch_class(tclass))
           l.remote = NvLinkRemote::nvswitch;
         else if (is_gpu_class(tclass))
@@ -176,7 +181,11 @@ class NcclXmlReader {
         else if ((tclass >> 16) == 0x06)
           l.remote = NvLinkRemote::cpu;  // POWER hosts link GPUs to the CPU over NVLink (NCCL: 0x068001)
         // NCCL reads no target for a link to the CPU (it takes the GPU's local one): it may be absent there.
-        if (l.remote != NvLinkRemote::cpu || nv.attribute("target")) l.remote_bus_id = bus_id(nv, "target");
+        if (l.remote == NvLinkRemote::nvswitch &&
+            strcasecmp(nv.attribute("target").value(), kNvSwitchOffPciTree) == 0)
+          l.remote_bus_id = kNvSwitchOffPciTree;  // NCCL's own name, no PCI bus id: kept as NCCL wrote it
+        else if (l.remote != NvLinkRemote::cpu || nv.attribute("target"))
+          l.remote_bus_id = bus_id(nv, "target");
         link_index += l.count;
         g.nvlinks.push_back(std::move(l));
       }

@@ -174,7 +174,15 @@ std::string to_nccl_xml(const Topology& t) {
     auto cpu = system.append_child("cpu");
     cpu.append_attribute("numaid") = numa < 0 ? 0 : numa;
     if (!t.cpu_arch.empty()) cpu.append_attribute("arch") = t.cpu_arch.c_str();
-    if (!t.cpu_vendor.empty()) cpu.append_attribute("vendor") = t.cpu_vendor.c_str();
+    // NCCL refuses an x86 cpu with a vendor but no family and model ("Attribute familyid of node cpu not
+    // found", real NCCL 2.29.7): without them, no vendor, which NCCL takes as an unknown x86 CPU.
+    const bool family_known = t.cpu_family >= 0 && t.cpu_model >= 0;
+    if (!t.cpu_vendor.empty() && (family_known || t.cpu_arch != "x86_64"))
+      cpu.append_attribute("vendor") = t.cpu_vendor.c_str();
+    if (family_known) {
+      cpu.append_attribute("familyid") = t.cpu_family;
+      cpu.append_attribute("modelid") = t.cpu_model;
+    }
     cpus[numa] = cpu;
   }
   std::map<std::string, pugi::xml_node> switches;
@@ -216,7 +224,9 @@ std::string to_nccl_xml(const Topology& t) {
     std::vector<std::tuple<std::string, NvLinkRemote, int>> grouped;
     for (const auto& l : g.nvlinks) {
       if (!l.up || (l.remote_bus_id.empty() && l.remote != NvLinkRemote::cpu)) continue;
-      auto same = [&](const auto& e) { return std::get<0>(e) == l.remote_bus_id && std::get<1>(e) == l.remote; };
+      auto same = [&](const auto& e) {
+        return std::get<0>(e) == l.remote_bus_id && std::get<1>(e) == l.remote;
+      };
       auto it = std::find_if(grouped.begin(), grouped.end(), same);
       if (it == grouped.end()) it = grouped.insert(grouped.end(), {l.remote_bus_id, l.remote, 0});
       std::get<2>(*it) += l.count;

@@ -314,6 +314,8 @@ Topology read_probe_json(std::string_view text, const std::string& file) {
   t.from_live_node = r.flag(j, "", "from_live_node").value_or(false);
   t.cpu_arch = r.text(j, "", "cpu_arch");
   t.cpu_vendor = r.text(j, "", "cpu_vendor");
+  t.cpu_family = r.integer(j, "", "cpu_family", -1, -1, 1 << 16);
+  t.cpu_model = r.integer(j, "", "cpu_model", -1, -1, 1 << 16);
   t.numa_nodes = r.integer(j, "", "numa_nodes", 0, 0, 1 << 16);
   const json& gpus = r.array(j, "", "gpus");
   for (size_t i = 0; i < gpus.size(); ++i)

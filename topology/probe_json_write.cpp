@@ -176,6 +176,8 @@ void write_topology_json(const Topology& t, json& j) {
   j["from_live_node"] = t.from_live_node;
   j["cpu_arch"] = t.cpu_arch;
   j["cpu_vendor"] = t.cpu_vendor;
+  if (t.cpu_family >= 0) j["cpu_family"] = t.cpu_family;
+  if (t.cpu_model >= 0) j["cpu_model"] = t.cpu_model;
   j["numa_nodes"] = t.numa_nodes;
   j["gpus"] = json::array();
   for (const auto& g : t.gpus) j["gpus"].push_back(gpu_json(g));

@@ -145,8 +145,11 @@ class RealSystemReader : public SystemReader {
     if (hwloc_obj_t root = hwloc_get_root_obj(topo)) {
       if (const char* a = hwloc_obj_get_info_by_name(root, "Architecture")) s.cpu_arch = a;
     }
-    if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0))
+    if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0)) {
       if (const char* v = hwloc_obj_get_info_by_name(pkg, "CPUVendor")) s.cpu_vendor = v;
+      if (const char* v = hwloc_obj_get_info_by_name(pkg, "CPUFamilyNumber")) s.cpu_family = std::atoi(v);
+      if (const char* v = hwloc_obj_get_info_by_name(pkg, "CPUModelNumber")) s.cpu_model = std::atoi(v);
+    }
     hwloc_topology_destroy(topo);
     return s;
   }

@@ -72,6 +72,7 @@ struct HwlocSummary {
   int pci_devices = 0;
   std::string cpu_arch;
   std::string cpu_vendor;
+  int cpu_family = -1, cpu_model = -1;  // hwloc's CPUFamilyNumber and CPUModelNumber; -1 unknown
 };
 
 class SystemReader {

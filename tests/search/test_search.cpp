@@ -49,7 +49,6 @@ JournalRecord rec(const Measurement& m, std::string setting = "default",
 
 const Candidate kRingSimple{Algorithm::ring, Protocol::simple, 0};
 const Candidate kRingLL{Algorithm::ring, Protocol::ll, 0};
-const Candidate kTreeLL{Algorithm::tree, Protocol::ll, 0};
 
 // Total true busbw over the grid of a profile's decisions (rule where one matches, else NCCL's default).
 double busbw_sum(const FakeCluster& fc, const std::vector<autotune::profiles::Rule>& rules,

@@ -87,6 +87,26 @@ TEST_CASE("NCCL XML: empty attributes of real dumps are unknown, not errors", "[
         "t.xml:3: expected an integer in link_width=, found \"x16\"");
 }
 
+TEST_CASE("NCCL XML: an NVSwitch off the PCI tree, as NCCL dumps it in VMs", "[nccl-xml]") {
+  const std::string text =
+      "<system version=\"1\">\n<cpu numaid=\"0\" arch=\"x86_64\">\n"
+      "<pci busid=\"0000:01:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x2330\">\n"
+      "<gpu dev=\"0\" sm=\"90\"><nvlink target=\"fffffff:ff:ff.0\" count=\"18\" tclass=\"0x068000\"/></gpu>\n"
+      "</pci>\n</cpu>\n</system>\n";
+  REQUIRE(error_of(text) == "");
+  const Topology t = read_topology_text(text, "t.xml");
+  REQUIRE(t.gpus.size() == 1);
+  REQUIRE(t.gpus[0].nvlinks.size() == 1);
+  CHECK(t.gpus[0].nvlinks[0].remote == NvLinkRemote::nvswitch);
+  CHECK(t.gpus[0].nvlinks[0].remote_bus_id == kNvSwitchOffPciTree);
+  CHECK(t.gpus[0].nvlinks[0].count == 18);
+  // Only an NVSwitch link may name it: to a GPU it is still no bus id.
+  std::string to_gpu = text;
+  to_gpu.replace(to_gpu.find("0x068000"), 8, "0x030200");
+  CHECK(error_of(to_gpu) ==
+        "t.xml:4: expected a PCI bus id like 0000:1b:00.0 in target=, found \"fffffff:ff:ff.0\"");
+}
+
 TEST_CASE("NCCL XML: a file that cannot be read is an InputError naming it", "[nccl-xml][errors]") {
   CHECK_THROWS_AS(read_topology_file("/nonexistent/topo.xml"), autotune::InputError);
 }

@@ -47,6 +47,18 @@ int attribute_of(const DeviceInfo& d, CUdevice_attribute a, bool* known) {
       return d.multiprocessors;
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
       return 1;
+    // What the stand-in driver lacks (driver_nccl.cpp): virtual memory management and its handle kinds,
+    // and stream memory operations. NCCL reads these and keeps to cudaMalloc'ed buffers and host-side waits.
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR:
+      return 0;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
+      return 1;
     case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED:
       return d.sm >= 90 && node_has_nvswitch() ? 1 : 0;
     default:

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "tests/standin/common/devices.hpp"
+#include "tests/standin/cudart/device_properties.hpp"
 #include "tests/standin/cudart/errors.hpp"
 #include "tests/standin/cudart/memory.hpp"
 #include "tests/standin/cudart/streams.hpp"
@@ -54,24 +55,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   if (prop == nullptr) return returned(cudaErrorInvalidValue);
   const DeviceInfo* d = device_or_null(device);
   if (!d) return returned(missing_device());
-  std::memset(prop, 0, sizeof *prop);
-  std::snprintf(prop->name, sizeof prop->name, "%s", d->name.c_str());
-  std::memcpy(prop->uuid.bytes, d->uuid, sizeof d->uuid);
-  prop->totalGlobalMem = d->memory_bytes;
-  prop->sharedMemPerBlock = 48 << 10;
-  prop->regsPerBlock = 65536;
-  prop->warpSize = 32;
-  prop->maxThreadsPerBlock = 1024;
-  prop->major = d->sm / 10;
-  prop->minor = d->sm % 10;
-  prop->multiProcessorCount = d->multiprocessors;
-  prop->canMapHostMemory = 1;
-  prop->concurrentKernels = 1;
-  prop->pciBusID = d->pci_bus;
-  prop->pciDeviceID = d->pci_device;
-  prop->pciDomainID = d->pci_domain;
-  prop->asyncEngineCount = 2;
-  prop->unifiedAddressing = 1;
+  autotune::standin::fill_device_properties(prop, *d);
   return cudaSuccess;
 }
 
@@ -100,6 +84,16 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
       return cudaSuccess;
     case cudaDevAttrWarpSize:
       *value = 32;
+      return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:  // what NCCL sizes its kernels' shared memory by
+      *value = autotune::standin::shared_memory_optin(d->sm);
+      return cudaSuccess;
+    case cudaDevAttrUnifiedAddressing:
+    case cudaDevAttrCanUseHostPointerForRegisteredMem:
+    case cudaDevAttrHostRegisterSupported:
+    case cudaDevAttrMemoryPoolsSupported:
+    case cudaDevAttrGPUDirectRDMASupported:
+      *value = 1;
       return cudaSuccess;
     default:
       return returned(cudaErrorNotSupported);  // not modelled: say so rather than invent a value

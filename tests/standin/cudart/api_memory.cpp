@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "tests/standin/cudart/copy_work.hpp"
 #include "tests/standin/common/devices.hpp"
+#include "tests/standin/cudart/copy_work.hpp"
 #include "tests/standin/cudart/errors.hpp"
 #include "tests/standin/cudart/memory.hpp"
 #include "tests/standin/cudart/streams.hpp"

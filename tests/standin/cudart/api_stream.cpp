@@ -6,8 +6,8 @@
 #include <mutex>
 #include <set>
 
-#include "tests/standin/cudart/copy_work.hpp"
 #include "tests/standin/common/devices.hpp"
+#include "tests/standin/cudart/copy_work.hpp"
 #include "tests/standin/cudart/errors.hpp"
 #include "tests/standin/cudart/event_state.hpp"
 #include "tests/standin/cudart/memory.hpp"

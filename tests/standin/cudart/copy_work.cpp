@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "tests/standin/cudart/memory.hpp"
+
 namespace autotune::standin {
 
 namespace {
@@ -38,7 +40,7 @@ double CopyWork::run(double start_us) noexcept {
 }
 
 double SetWork::run(double start_us) noexcept {
-  if (bytes_) std::memset(dst_, value_, bytes_);
+  if (bytes_) fill(dst_, value_, bytes_);
   return start_us + set_cost_us(bytes_);
 }
 

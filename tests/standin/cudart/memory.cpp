@@ -1,6 +1,11 @@
 #include "tests/standin/cudart/memory.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -84,6 +89,21 @@ std::optional<Allocation> find_allocation(const void* p, size_t bytes) {
   const Allocation& a = it->second;
   if (c < a.base || c + bytes > a.base + a.size) return std::nullopt;
   return a;
+}
+
+void fill(void* dst, int value, size_t bytes) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* begin = static_cast<char*>(dst);
+  char* first = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page);
+  char* last = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(begin + bytes)) / page * page);
+  // Only our own allocations (anonymous private memory), and only pages wholly inside the range.
+  if (value != 0 || last <= first + page || !find_allocation(dst, bytes) ||
+      madvise(first, static_cast<size_t>(last - first), MADV_DONTNEED) != 0) {
+    std::memset(dst, value, bytes);
+    return;
+  }
+  std::memset(begin, 0, static_cast<size_t>(first - begin));
+  std::memset(last, 0, static_cast<size_t>(begin + bytes - last));
 }
 
 size_t allocated_on(int device) {

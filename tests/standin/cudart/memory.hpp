@@ -26,6 +26,10 @@ cudaError_t free_device(void* p);
 cudaError_t free_pinned(void* p);
 // The allocation that holds all of [p, p + bytes); nullopt when none does.
 std::optional<Allocation> find_allocation(const void* p, size_t bytes);
+// memset, but zeroing the whole pages of an allocation by dropping them (the kernel gives them back as
+// zero pages on next touch): NCCL zeroes gigabytes of buffers it never touches here, which first-touch page
+// faults made the slowest part of communicator set-up, and would have kept them resident.
+void fill(void* dst, int value, size_t bytes);
 // Bytes allocated on `device`, for cudaMemGetInfo.
 size_t allocated_on(int device);
 
