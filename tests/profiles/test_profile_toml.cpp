@@ -126,6 +126,16 @@ nodes = "4+"
   CHECK(once.find("hw_latency.net.tree.ll = 5.0") != std::string::npos);
 }
 
+TEST_CASE("profile toml: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS is blamed on its own line",
+          "[profile_toml]") {
+  // The [env] table starts on line 16; whichever of the two keys comes first, the line is the minimum's.
+  CHECK(error_of(with("[env]\nNCCL_MAX_NCHANNELS = \"8\"\nNCCL_MIN_NCHANNELS = \"16\"\n")) ==
+        "profile.toml:18: env: NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (8); found \"16\"");
+  CHECK(error_of(with("[env]\nNCCL_MIN_NCHANNELS = \"16\"\nNCCL_MAX_NCHANNELS = \"8\"\n")) ==
+        "profile.toml:17: env: NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (8); found \"16\"");
+  CHECK(error_of(with("[env]\nNCCL_MIN_NCHANNELS = \"4\"\nNCCL_MAX_NCHANNELS = \"8\"\n")) == "(no error)");
+}
+
 TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]") {
   Profile p;
   p.cluster.name = "weird \"name\"\twith\\escapes";
