@@ -280,17 +280,18 @@ Analysis analyze(const Topology& t) {
   a.sweep_cross_nic = all.size() + static_cast<size_t>(unprobed) > 1;
 
   if (ng > 0) {
-    a.algorithms = {"Tree", "Ring"};
+    using nccl::Algorithm;
+    a.algorithms = {Algorithm::tree, Algorithm::ring};
     if (a.collnet.status != FeatureStatus::not_available) {
-      a.algorithms.push_back("CollNetDirect");
-      a.algorithms.push_back("CollNetChain");
+      a.algorithms.push_back(Algorithm::collnet_direct);
+      a.algorithms.push_back(Algorithm::collnet_chain);
     }
     if (a.nvls.status == FeatureStatus::available) {
-      a.algorithms.push_back("NVLS");
-      a.algorithms.push_back("NVLSTree");
+      a.algorithms.push_back(Algorithm::nvls);
+      a.algorithms.push_back(Algorithm::nvls_tree);
     }
     // PAT runs with one GPU per node only.
-    if (ng == 1) a.algorithms.push_back("PAT");
+    if (ng == 1) a.algorithms.push_back(Algorithm::pat);
   }
   return a;
 }

@@ -23,6 +23,13 @@ std::string num(double v) {
   return text;
 }
 
+// NCCL's spellings ("Tree", "NVLSTree"), as NCCL_ALGO and NCCL's logs write them.
+std::vector<std::string> algorithm_names(const std::vector<nccl::Algorithm>& algorithms) {
+  std::vector<std::string> out;
+  for (const auto a : algorithms) out.emplace_back(nccl::nccl_name(a));
+  return out;
+}
+
 nlohmann::json feature_json(const Feature& f) {
   return {{"status", std::string(status_name(f.status))}, {"evidence", f.evidence}};
 }
@@ -102,7 +109,7 @@ std::string to_text(const ProbeReport& r) {
   out << "GDR:     " << status_name(a.gdr.status) << ": " << a.gdr.evidence << "\n";
   health_text(t, a, out);
   out << "\nsweep: algorithms";
-  for (const auto& al : a.algorithms) out << " " << al;
+  for (const auto al : a.algorithms) out << " " << nccl::nccl_name(al);
   out << "; NCCL_CROSS_NIC "
       << (a.sweep_cross_nic ? "worth sweeping" : "not worth sweeping (one usable NIC port or none)") << "\n";
   for (const auto& c : a.ib_hca_candidates) out << "  NCCL_IB_HCA=" << c << "\n";
@@ -154,7 +161,7 @@ std::string to_json(const ProbeReport& r) {
     j["fabric"]["nccl_default_interface"] = *a.fabric.nccl_default_interface;
   j["sweep"] = {{"ib_hca_candidates", a.ib_hca_candidates},
                 {"sweep_cross_nic", a.sweep_cross_nic},
-                {"algorithms", a.algorithms}};
+                {"algorithms", algorithm_names(a.algorithms)}};
   j["fingerprint"] = r.fingerprint;
   return j.dump(2) + "\n";
 }
@@ -216,7 +223,9 @@ std::string to_nccl_xml(const Topology& t) {
     std::vector<std::tuple<std::string, NvLinkRemote, int>> grouped;
     for (const auto& l : g.nvlinks) {
       if (!l.up || (l.remote_bus_id.empty() && l.remote != NvLinkRemote::cpu)) continue;
-      auto same = [&](const auto& e) { return std::get<0>(e) == l.remote_bus_id && std::get<1>(e) == l.remote; };
+      auto same = [&](const auto& e) {
+        return std::get<0>(e) == l.remote_bus_id && std::get<1>(e) == l.remote;
+      };
       auto it = std::find_if(grouped.begin(), grouped.end(), same);
       if (it == grouped.end()) it = grouped.insert(grouped.end(), {l.remote_bus_id, l.remote, 0});
       std::get<2>(*it) += l.count;
