@@ -2,6 +2,7 @@
 // profile_writer.cpp.
 #include <toml++/toml.h>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
@@ -130,6 +131,32 @@ class Reader {
     Profile p;
     check_keys(root, "", {"schema", "cluster", "provenance", "env", "policy", "online", "constants", "rule"},
                1);
+    read_origin(root, p);
+    if (const toml::node* env = root.get("env")) read_env(p, *env);
+    buffers_ = nccl::buffer_sizes(p.env);
+    if (const toml::node* policy = root.get("policy")) read_policy(p, *policy);
+    if (const toml::node* online = root.get("online")) read_online(p, *online);
+    if (const toml::node* constants = root.get("constants")) {
+      const toml::table* t = constants->as_table();
+      if (!t)
+        w_.fail(line_of(*constants), "constants",
+                "expected a table [constants]; found " + describe(*constants));
+      for (auto&& [k, v] : *t) read_constant_table(p, std::string(k.str()), v);
+    }
+    if (const toml::node* rules = root.get("rule")) {
+      const toml::array* a = rules->as_array();
+      if (!a || !a->is_array_of_tables())
+        w_.fail(line_of(*rules), "rule", "expected [[rule]] tables; found " + describe(*rules));
+      p.rules.reserve(a->size());
+      for (size_t i = 0; i < a->size(); ++i) p.rules.push_back(read_rule(*(*a)[i].as_table(), i));
+    }
+    check_overlaps(w_, p.rules);
+    return p;
+  }
+
+ private:
+  // schema, [cluster] and [provenance].
+  void read_origin(const toml::table& root, Profile& p) {
     const toml::node* schema = root.get("schema");
     if (!schema) w_.fail(1, "schema", "expected schema = 1 at the top of the file; found no such key");
     p.schema = static_cast<int>(integer(*schema, std::string("schema")));
@@ -173,71 +200,50 @@ class Reader {
     p.provenance.excluded_nodes = strings(prov, "provenance.", "excluded_nodes");
     p.provenance.health_findings = strings(prov, "provenance.", "health_findings");
     check_provenance(w_, p.provenance, key_line(prov, "created"), key_line(prov, "nccl_version"));
+  }
 
-    if (const toml::node* env = root.get("env")) {
-      const toml::table* t = env->as_table();
-      if (!t) w_.fail(line_of(*env), "env", "expected a table [env]; found " + describe(*env));
-      for (auto&& [k, v] : *t) {
-        std::string key(k.str());
-        if (!v.is_string())
-          w_.fail(line_of(v), "env." + key,
-                  "expected a string (NCCL reads text: \"1\"); found " + describe(v));
-        std::string value = v.as_string()->get();
-        check_env(w_, key, value, line_of(v));
-        p.env[key] = value;
-      }
-      if (const auto problem = nccl::env_set_problem(p.env)) {
-        // The line of the key the problem blames; the table's where that key is not written as such.
-        const toml::node* blamed = t->get(problem->key);
-        w_.fail(blamed ? line_of(*blamed) : line_of(*t), "env", problem->message);
-      }
+  // [env]: each entry against NCCL's allowlist, then what no single entry shows.
+  void read_env(Profile& p, const toml::node& env) {
+    const toml::table* t = env.as_table();
+    if (!t) w_.fail(line_of(env), "env", "expected a table [env]; found " + describe(env));
+    for (auto&& [k, v] : *t) {
+      std::string key(k.str());
+      if (!v.is_string())
+        w_.fail(line_of(v), "env." + key, "expected a string (NCCL reads text: \"1\"); found " + describe(v));
+      std::string value = v.as_string()->get();
+      check_env(w_, key, value, line_of(v));
+      p.env[key] = value;
     }
-
-    buffers_ = nccl::buffer_sizes(p.env);
-
-    if (const toml::node* policy = root.get("policy")) {
-      const toml::table* t = policy->as_table();
-      if (!t) w_.fail(line_of(*policy), "policy", "expected a table [policy]; found " + describe(*policy));
-      check_keys(*t, "policy.", {"uncalibrated", "other_nccl"}, line_of(*t));
-      if (t->get("uncalibrated")) {
-        std::string u = string(*t, "policy.", "uncalibrated", true);
-        if (u == "nccl")
-          p.uncalibrated = UncalibratedPolicy::nccl_decides;
-        else if (u == "nearest")
-          p.uncalibrated = UncalibratedPolicy::nearest_scale;
-        else
-          w_.fail(key_line(*t, "uncalibrated"), "policy.uncalibrated",
-                  "expected \"nccl\" or \"nearest\"; found " + in_quotes(u));
-      }
-      if (t->get("other_nccl")) {
-        std::string v = string(*t, "policy.", "other_nccl", true);
-        if (v != "refuse" && v != "apply")
-          w_.fail(key_line(*t, "other_nccl"), "policy.other_nccl",
-                  "expected \"refuse\" or \"apply\" (rules under an NCCL of another major.minor); found " +
-                      in_quotes(v));
-        p.apply_under_other_nccl = v == "apply";
-      }
+    if (const auto problem = nccl::env_set_problem(p.env)) {
+      // The line of the key the problem blames; the table's where that key is not written as such.
+      const toml::node* blamed = t->get(problem->key);
+      w_.fail(blamed ? line_of(*blamed) : line_of(*t), "env", problem->message);
     }
+  }
 
-    if (const toml::node* online = root.get("online")) read_online(p, *online);
-
-    if (const toml::node* constants = root.get("constants")) {
-      const toml::table* t = constants->as_table();
-      if (!t)
-        w_.fail(line_of(*constants), "constants",
-                "expected a table [constants]; found " + describe(*constants));
-      for (auto&& [k, v] : *t) read_constant_table(p, std::string(k.str()), v);
+  // [policy]: what a job does where no rule applies, and under another NCCL.
+  void read_policy(Profile& p, const toml::node& policy) {
+    const toml::table* t = policy.as_table();
+    if (!t) w_.fail(line_of(policy), "policy", "expected a table [policy]; found " + describe(policy));
+    check_keys(*t, "policy.", {"uncalibrated", "other_nccl"}, line_of(*t));
+    if (t->get("uncalibrated")) {
+      std::string u = string(*t, "policy.", "uncalibrated", true);
+      if (u == "nccl")
+        p.uncalibrated = UncalibratedPolicy::nccl_decides;
+      else if (u == "nearest")
+        p.uncalibrated = UncalibratedPolicy::nearest_scale;
+      else
+        w_.fail(key_line(*t, "uncalibrated"), "policy.uncalibrated",
+                "expected \"nccl\" or \"nearest\"; found " + in_quotes(u));
     }
-
-    if (const toml::node* rules = root.get("rule")) {
-      const toml::array* a = rules->as_array();
-      if (!a || !a->is_array_of_tables())
-        w_.fail(line_of(*rules), "rule", "expected [[rule]] tables; found " + describe(*rules));
-      p.rules.reserve(a->size());
-      for (size_t i = 0; i < a->size(); ++i) p.rules.push_back(read_rule(*(*a)[i].as_table(), i));
+    if (t->get("other_nccl")) {
+      std::string v = string(*t, "policy.", "other_nccl", true);
+      if (v != "refuse" && v != "apply")
+        w_.fail(key_line(*t, "other_nccl"), "policy.other_nccl",
+                "expected \"refuse\" or \"apply\" (rules under an NCCL of another major.minor); found " +
+                    in_quotes(v));
+      p.apply_under_other_nccl = v == "apply";
     }
-    check_overlaps(w_, p.rules);
-    return p;
   }
 
  private:
@@ -521,6 +527,23 @@ class Reader {
       if (i == kFieldCount) unknown_key(k, rule_key(index) + ".", kNames, lines.header);
       field[i] = &v;
     }
+    Rule r;
+    r.source_line = lines.header;
+    read_choice(field, index, lines, r);
+    read_scope(field, index, lines, r);
+    r.busbw_gbps = number(field, kBusbw, index, lines);
+    r.default_busbw_gbps = number(field, kDefaultBusbw, index, lines);
+    r.samples = positive(field, kSamples, index, lines);
+    r.gain = gain_evidence(field, index, lines);
+    if (!lines.evidence) lines.evidence = lines.header;
+    r.runner_up = read_runner_up(field[kRunnerUp], field[kRunnerUpBusbw], index);
+    if (field[kRunnerUp]) lines.runner_up = line_of(*field[kRunnerUp]);
+    check_rule(w_, r, index, lines, buffers_);
+    return r;
+  }
+
+  // The rule's collective, byte range, algorithm and protocol (all required), and its channels.
+  void read_choice(const RuleFields& field, size_t index, RuleLines& lines, Rule& r) {
     auto required = [&](Field f) -> const toml::node& {
       if (!field[f])
         w_.fail(lines.header, KeyRef(index, kNames[f]),
@@ -533,8 +556,6 @@ class Reader {
         w_.fail(line_of(n), KeyRef(index, kNames[f]), "expected a name; found " + describe(n));
       return n.as_string()->get();
     };
-    Rule r;
-    r.source_line = lines.header;
     std::string_view coll = name_of(kCollective);
     auto c = parse_collective(coll);
     if (!c)
@@ -567,6 +588,11 @@ class Reader {
                 "expected an integer 0..64 (0 = NCCL decides); found " + std::to_string(v));
       r.channels = static_cast<int>(v);
     }
+  }
+
+  // Which communicators and calls the rule applies to (nodes, ranks, ranks per node, pipe_ops, reg_buff), and
+  // the chunk size it sets.
+  void read_scope(const RuleFields& field, size_t index, RuleLines& lines, Rule& r) {
     if (const toml::node* n = field[kNodes])
       r.nodes = count_range(*n, KeyRef(index, "nodes")), lines.nodes = line_of(*n);
     if (const toml::node* n = field[kRanks])
@@ -586,15 +612,6 @@ class Reader {
       lines.chunk_bytes = line_of(*n);
       r.chunk_bytes = byte_size(*n, KeyRef(index, "chunk_bytes"));
     }
-    r.busbw_gbps = number(field, kBusbw, index, lines);
-    r.default_busbw_gbps = number(field, kDefaultBusbw, index, lines);
-    r.samples = positive(field, kSamples, index, lines);
-    r.gain = gain_evidence(field, index, lines);
-    if (!lines.evidence) lines.evidence = lines.header;
-    r.runner_up = read_runner_up(field[kRunnerUp], field[kRunnerUpBusbw], index);
-    if (field[kRunnerUp]) lines.runner_up = line_of(*field[kRunnerUp]);
-    check_rule(w_, r, index, lines, buffers_);
-    return r;
   }
 };
 
