@@ -1,4 +1,4 @@
-// The online half's costs (issue 18), each beside its baseline, in one run, with the plugin loaded as NCCL
+// The online half's costs, each beside its baseline, in one run, with the plugin loaded as NCCL
 // loads it (dlopen of the built library):
 // - getCollInfo with [online] explore = 0.01 over 1,000 AllReduce rules that all have a close runner-up,
 //   beside the plain lookup of the same rules without [online] (target: at most 1.5x);

@@ -247,10 +247,8 @@ void plan_settings(const CalibrationRequest& r, const std::optional<topology::To
     add_settings(space.settings, r.ib_hca.value_or(no_values), r.cross_nic.value_or(no_values));
   if (!node) return;
   const auto analysis = topology::analyze(*node);
-  std::set<nccl::Algorithm> algorithms;
-  for (const auto& a : analysis.algorithms)
-    if (auto parsed = nccl::parse_algorithm(a)) algorithms.insert(*parsed);
-  if (!algorithms.empty()) space.algorithms = algorithms;
+  if (!analysis.algorithms.empty())
+    space.algorithms = std::set<nccl::Algorithm>(analysis.algorithms.begin(), analysis.algorithms.end());
   if (r.simulator.nodes <= 1) {
     if (r.ib_hca || r.cross_nic)
       notes.push_back("one node: NCCL_IB_HCA and NCCL_CROSS_NIC do not matter there and were not swept");

@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/utc_time.hpp"
 #include "runners/runner.hpp"
 
 namespace autotune::calibrate {
@@ -200,7 +201,7 @@ LearnResult learn(const profiles::Profile& current, const std::vector<TelemetryF
 
 std::vector<search::JournalRecord> production_records(const std::vector<Evidence>& evidence) {
   std::vector<search::JournalRecord> out;
-  const std::string now = search::utc_timestamp_now();
+  const std::string now = utc_timestamp_now();
   for (const Evidence& e : evidence) {
     search::JournalRecord rec;
     rec.setting.id = "default";

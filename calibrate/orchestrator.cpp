@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
+#include "common/utc_time.hpp"
 #include "profiles/profile.hpp"
 #include "search/derive.hpp"
 
@@ -387,7 +388,7 @@ std::vector<search::JournalRecord> merge_parts(const OrchestratorOptions& o, con
     for (const auto& e : part.job_events)
       if (e.job == setting.id) events.push_back(e);
     if (!run.failure[i].empty())
-      events.push_back({setting.id, "failed", run.failure[i], search::utc_timestamp_now()});
+      events.push_back({setting.id, "failed", run.failure[i], utc_timestamp_now()});
   }
   std::sort(header.scales.begin(), header.scales.end());
   std::filesystem::remove(o.journal);

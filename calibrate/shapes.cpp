@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 
 namespace autotune::calibrate {
 namespace {
@@ -22,17 +23,6 @@ std::optional<int> positive(std::string_view s) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || v < 1) return std::nullopt;
   return v;
-}
-
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    size_t at = text.find(sep, start);
-    out.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
-    if (at == std::string_view::npos) return out;
-    start = at + 1;
-  }
 }
 
 // The groups a partition of the world's ranks forms, each as the set of global ranks; their shape is read

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "common/input_error.hpp"
+#include "common/utc_time.hpp"
 
 namespace autotune::calibrate {
 
@@ -90,7 +91,7 @@ search::JournalHeader calibration_header(const TuneOptions& o, const TunePlan& p
   const search::SearchSpace& space = plan.space;
   search::JournalHeader header = o.header;
   header.version = search::kJournalVersion;
-  if (header.created.empty()) header.created = search::utc_timestamp_now();
+  if (header.created.empty()) header.created = utc_timestamp_now();
   header.strategy = o.strategy;
   header.collectives.clear();
   for (const auto& cs : space.collectives) header.collectives.push_back(cs.collective);
@@ -112,7 +113,7 @@ profiles::Profile build_profile(const search::Derivation& d, const search::Journ
   p.cluster.gpus_per_node = h.gpus_per_node;
   p.cluster.nics_per_node = h.nics_per_node;
   p.cluster.nodes = h.nodes;
-  p.provenance.created = search::utc_timestamp_now();
+  p.provenance.created = utc_timestamp_now();
   p.provenance.tool_version = h.tool_version;
   p.provenance.nccl_version = h.nccl_version;
   p.provenance.source = profiles::parse_source(h.source).value_or(profiles::Source::measured);
@@ -316,7 +317,7 @@ std::optional<std::vector<runners::Measurement>> Calibration::measure(
     }
     std::vector<runners::Measurement> got = run_requests(u, requests);
     std::vector<search::JournalRecord> records;
-    const std::string now = search::utc_timestamp_now();
+    const std::string now = utc_timestamp_now();
     for (size_t k = 0; k < to_run.size(); ++k) {
       const size_t i = to_run[k];
       got[k].request = batch[i];  // the journal keys on what was asked
@@ -366,7 +367,7 @@ JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const ru
 }
 
 void Calibration::run_setting(const runners::ProcessSetting& setting) {
-  journal(search::JournalJobEvent{setting.id, "started", "", search::utc_timestamp_now()});
+  journal(search::JournalJobEvent{setting.id, "started", "", utc_timestamp_now()});
   setting_failed_ = false;
   std::string detail;
   const auto& scales = result_.plan.space.scales;
@@ -379,7 +380,7 @@ void Calibration::run_setting(const runners::ProcessSetting& setting) {
     result_.jobs.push_back(std::move(job));
   }
   journal(search::JournalJobEvent{setting.id, detail.empty() ? "finished" : "failed", detail,
-                                  search::utc_timestamp_now()});
+                                  utc_timestamp_now()});
 }
 
 TuneResult Calibration::run() {

@@ -5,6 +5,7 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "common/utc_time.hpp"
 #include "common/input_error.hpp"
 #include "nccl/version.hpp"
 #include "nccl_tests/import_nccl_tests.hpp"
@@ -84,7 +85,7 @@ nccl_tests::ImportOptions import_options(const ImportArgs& a, const po::variable
     throw InputError("<arguments>", 0, "--store needs --cluster NAME (the journal's name in the store)");
   options.cluster = a.cluster;
   options.fingerprint = a.fingerprint;
-  options.time = search::utc_timestamp_now();
+  options.time = utc_timestamp_now();
   options.command = "nccl-autotune import-nccl-tests";
   for (const auto& arg : args) options.command += " " + arg;
   return options;

@@ -7,6 +7,8 @@
 #include "calibrate/learn.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/rule_json.hpp"
+#include "common/utc_time.hpp"
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/compiled_rules.hpp"
@@ -46,17 +48,6 @@ Target resolve(const po::variables_map& vm) {
         "<arguments>", 0,
         "--cluster: expected a cluster name in the store " + store.string() + "; found \"" + name + "\"");
   return {found.front().file, store};
-}
-
-nlohmann::json rule_json(const profiles::Rule& r) {
-  nlohmann::json j = {{"collective", nccl::name(r.collective)},
-                      {"min_bytes", r.min_bytes},
-                      {"max_bytes", r.max_bytes},
-                      {"algorithm", nccl::name(r.algorithm)},
-                      {"protocol", nccl::name(r.protocol)},
-                      {"channels", r.channels}};
-  if (r.runner_up) j["runner_up"] = profiles::runner_up_text(*r.runner_up);
-  return j;
 }
 
 void print(const calibrate::LearnResult& result, const std::string& format, const std::string& published) {
@@ -101,7 +92,7 @@ void fold(const profiles::Profile& profile, const std::filesystem::path& store,
   search::JournalWriter writer(path);
   if (fresh) {
     search::JournalHeader h;
-    h.created = search::utc_timestamp_now();
+    h.created = utc_timestamp_now();
     h.command = command;
     h.source = "production";
     h.runner = "telemetry";
@@ -163,7 +154,7 @@ int cmd_learn(const Args& args) {
       fold(current, target.store, calibrate::production_records(result.evidence), command);
     if (!result.changes.empty()) {
       profiles::Profile next = result.profile;
-      next.provenance.created = search::utc_timestamp_now();
+      next.provenance.created = utc_timestamp_now();
       next.provenance.command = command;
       const auto saved = profiles::Store(target.store).save(next);
       published = saved.string() + " (digest " +

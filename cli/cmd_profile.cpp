@@ -16,6 +16,7 @@
 #include "common/atomic_file.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "common/utc_time.hpp"
 #include "nccl/version.hpp"
 #include "profiles/any_profile.hpp"
 #include "profiles/compiled_rules.hpp"
@@ -288,15 +289,6 @@ int do_export(const Common& c) {
   return kExitOk;
 }
 
-std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 int do_import(const Common& c) {
   need_args(c, 1, 1, "one file (NCCL's example-plugin CSV, such as nccl_tuner.conf, or a .toml profile)");
   fs::path in = c.args[0];
@@ -311,7 +303,7 @@ int do_import(const Common& c) {
     // line).
     dropped = drop_combinations_nccl_never_runs(p.rules);
     p.cluster.name = c.name.empty() ? in.stem().string() : c.name;
-    p.provenance.created = now_rfc3339();
+    p.provenance.created = utc_timestamp_now();
     p.provenance.tool_version = kToolVersion;
     p.provenance.source = Source::imported;
     p.provenance.command = "nccl-autotune profile import " + in.string();
@@ -344,7 +336,7 @@ int do_merge(const Common& c) {
   auto [a, fa] = resolve(c, c.args[0]);
   auto [b, fb] = resolve(c, c.args[1]);
   Profile merged = merge_profiles({a, fa.string()}, {b, fb.string()});
-  merged.provenance.created = now_rfc3339();
+  merged.provenance.created = utc_timestamp_now();
   merged.provenance.tool_version = kToolVersion;
   merged.provenance.command = "nccl-autotune profile merge " + fa.string() + " " + fb.string();
   const size_t joined = a.rules.size() + b.rules.size() - merged.rules.size();

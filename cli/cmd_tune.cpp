@@ -23,6 +23,7 @@
 #include "common/host_name.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
+#include "common/text.hpp"
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
 #include "report/table_format.hpp"
@@ -30,18 +31,6 @@
 
 namespace autotune::cli {
 namespace {
-
-std::vector<std::string> split(const std::string& text, char separator = ',') {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(separator, start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 int parse_int(const std::string& text, const std::string& what) {
   try {
@@ -340,13 +329,13 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   r.check_bytes = require_byte_size(a.check_bytes, "--check-bytes");
   r.add_shapes = vm.count("add-shapes") > 0;
   if (!a.excluded_nodes.empty())
-    for (const auto& item : split(a.excluded_nodes))
+    for (const auto& item : split(a.excluded_nodes, ','))
       r.excluded_nodes.push_back(parse_int(item, "--excluded-nodes"));
   if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
   r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
   if (!a.channels.empty())
-    for (const auto& item : split(a.channels)) r.channels.push_back(parse_int(item, "--channels"));
+    for (const auto& item : split(a.channels, ',')) r.channels.push_back(parse_int(item, "--channels"));
   const int named = !a.shapes.empty() + !a.parallelism.empty() + !a.scales.empty();
   if (named > 1)
     throw InputError("<arguments>", 0,
@@ -354,10 +343,10 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   if (!a.shapes.empty()) r.shapes = calibrate::parse_shapes(a.shapes);
   if (!a.parallelism.empty()) r.parallelism = calibrate::parse_parallelism(a.parallelism);
   if (!a.scales.empty())
-    for (const auto& item : split(a.scales))
+    for (const auto& item : split(a.scales, ','))
       r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(item, "--scales")));
   if (!a.ib_hca.empty()) r.ib_hca = split(a.ib_hca, ';');
-  if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic);
+  if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic, ',');
   r.strategy = a.strategy;
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);

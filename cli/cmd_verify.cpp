@@ -12,6 +12,7 @@
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
 #include "cli/simulator_options.hpp"
+#include "common/utc_time.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
 #include "launcher/default_services.hpp"
@@ -142,7 +143,7 @@ nlohmann::json result_json(const calibrate::VerifyResult& r, const fs::path& fil
 std::string write_new_version(const profiles::Store& store, const profiles::Profile& p,
                               const calibrate::VerifyResult& r, const Args& args) {
   profiles::Profile next = calibrate::without_failed_rules(p, r);
-  next.provenance.created = search::utc_timestamp_now();
+  next.provenance.created = utc_timestamp_now();
   next.provenance.tool_version = kToolVersion;
   next.provenance.command = "nccl-autotune verify";
   for (const auto& a : args) next.provenance.command += " " + a;

@@ -29,6 +29,10 @@ nlohmann::json rule_json(const profiles::Rule& r) {
   if (r.pipe_ops) j["pipe_ops"] = format_count_range(r.pipe_ops);
   if (r.reg_buff) j["reg_buff"] = *r.reg_buff;
   if (r.chunk_bytes) j["chunk_bytes"] = r.chunk_bytes;
+  if (r.runner_up) {
+    j["runner_up"] = profiles::runner_up_text(*r.runner_up);
+    j["runner_up_busbw_gbps"] = r.runner_up->busbw_gbps;
+  }
   return j;
 }
 

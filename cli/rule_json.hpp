@@ -1,6 +1,6 @@
 #pragma once
 // A rule as JSON, the same in every command's output (tune's summary, profile show and diff, verify): its
-// choice, range and scale, and its evidence, with "gain" meaning what every table means by it (time ratio
+// choice, range and scale, its evidence and runner-up (learn), with "gain" meaning what every table means by it (time ratio
 // - 1, profiles::gain_of).
 
 #include <nlohmann/json.hpp>

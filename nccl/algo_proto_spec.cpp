@@ -3,21 +3,11 @@
 #include <algorithm>
 
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 
 namespace autotune::nccl {
 namespace {
 
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    size_t end = text.find(sep, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return parts;
-}
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";

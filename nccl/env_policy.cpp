@@ -156,14 +156,13 @@ void check_env_entry(std::string_view key, std::string_view value) {
   }
 }
 
-void check_env_set(const std::map<std::string, std::string>& env) {
+std::optional<EnvSetProblem> env_set_problem(const std::map<std::string, std::string>& env) {
   const auto min = env.find("NCCL_MIN_NCHANNELS"), max = env.find("NCCL_MAX_NCHANNELS");
-  if (min == env.end() || max == env.end()) return;
+  if (min == env.end() || max == env.end()) return std::nullopt;
   const auto lo = parse_integer(min->second), hi = parse_integer(max->second);
-  if (lo && hi && *lo > *hi)
-    throw InputError("", 0,
-                     "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (" + max->second +
-                         "); found \"" + min->second + "\"");
+  if (!lo || !hi || *lo <= *hi) return std::nullopt;
+  return EnvSetProblem{min->first, "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (" + max->second +
+                                       "); found \"" + min->second + "\""};
 }
 
 }  // namespace autotune::nccl

@@ -5,6 +5,7 @@
 // NCCL_TUNER_PLUGIN) or reach a shell (metacharacters, control characters) gets through.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,12 @@ std::vector<std::string> allowed_env_keys();
 
 // Throws InputError (no file, line 0) naming the key, what was expected and what was found.
 void check_env_entry(std::string_view key, std::string_view value);
-// What no single entry shows: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS. Throws like check_env_entry.
-void check_env_set(const std::map<std::string, std::string>& env);
+// What no single entry shows: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS. The key to blame and the message
+// ("NCCL_MIN_NCHANNELS: expected at most ..."), or nullopt when the set is consistent.
+struct EnvSetProblem {
+  std::string key;
+  std::string message;
+};
+std::optional<EnvSetProblem> env_set_problem(const std::map<std::string, std::string>& env);
 
 }  // namespace autotune::nccl

@@ -13,30 +13,26 @@
 #include <fmt/format.h>
 
 #include "nccl/version.hpp"
-#include "nccl_runner/sweep_hook_client.hpp"
-#include "runners/bandwidth.hpp"
-#include "runners/collective_check.hpp"
-#include "runners/group_layout.hpp"
-#include "runners/lock_step.hpp"
+#include "nccl_runner/runner_state.hpp"
 #include "runners/measure_plan.hpp"
 #include "runners/watchdog.hpp"
 
 namespace autotune::nccl_runner {
 
+using nccl::Collective;
 using runners::algbw_gbps;
 using runners::buffer_counts;
 using runners::BufferCounts;
 using runners::busbw_gbps;
 using runners::Candidate;
 using runners::CheckResult;
-using runners::combine_ranks;
-using runners::CombinedTimes;
 using runners::compare_exact;
 using runners::expected_output;
 using runners::iterations_for;
 using runners::kCheckRoot;
 using runners::make_input;
 using runners::Measurement;
+using runners::MeasureOptions;
 using runners::MeasureRequest;
 using runners::Outcome;
 using runners::per_operation_us;
@@ -51,13 +47,6 @@ using runners::WatchdogPolicy;
 
 namespace {
 
-using nccl::Collective;
-
-void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw StepFailure(Outcome::failed, fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
-
 std::string nccl_text(ncclResult_t r, ncclComm_t comm) {
   std::string text = ncclGetErrorString(r);
   const char* last = ncclGetLastError(comm);
@@ -65,75 +54,16 @@ std::string nccl_text(ncclResult_t r, ncclComm_t comm) {
   return text;
 }
 
-void nccl_check(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
-  if (r != ncclSuccess) throw StepFailure(Outcome::failed, fmt::format("{}: {}", what, nccl_text(r, comm)));
-}
-
-// One GPU this process drives, and its rank in the job.
-struct Device {
-  int id = 0;
-  int rank = 0;
-  ncclComm_t comm = nullptr;
-  int group = 0;               // which group of the shape it measures in (-1: none, it sits the shape out)
-  int member = 0;              // its rank in that group's communicator
-  ncclComm_t world = nullptr;  // every rank of the job; `comm` is split from it for a shape
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  void* send = nullptr;  // both `capacity` bytes
-  void* recv = nullptr;
-  cudaGraphExec_t graph = nullptr;
-};
-
 }  // namespace
 
-struct NcclRunner::State {
-  MeasureOptions options;
-  const ProcessGroup& processes;
-  SweepHookClient hook;
-  std::vector<Device> devices;
-  int ranks = 1;  // the job's
-  int nodes = 1;
-  int local_size = 1;
-  int members = 1;                             // ranks of each measured communicator
-  std::optional<runners::GroupLayout> layout;  // set when a shape smaller than the job is measured
-  std::string gpu_model;
-  std::string nccl_version;
-  uint64_t capacity = 0;
-  bool comms_ok = false;
-  int rebuilds = 0;
+void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw StepFailure(Outcome::failed, fmt::format("{}: {}", what, cudaGetErrorString(e)));
+}
 
-  State(const MeasureOptions& o, const ProcessGroup& p, const std::string& plugin)
-      : options(o), processes(p), hook(plugin) {}
-  ~State();
-
-  void open_devices();  // this process's GPUs, streams and events; throws runtime_error
-  void count_nodes();   // collective: every process calls it
-  void create_comms(runners::LockStep& steps);
-  void place_devices();  // each device's group for the shape; collective
-  void split_comms(runners::LockStep& steps);
-  bool active(const Device& d) const { return d.group >= 0; }
-  void drop_comms(bool abort);
-  void free_graphs();
-  void ensure_capacity(uint64_t bytes);
-
-  // Where one operation reads and writes on `d` (in place: inside the one receive buffer, as nccl-tests
-  // does).
-  std::pair<const void*, void*> pointers(const Device& d, Collective c, const BufferCounts& counts) const;
-  void issue(Device& d, Collective c, const BufferCounts& counts);
-  // start event, `ops` operations (or the captured graph), stop event, on every device.
-  void launch(Collective c, const BufferCounts& counts, int ops, bool use_graph);
-  void capture(Collective c, const BufferCounts& counts, int ops);
-  // Waits for every stop event under the watchdog; throws StepFailure(timed_out) after aborting.
-  void wait(uint64_t bytes, int ops);
-  std::vector<double> elapsed_us(int ops);  // per device, one operation
-  double agree_max(double value) const;
-
-  Measurement measure(const MeasureRequest& r);
-  void combine_times(const std::vector<std::vector<double>>& per_device, Measurement& m) const;
-  std::optional<std::pair<Outcome, std::string>> precheck(const MeasureRequest& r) const;
-  void check_results(const MeasureRequest& r, const BufferCounts& counts);
-};
+void nccl_check(ncclResult_t r, const char* what, ncclComm_t comm) {
+  if (r != ncclSuccess) throw StepFailure(Outcome::failed, fmt::format("{}: {}", what, nccl_text(r, comm)));
+}
 
 NcclRunner::State::~State() {
   free_graphs();
@@ -430,64 +360,22 @@ double NcclRunner::State::agree_max(double value) const {
   return value;
 }
 
-std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(const MeasureRequest& r) const {
-  const Candidate& c = r.candidate;
-  if (r.repetitions < 1)
-    return std::pair{Outcome::failed, fmt::format("repetitions must be at least 1, got {}", r.repetitions)};
-  if (c.is_default()) return std::nullopt;
-  if (!hook.usable())
-    return std::pair{Outcome::failed, "cannot force " + to_string(c) + ": " + hook.problem()};
-  if (c.algorithm.has_value() != c.protocol.has_value())
-    return std::pair{Outcome::failed, "the sweep hook forces an algorithm together with a protocol; " +
-                                          to_string(c) + " names only one"};
-  if (c.algorithm && !nccl::is_allowed(r.collective, *c.algorithm, *c.protocol))
-    return std::pair{Outcome::unsupported,
-                     fmt::format("NCCL has no {}/{} for {}", nccl::nccl_name(*c.algorithm),
-                                 nccl::nccl_name(*c.protocol), nccl::nccl_name(r.collective))};
-  return std::nullopt;
-}
-
-void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCounts& counts) {
-  const uint64_t recv_bytes = counts.recv * sizeof(float);
-  for (auto& d : devices) {
-    if (!active(d)) continue;
-    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
-    // All bits set is a NaN: a buffer NCCL never wrote can never compare equal.
-    if (recv_bytes) cuda_check(cudaMemsetAsync(d.recv, 0xff, recv_bytes, d.stream), "cudaMemsetAsync");
-    std::vector<float> input = make_input(r.collective, members, d.member, r.bytes);
-    auto [send, recv] = pointers(d, r.collective, counts);
-    (void)recv;
-    if (!input.empty())
-      cuda_check(cudaMemcpyAsync(const_cast<void*>(send), input.data(), input.size() * sizeof(float),
-                                 cudaMemcpyHostToDevice, d.stream),
-                 "cudaMemcpyAsync (input)");
-    // The copy reads pageable host memory that goes out of scope here.
-    cuda_check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
-  }
-  launch(r.collective, counts, 1, false);
-  wait(r.bytes, 1);
-  uint64_t wrong = 0;
-  std::string first;
-  for (auto& d : devices) {
-    if (!active(d)) continue;
-    auto expected = expected_output(r.collective, members, d.member, r.bytes);
-    if (!expected) continue;
-    std::vector<float> found(expected->size());
-    auto [send, recv] = pointers(d, r.collective, counts);
-    (void)send;
-    cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
-    if (!found.empty())
-      cuda_check(
-          cudaMemcpyAsync(found.data(), recv, found.size() * sizeof(float), cudaMemcpyDeviceToHost, d.stream),
-          "cudaMemcpyAsync (output)");
-    cuda_check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
-    CheckResult check = compare_exact(*expected, found);
-    if (!check.ok() && first.empty())
-      first = fmt::format("rank {}{}: {}", d.rank, layout ? fmt::format(" (group {})", d.group) : "",
-                          check.describe());
-    wrong += check.wrong;
-  }
-  if (wrong) throw StepFailure(Outcome::wrong_result, first);
+void NcclRunner::State::note_hook(const Candidate& cand, Measurement& m) {
+  const bool forcing = !cand.is_default();
+  auto seen = hook.last();
+  if (!seen) return;
+  if (forcing && seen->refused)
+    throw StepFailure(
+        Outcome::unsupported,
+        fmt::format("NCCL marked {} unusable for this operation (it kept its own choice)", to_string(cand)));
+  if (forcing && seen->calls == 0)
+    throw StepFailure(Outcome::unsupported,
+                      "NCCL never consulted the tuner for this operation (a 1-rank communicator or an empty "
+                      "operation), so nothing could be forced");
+  if (seen->calls == 0) return;
+  m.used_algorithm = nccl::algorithm_from_id(seen->algorithm);
+  m.used_protocol = nccl::protocol_from_id(seen->protocol);
+  m.used_channels = seen->channels;
 }
 
 Measurement NcclRunner::State::measure(const MeasureRequest& r) {
@@ -500,29 +388,11 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   }
   const Candidate& cand = r.candidate;
   const BufferCounts counts = buffer_counts(r.collective, members, r.bytes);
-  const bool forcing = !cand.is_default();
 
   // Every step is agreed by every process before any of them goes on (runners/lock_step.hpp).
   runners::LockStep steps(processes);
   auto step = [&](auto&& body) { return steps.step(body); };
-
-  auto read_hook = [&] {
-    auto seen = hook.last();
-    if (!seen) return;
-    if (forcing && seen->refused)
-      throw StepFailure(Outcome::unsupported,
-                        fmt::format("NCCL marked {} unusable for this operation (it kept its own choice)",
-                                    to_string(cand)));
-    if (forcing && seen->calls == 0)
-      throw StepFailure(
-          Outcome::unsupported,
-          "NCCL never consulted the tuner for this operation (a 1-rank communicator or an empty "
-          "operation), so nothing could be forced");
-    if (seen->calls == 0) return;
-    m.used_algorithm = nccl::algorithm_from_id(seen->algorithm);
-    m.used_protocol = nccl::protocol_from_id(seen->protocol);
-    m.used_channels = seen->channels;
-  };
+  auto read_hook = [&] { note_hook(cand, m); };
 
   int iterations = options.iterations;
   std::vector<std::vector<double>> per_device(
@@ -585,38 +455,6 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   m.algbw_gbps = algbw_gbps(r.bytes, median);
   m.busbw_gbps = busbw_gbps(r.collective, members, r.bytes, median);
   return m;
-}
-
-// Every process reaches here with the same outcome and repetitions, so all of them combine (also one whose
-// devices sit the shape out): per repetition the slowest rank of any group and the mean over the ranks that
-// measured, and per group the median of its slowest rank.
-void NcclRunner::State::combine_times(const std::vector<std::vector<double>>& per_device,
-                                      Measurement& m) const {
-  const size_t reps = static_cast<size_t>(m.request.repetitions);
-  const int groups = layout ? layout->groups() : 1;
-  std::vector<double> max_us(reps, 0.0), sum_us(reps, 0.0), group_us(static_cast<size_t>(groups) * reps, 0.0);
-  size_t k = 0;
-  for (const auto& d : devices) {
-    if (!active(d)) continue;
-    const auto& times = per_device[k++];
-    for (size_t rep = 0; rep < reps && rep < times.size(); ++rep) {
-      max_us[rep] = std::max(max_us[rep], times[rep]);
-      sum_us[rep] += times[rep];
-      double& slot = group_us[static_cast<size_t>(d.group) * reps + rep];
-      slot = std::max(slot, times[rep]);
-    }
-  }
-  processes.allreduce_max(max_us);
-  processes.allreduce_sum(sum_us);
-  processes.allreduce_max(group_us);
-  m.times_us = max_us;
-  for (double s : sum_us) m.mean_times_us.push_back(s / (groups * members));
-  if (!layout) return;
-  for (int g = 0; g < groups; ++g) {
-    std::vector<double> v(group_us.begin() + g * reps, group_us.begin() + (g + 1) * reps);
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    m.group_times_us.push_back(v.empty() ? 0.0 : v[v.size() / 2]);
-  }
 }
 
 void NcclRunner::State::open_devices() {

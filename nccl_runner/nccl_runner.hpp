@@ -21,8 +21,8 @@ namespace autotune::nccl_runner {
 using runners::Measurement;
 using runners::MeasureOptions;
 using runners::MeasureRequest;
-using runners::ProcessGroup;
 using runners::Outcome;
+using runners::ProcessGroup;
 using runners::RunnerInfo;
 
 class NcclRunner : public runners::Runner {

@@ -268,11 +268,8 @@ JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, Coll
   return r;
 }
 
-}  // namespace
-
-ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const ImportOptions& options) {
-  ImportResult out;
-  JournalHeader& h = out.header;
+JournalHeader imported_header(const ImportOptions& options) {
+  JournalHeader h;
   h.created = options.time;
   h.command = options.command;
   h.source = "imported";
@@ -280,6 +277,24 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
   h.fingerprint = options.fingerprint;
   h.cluster = options.cluster;
   h.settings = {ProcessSetting{"default", {}}};
+  return h;
+}
+
+// Nothing imported is an input error that says why, test by test.
+void refuse_if_empty(const ImportResult& out) {
+  if (!out.records.empty()) return;
+  std::string why;
+  for (const auto& n : out.not_imported) why += (why.empty() ? "" : "; ") + n.test + ": " + n.reason;
+  for (const auto& w : out.warnings) why += (why.empty() ? "" : "; ") + w;
+  throw InputError("no nccl-tests row could be imported" + (why.empty() ? std::string() : " (" + why + ")"));
+}
+
+}  // namespace
+
+ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const ImportOptions& options) {
+  ImportResult out;
+  JournalHeader& h = out.header;
+  h = imported_header(options);
   std::set<Collective> collectives;
   std::set<Scale> scales;
   std::map<SeriesKey, SeriesKind> series;
@@ -344,13 +359,7 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
       note_header(h, log, scale);
     }
   }
-  if (out.records.empty()) {
-    std::string why;
-    for (const auto& n : out.not_imported) why += (why.empty() ? "" : "; ") + n.test + ": " + n.reason;
-    for (const auto& w : out.warnings) why += (why.empty() ? "" : "; ") + w;
-    throw InputError("no nccl-tests row could be imported" +
-                     (why.empty() ? std::string() : " (" + why + ")"));
-  }
+  refuse_if_empty(out);
   h.collectives.assign(collectives.begin(), collectives.end());
   h.scales.assign(scales.begin(), scales.end());
   h.min_bytes = min_bytes;

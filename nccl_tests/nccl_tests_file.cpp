@@ -5,6 +5,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 #include "nccl_tests/nccl_tests_json.hpp"
 
 namespace autotune::nccl_tests {
@@ -28,9 +29,8 @@ LineKind classify(std::string_view line) {
   if (c.starts_with("nccl-tests version") || c.starts_with("Collective test starting:") ||
       c.starts_with("nccl-autotune bench:"))
     return LineKind::marker;
-  std::istringstream words{std::string(c)};
   bool size = false, busbw = false;
-  for (std::string w; words >> w;) size |= w == "size", busbw |= w == "busbw";
+  for (const std::string& w : split_whitespace(c)) size |= w == "size", busbw |= w == "busbw";
   return size && busbw ? LineKind::table_header : LineKind::other;
 }
 

@@ -12,18 +12,11 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 #include "runners/runner.hpp"
 
 namespace autotune::nccl_tests {
 namespace {
-
-std::vector<std::string> split_ws(std::string_view s) {
-  std::vector<std::string> out;
-  std::istringstream in{std::string(s)};
-  std::string tok;
-  while (in >> tok) out.push_back(tok);
-  return out;
-}
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -257,7 +250,7 @@ class Parser {
   // The program a `Running:` line starts, and what it exports (NCCL's own "set by environment" lines win).
   void running(const std::string& t) {
     seen_header_ = true;
-    for (const std::string& word : split_ws(t)) {
+    for (const std::string& word : split_whitespace(t)) {
       std::string base = std::filesystem::path(word).filename().string();
       if (log_.header.program.empty() && base.size() > 5 && base.ends_with("_perf") &&
           nccl_tests_collective_name(base))
@@ -322,7 +315,7 @@ class Parser {
     } else if (t.find("Reducing maxBytes") != std::string::npos) {
       warn(line_no, "nccl-tests reduced the size range for lack of GPU memory: " + trim(t.substr(1)));
     } else {
-      auto tokens = split_ws(t.substr(1));
+      auto tokens = split_whitespace(t.substr(1));
       bool is_columns = std::find(tokens.begin(), tokens.end(), "size") != tokens.end() &&
                         std::find(tokens.begin(), tokens.end(), "busbw") != tokens.end();
       if (is_columns) {
@@ -371,7 +364,7 @@ class Parser {
   // noise is ignored silently unless it looks like a cut row.
   bool try_row(const std::string& line, int line_no, bool last_chance) {
     if (layout_.oop < 0) return false;
-    auto tok = split_ws(line);
+    auto tok = split_whitespace(line);
     if (tok.empty() || !to_u64(tok[0])) return false;
     if (layout_.timestamp && tok.size() >= layout_.values + 2 &&
         std::regex_match(tok[layout_.values], patterns().timestamp))

@@ -210,14 +210,6 @@ void on_profiler_finalize() noexcept {
   }
 }
 
-bool flush_now() noexcept {
-  try {
-    return Writer::instance().flush();
-  } catch (...) {
-    return false;
-  }
-}
-
 std::filesystem::path telemetry_file() noexcept {
   try {
     return Writer::instance().file();

@@ -27,10 +27,6 @@ int on_profiler_init(ncclDebugLogger_t log) noexcept;
 // Writes once more when this was the last communicator.
 void on_profiler_finalize() noexcept;
 
-// Writes the aggregates now, on the calling thread (what the writer thread does); false when telemetry is off
-// or the write failed. For tests and the final flush.
-bool flush_now() noexcept;
-
 // Where this process writes (empty when telemetry is off).
 std::filesystem::path telemetry_file() noexcept;
 

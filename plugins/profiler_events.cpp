@@ -136,10 +136,6 @@ uint64_t dropped() noexcept {
   return g_dropped.load(std::memory_order_relaxed);
 }
 
-size_t pool_bytes() noexcept {
-  return sizeof g_colls + sizeof g_channels;
-}
-
 int algorithm_id(const char* s) noexcept {
   static constexpr const char* kNames[] = {"TREE",      "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS",
                                            "NVLS_TREE", "PAT"};

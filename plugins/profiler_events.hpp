@@ -34,8 +34,6 @@ void record_state(void* handle, ncclProfilerEventState_t state,
 
 // Collectives not recorded because the pools were exhausted (or their description was not one we read).
 uint64_t dropped() noexcept;
-// The fixed memory the pools take (for the bench's memory figure).
-size_t pool_bytes() noexcept;
 
 // NCCL's strings to ids, -1 when unknown ("RING" -> 1, "SIMPLE" -> 2, "AllReduce" -> 4).
 int algorithm_id(const char* s) noexcept;

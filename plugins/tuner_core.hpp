@@ -76,7 +76,6 @@ class Communicator {
   // and NCCL runs that rule's algorithm and protocol; otherwise *chunk stays NCCL's.
   void chunk_size(int collective, size_t bytes, int algorithm, int protocol, size_t* chunk) const noexcept;
 
-  size_t rule_count() const noexcept { return table_.size(); }
   // Null unless the profile's [online] explore is above 0 (and NCCL gave a communicator id).
   const explore::Plan* exploration() const noexcept { return explore_.get(); }
 

@@ -145,36 +145,40 @@ def print_options_path(root, folders):
           f"folders: " + "; ".join(copies))
 
 
-FUNCTION_START = re.compile(r"^[A-Za-z_~][^;{}()]*\([^;]*\)[^;{}]*\{\s*$")
+LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|//.*$')
+CONTROL = re.compile(r"^\s*(namespace|struct|class|enum|union|if|for|while|switch|do|else|return|try|catch)\b")
+# A function's head at namespace or class level (indent 0 or 2): a name, then its parameter list.
+HEAD = re.compile(r"^( {0,2})[A-Za-z_~][\w:<>,*&~ ]*\b[\w~]+\s*\(")
 
 
 def long_functions(path, limit):
-    """(name line, length) of each top-level-in-namespace function body longer than `limit` lines."""
-    lines = read(path).split("\n")
+    """(first line, length, head) of each function body longer than `limit` lines, the head included.
+
+    Brace matching on the text without its string literals and comments; heads are found at indent 0 (free
+    functions) and 2 (members defined in a class body), which is how .clang-format lays this code out."""
+    code = [LITERAL.sub('""', line) for line in read(path).split("\n")]
     found, i = [], 0
-    while i < len(lines):
-        line = lines[i]
-        head = line.strip()
-        if (FUNCTION_START.match(line) or (head.endswith("{") and i > 0 and "(" in lines[i - 1]
-                                           and not line.startswith(" " * 4))) and not re.match(
-                                               r"^\s*(namespace|struct|class|enum|union|if|for|while|switch|do|else)\b",
-                                               line) and not line.startswith(" " * 4):
-            depth, j = 0, i
-            while j < len(lines):
-                depth += lines[j].count("{") - lines[j].count("}")
-                if depth <= 0 and j > i:
-                    break
-                j += 1
-            start = i
-            while start > 0 and lines[start - 1].strip() and not lines[start - 1].strip().startswith("//") \
-                    and not lines[start - 1].rstrip().endswith((";", "}")) and "(" not in line:
-                start -= 1
-            length = j - start + 1
-            if length > limit:
-                found.append((start + 1, length, lines[start].strip()[:70]))
+    while i < len(code):
+        m = HEAD.match(code[i])
+        if not m or CONTROL.match(code[i]) or code[i].rstrip().endswith(";"):
+            i += 1
+            continue
+        j = i  # the head may span lines: find the body's opening brace
+        while j < len(code) and "{" not in code[j] and not code[j].rstrip().endswith(";"):
+            j += 1
+        if j >= len(code) or "{" not in code[j]:
             i = j + 1
             continue
-        i += 1
+        depth, k = 0, j
+        while k < len(code):
+            depth += code[k].count("{") - code[k].count("}")
+            if depth <= 0:
+                break
+            k += 1
+        length = k - i + 1
+        if length > limit:
+            found.append((i + 1, length, code[i].strip()[:70]))
+        i = k + 1 if len(m.group(1)) == 0 or length > 1 else i + 1
     return found
 
 

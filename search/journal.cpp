@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/utc_time.hpp"
 
 namespace autotune::search {
 
@@ -229,15 +230,6 @@ JournalJobEvent parse_job_event(const Fields& f) {
 
 }  // namespace
 
-std::string utc_timestamp_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 namespace {
 
 // "2026-11-30T04:37:15Z" -> "20261130T043715Z"; the file's modification time when the header has none.
@@ -252,17 +244,15 @@ std::string journal_time(const std::filesystem::path& journal) {
   } catch (const std::exception&) {
     // not a journal we can read: its time is the file's
   }
-  std::string compact;
-  for (char c : created)
-    if (c != '-' && c != ':') compact += c;
-  if (compact.size() >= 16) return compact;
+  auto compact = [](const std::string& time) {
+    std::string out;
+    for (char c : time)
+      if (c != '-' && c != ':') out += c;
+    return out;
+  };
+  if (std::string c = compact(created); c.size() >= 16) return c;
   struct stat st {};
-  const std::time_t t = ::stat(journal.c_str(), &st) == 0 ? st.st_mtime : 0;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
-  return buffer;
+  return compact(utc_timestamp(::stat(journal.c_str(), &st) == 0 ? st.st_mtime : 0));
 }
 
 std::string stem_of(const std::filesystem::path& journal) {

@@ -148,8 +148,6 @@ class JournalWriter {
   std::FILE* file_ = nullptr;
 };
 
-// RFC 3339 UTC time of now: "2026-11-30T04:37:15Z".
-std::string utc_timestamp_now();
 
 // Where the job parts of an orchestrated calibration live: the folder <journal stem>.parts beside it.
 std::filesystem::path journal_parts_dir(const std::filesystem::path& journal);

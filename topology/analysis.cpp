@@ -161,11 +161,11 @@ PathType pci_path_type(const std::vector<PciAncestor>& a, int numa_a, const std:
   return numa_a == numa_b ? PathType::phb : PathType::sys;
 }
 
-Analysis analyze(const Topology& t) {
-  Analysis a;
-  const size_t ng = t.gpus.size();
+namespace {
 
-  // NVLink shape and peers.
+// NVLink shape and each GPU's NVLink peers (every other GPU behind NVSwitches).
+std::vector<std::set<int>> nvlink_peers(const Topology& t, Analysis& a) {
+  const size_t ng = t.gpus.size();
   std::map<std::string, int> position_of_bus;
   for (size_t i = 0; i < ng; ++i) position_of_bus[t.gpus[i].pci_bus_id] = static_cast<int>(i);
   std::vector<std::set<int>> peers(ng);
@@ -198,7 +198,14 @@ Analysis analyze(const Topology& t) {
     a.nvlink_shape = full ? NvLinkShape::all_to_all : NvLinkShape::partial;
   }
 
-  // Paths.
+  return peers;
+}
+
+// Every GPU-NIC PCI path (PXN through an NVLink peer where the GPU's own path crosses the CPU), and each
+// GPU's nearest NICs. Returns how many GPUs have each NIC among their nearest behind a PCI switch.
+std::map<std::string, int> gpu_nic_paths(const Topology& t, const std::vector<std::set<int>>& peers,
+                                         Analysis& a) {
+  const size_t ng = t.gpus.size();
   a.nearest_nics.resize(ng);
   std::map<std::string, int> near_gpu_count;
   for (size_t i = 0; i < ng; ++i) {
@@ -234,6 +241,12 @@ Analysis analyze(const Topology& t) {
     }
     a.paths.insert(a.paths.end(), row.begin(), row.end());
   }
+  return near_gpu_count;
+}
+
+// Rail-aligned: every GPU has a NIC of its own behind its PCI switch.
+void find_rails(const Topology& t, const std::map<std::string, int>& near_gpu_count, Analysis& a) {
+  const size_t ng = t.gpus.size();
   a.rail_aligned = ng > 0 && !t.nics.empty();
   for (size_t i = 0; i < ng && a.rail_aligned; ++i) {
     bool own = false;
@@ -241,19 +254,15 @@ Analysis analyze(const Topology& t) {
       if (p.gpu == t.gpus[i].index && (p.type == PathType::pix || p.type == PathType::pxb)) own = true;
     if (!own) a.rail_aligned = false;
     for (const auto& n : a.nearest_nics[i])
-      if (near_gpu_count[n] > 1) a.rail_aligned = false;
+      if (auto c = near_gpu_count.find(n); c != near_gpu_count.end() && c->second > 1) a.rail_aligned = false;
   }
   if (a.rail_aligned)
     for (size_t i = 0; i < ng; ++i) a.rails.push_back({t.gpus[i].index, a.nearest_nics[i]});
+}
 
-  a.nvls = nvls_feature(t, a.nvswitch);
-  a.collnet = collnet_feature(t);
-  a.gdr = gdr_feature(t);
-  a.health = health_findings(t);
-  a.fabric = choose_fabric_setup(t);
-
-  // NCCL_IB_HCA candidates: every active port; the rail NICs only (leaves out NICs no GPU is near, such as a
-  // storage NIC); one NIC per NUMA node.
+// NCCL_IB_HCA candidates: every active port; the rail NICs only (leaves out NICs no GPU is near, such as a
+// storage NIC); one NIC per NUMA node. And whether NCCL_CROSS_NIC matters (more than one port).
+void sweep_settings(const Topology& t, Analysis& a) {
   std::vector<std::pair<std::string, int>> all, rail_ports, per_numa;
   std::set<std::string> rail_nics;
   for (const auto& r : a.rails) rail_nics.insert(r.nics.begin(), r.nics.end());
@@ -278,20 +287,40 @@ Analysis analyze(const Topology& t) {
   const auto unprobed =
       std::count_if(t.nics.begin(), t.nics.end(), [](const Nic& n) { return n.ports.empty(); });
   a.sweep_cross_nic = all.size() + static_cast<size_t>(unprobed) > 1;
+}
 
+// The algorithms the node can run, in NCCL's order.
+void sweep_algorithms(const Topology& t, Analysis& a) {
+  const size_t ng = t.gpus.size();
   if (ng > 0) {
-    a.algorithms = {"Tree", "Ring"};
+    using nccl::Algorithm;
+    a.algorithms = {Algorithm::tree, Algorithm::ring};
     if (a.collnet.status != FeatureStatus::not_available) {
-      a.algorithms.push_back("CollNetDirect");
-      a.algorithms.push_back("CollNetChain");
+      a.algorithms.push_back(Algorithm::collnet_direct);
+      a.algorithms.push_back(Algorithm::collnet_chain);
     }
     if (a.nvls.status == FeatureStatus::available) {
-      a.algorithms.push_back("NVLS");
-      a.algorithms.push_back("NVLSTree");
+      a.algorithms.push_back(Algorithm::nvls);
+      a.algorithms.push_back(Algorithm::nvls_tree);
     }
     // PAT runs with one GPU per node only.
-    if (ng == 1) a.algorithms.push_back("PAT");
+    if (ng == 1) a.algorithms.push_back(Algorithm::pat);
   }
+}
+
+}  // namespace
+
+Analysis analyze(const Topology& t) {
+  Analysis a;
+  const std::vector<std::set<int>> peers = nvlink_peers(t, a);
+  find_rails(t, gpu_nic_paths(t, peers, a), a);
+  a.nvls = nvls_feature(t, a.nvswitch);
+  a.collnet = collnet_feature(t);
+  a.gdr = gdr_feature(t);
+  a.health = health_findings(t);
+  a.fabric = choose_fabric_setup(t);
+  sweep_settings(t, a);
+  sweep_algorithms(t, a);
   return a;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nccl/vocabulary.hpp"
 #include "topology/fabric_setup.hpp"
 #include "topology/health.hpp"
 #include "topology/model.hpp"
@@ -60,7 +61,7 @@ struct Analysis {
   // For the sweep.
   std::vector<std::string> ib_hca_candidates;  // NCCL_IB_HCA values, distinct, most inclusive first
   bool sweep_cross_nic = false;                // more than one usable NIC
-  std::vector<std::string> algorithms;         // NCCL names: "Tree", "Ring", "NVLS", ...
+  std::vector<nccl::Algorithm> algorithms;     // what the node can run, in NCCL's order (tree, ring, ...)
 };
 
 Analysis analyze(const Topology& topology);

@@ -23,6 +23,13 @@ std::string num(double v) {
   return text;
 }
 
+// NCCL's spellings ("Tree", "NVLSTree"), as NCCL_ALGO and NCCL's logs write them.
+std::vector<std::string> algorithm_names(const std::vector<nccl::Algorithm>& algorithms) {
+  std::vector<std::string> out;
+  for (const auto a : algorithms) out.emplace_back(nccl::nccl_name(a));
+  return out;
+}
+
 nlohmann::json feature_json(const Feature& f) {
   return {{"status", std::string(status_name(f.status))}, {"evidence", f.evidence}};
 }
@@ -102,7 +109,7 @@ std::string to_text(const ProbeReport& r) {
   out << "GDR:     " << status_name(a.gdr.status) << ": " << a.gdr.evidence << "\n";
   health_text(t, a, out);
   out << "\nsweep: algorithms";
-  for (const auto& al : a.algorithms) out << " " << al;
+  for (const auto al : a.algorithms) out << " " << nccl::nccl_name(al);
   out << "; NCCL_CROSS_NIC "
       << (a.sweep_cross_nic ? "worth sweeping" : "not worth sweeping (one usable NIC port or none)") << "\n";
   for (const auto& c : a.ib_hca_candidates) out << "  NCCL_IB_HCA=" << c << "\n";
@@ -154,60 +161,74 @@ std::string to_json(const ProbeReport& r) {
     j["fabric"]["nccl_default_interface"] = *a.fabric.nccl_default_interface;
   j["sweep"] = {{"ib_hca_candidates", a.ib_hca_candidates},
                 {"sweep_cross_nic", a.sweep_cross_nic},
-                {"algorithms", a.algorithms}};
+                {"algorithms", algorithm_names(a.algorithms)}};
   j["fingerprint"] = r.fingerprint;
   return j.dump(2) + "\n";
 }
 
-std::string to_nccl_xml(const Topology& t) {
-  // Rebuild NCCL's nesting: cpu per NUMA node > the PCI switches on each device's path > the device.
-  pugi::xml_document doc;
-  auto system = doc.append_child("system");
-  system.append_attribute("version") = "1";
-  std::set<int> numas;
-  for (const auto& g : t.gpus) numas.insert(g.numa_node);
-  for (const auto& n : t.nics) numas.insert(n.numa_node);
-  // NUMA nodes without a GPU or NIC still count (they change what SYS paths cross): an empty cpu each.
-  for (int numa = 0; static_cast<int>(numas.size()) < t.numa_nodes && numa < 4096; ++numa) numas.insert(numa);
-  std::map<int, pugi::xml_node> cpus;
-  for (int numa : numas) {
-    auto cpu = system.append_child("cpu");
-    cpu.append_attribute("numaid") = numa < 0 ? 0 : numa;
-    if (!t.cpu_arch.empty()) cpu.append_attribute("arch") = t.cpu_arch.c_str();
-    // NCCL refuses an x86 cpu with a vendor but no family and model ("Attribute familyid of node cpu not
-    // found", real NCCL 2.29.7): without them, no vendor, which NCCL takes as an unknown x86 CPU.
-    const bool family_known = t.cpu_family >= 0 && t.cpu_model >= 0;
-    if (!t.cpu_vendor.empty() && (family_known || t.cpu_arch != "x86_64"))
-      cpu.append_attribute("vendor") = t.cpu_vendor.c_str();
-    if (family_known) {
-      cpu.append_attribute("familyid") = t.cpu_family;
-      cpu.append_attribute("modelid") = t.cpu_model;
-    }
-    cpus[numa] = cpu;
+namespace {
+
+std::string hex(uint32_t v, int digits) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%0*x", digits, v);
+  return std::string(text);
+}
+
+// A GPU's NVLinks as NCCL writes them: parallel links grouped per target, in the order first seen. A link to
+// the CPU (POWER hosts) names no target NCCL reads (it takes the GPU's local CPU), so one whose peer is
+// unknown is written without.
+void add_nvlinks(pugi::xml_node gpu, const Gpu& g) {
+  std::vector<std::tuple<std::string, NvLinkRemote, int>> grouped;
+  for (const auto& l : g.nvlinks) {
+    if (!l.up || (l.remote_bus_id.empty() && l.remote != NvLinkRemote::cpu)) continue;
+    auto same = [&](const auto& e) {
+      return std::get<0>(e) == l.remote_bus_id && std::get<1>(e) == l.remote;
+    };
+    auto it = std::find_if(grouped.begin(), grouped.end(), same);
+    if (it == grouped.end()) it = grouped.insert(grouped.end(), {l.remote_bus_id, l.remote, 0});
+    std::get<2>(*it) += l.count;
   }
-  std::map<std::string, pugi::xml_node> switches;
-  auto parent_for = [&](int numa, const std::vector<PciAncestor>& path) {
-    pugi::xml_node parent = cpus[numa];
-    for (const auto& p : path) {
-      if (!p.is_switch || p.bus_id.find(':') == std::string::npos)
-        continue;  // host bridges are the cpu itself
-      auto it = switches.find(p.bus_id);
-      if (it == switches.end()) {
-        auto sw = parent.append_child("pci");
-        sw.append_attribute("busid") = p.bus_id.c_str();
-        sw.append_attribute("class") = "0x060400";
-        it = switches.emplace(p.bus_id, sw).first;
+  for (const auto& [target, remote, count] : grouped) {
+    auto nv = gpu.append_child("nvlink");
+    if (!target.empty()) nv.append_attribute("target") = target.c_str();
+    nv.append_attribute("count") = count;
+    // NCCL's classes: 0x068000 an NVSwitch, 0x068001 the CPU, a GPU's own class otherwise.
+    nv.append_attribute("tclass") = remote == NvLinkRemote::nvswitch ? "0x068000"
+                                    : remote == NvLinkRemote::cpu    ? "0x068001"
+                                                                     : "0x030200";
+  }
+}
+
+// NCCL's nesting, rebuilt: cpu per NUMA node > the PCI switches on each device's path > the device.
+class NcclXml {
+ public:
+  explicit NcclXml(const Topology& t) {
+    system_ = doc_.append_child("system");
+    system_.append_attribute("version") = "1";
+    std::set<int> numas;
+    for (const auto& g : t.gpus) numas.insert(g.numa_node);
+    for (const auto& n : t.nics) numas.insert(n.numa_node);
+    // NUMA nodes without a GPU or NIC still count (they change what SYS paths cross): an empty cpu each.
+    for (int numa = 0; static_cast<int>(numas.size()) < t.numa_nodes && numa < 4096; ++numa)
+      numas.insert(numa);
+    for (int numa : numas) {
+      auto cpu = system_.append_child("cpu");
+      cpu.append_attribute("numaid") = numa < 0 ? 0 : numa;
+      if (!t.cpu_arch.empty()) cpu.append_attribute("arch") = t.cpu_arch.c_str();
+      // NCCL refuses an x86 cpu with a vendor but no family and model ("Attribute familyid of node cpu not
+      // found", real NCCL 2.29.7): without them, no vendor, which NCCL takes as an unknown x86 CPU.
+      const bool family_known = t.cpu_family >= 0 && t.cpu_model >= 0;
+      if (!t.cpu_vendor.empty() && (family_known || t.cpu_arch != "x86_64"))
+        cpu.append_attribute("vendor") = t.cpu_vendor.c_str();
+      if (family_known) {
+        cpu.append_attribute("familyid") = t.cpu_family;
+        cpu.append_attribute("modelid") = t.cpu_model;
       }
-      parent = it->second;
+      cpus_[numa] = cpu;
     }
-    return parent;
-  };
-  auto hex = [](uint32_t v, int digits) {
-    char text[16];
-    std::snprintf(text, sizeof text, "0x%0*x", digits, v);
-    return std::string(text);
-  };
-  for (const auto& g : t.gpus) {
+  }
+
+  void add_gpu(const Gpu& g) {
     auto pci = parent_for(g.numa_node, g.pci_path).append_child("pci");
     pci.append_attribute("busid") = g.pci_bus_id.c_str();
     pci.append_attribute("class") = "0x030200";
@@ -219,35 +240,14 @@ std::string to_nccl_xml(const Topology& t) {
     auto gpu = pci.append_child("gpu");
     gpu.append_attribute("dev") = g.index;
     if (g.sm > 0) gpu.append_attribute("sm") = g.sm;
-    // NCCL groups parallel links per target, in the order first seen. A link to the CPU (POWER hosts) names
-    // no target NCCL reads (it takes the GPU's local CPU), so one whose peer is unknown is written without.
-    std::vector<std::tuple<std::string, NvLinkRemote, int>> grouped;
-    for (const auto& l : g.nvlinks) {
-      if (!l.up || (l.remote_bus_id.empty() && l.remote != NvLinkRemote::cpu)) continue;
-      auto same = [&](const auto& e) {
-        return std::get<0>(e) == l.remote_bus_id && std::get<1>(e) == l.remote;
-      };
-      auto it = std::find_if(grouped.begin(), grouped.end(), same);
-      if (it == grouped.end()) it = grouped.insert(grouped.end(), {l.remote_bus_id, l.remote, 0});
-      std::get<2>(*it) += l.count;
-    }
-    for (const auto& [target, remote, count] : grouped) {
-      auto nv = gpu.append_child("nvlink");
-      if (!target.empty()) nv.append_attribute("target") = target.c_str();
-      nv.append_attribute("count") = count;
-      // NCCL's classes: 0x068000 an NVSwitch, 0x068001 the CPU, a GPU's own class otherwise.
-      nv.append_attribute("tclass") = remote == NvLinkRemote::nvswitch ? "0x068000"
-                                      : remote == NvLinkRemote::cpu    ? "0x068001"
-                                                                       : "0x030200";
-    }
+    add_nvlinks(gpu, g);
   }
-  std::map<std::string, pugi::xml_node> nic_pcis;  // one pci element per card, also for dual-port ones
-  int dev = 0;
-  for (const auto& n : t.nics) {
+
+  void add_nic(const Nic& n) {
     pugi::xml_node holder;
     if (n.pci_bus_id.empty()) {
       holder = parent_for(n.numa_node, n.pci_path);  // NCCL allows a nic straight under its cpu
-    } else if (auto it = nic_pcis.find(n.pci_bus_id); it != nic_pcis.end()) {
+    } else if (auto it = nic_pcis_.find(n.pci_bus_id); it != nic_pcis_.end()) {
       holder = it->second;
     } else {
       holder = parent_for(n.numa_node, n.pci_path).append_child("pci");
@@ -258,14 +258,14 @@ std::string to_nccl_xml(const Topology& t) {
       holder.append_attribute("class") = ib ? "0x020700" : "0x020000";
       if (n.pci_vendor_id) holder.append_attribute("vendor") = hex(n.pci_vendor_id, 4).c_str();
       if (n.pci_device_id) holder.append_attribute("device") = hex(n.pci_device_id, 4).c_str();
-      nic_pcis[n.pci_bus_id] = holder;
+      nic_pcis_[n.pci_bus_id] = holder;
     }
     for (const auto& p : n.ports) {
       if (p.state != "ACTIVE") continue;  // NCCL lists usable ports only; a NIC without one stays a bare pci
       pugi::xml_node nic = holder.child("nic") ? holder.child("nic") : holder.append_child("nic");
       auto net = nic.append_child("net");
       net.append_attribute("name") = n.name.c_str();
-      net.append_attribute("dev") = dev++;
+      net.append_attribute("dev") = dev_++;
       net.append_attribute("speed") = static_cast<long long>(p.speed_gbps * 1000 + 0.5);
       net.append_attribute("port") = p.port;
       if (!p.guid.empty()) net.append_attribute("guid") = p.guid.c_str();
@@ -273,9 +273,47 @@ std::string to_nccl_xml(const Topology& t) {
       if (n.collnet) net.append_attribute("coll") = 1;
     }
   }
-  std::ostringstream out;
-  doc.save(out, "  ", pugi::format_indent | pugi::format_no_declaration);
-  return out.str();
+
+  std::string text() const {
+    std::ostringstream out;
+    doc_.save(out, "  ", pugi::format_indent | pugi::format_no_declaration);
+    return out.str();
+  }
+
+ private:
+  // The element a device on `path` goes under: its cpu, or the last PCI switch on its path (made once).
+  pugi::xml_node parent_for(int numa, const std::vector<PciAncestor>& path) {
+    pugi::xml_node parent = cpus_[numa];
+    for (const auto& p : path) {
+      if (!p.is_switch || p.bus_id.find(':') == std::string::npos)
+        continue;  // host bridges are the cpu itself
+      auto it = switches_.find(p.bus_id);
+      if (it == switches_.end()) {
+        auto sw = parent.append_child("pci");
+        sw.append_attribute("busid") = p.bus_id.c_str();
+        sw.append_attribute("class") = "0x060400";
+        it = switches_.emplace(p.bus_id, sw).first;
+      }
+      parent = it->second;
+    }
+    return parent;
+  }
+
+  pugi::xml_document doc_;
+  pugi::xml_node system_;
+  std::map<int, pugi::xml_node> cpus_;
+  std::map<std::string, pugi::xml_node> switches_;
+  std::map<std::string, pugi::xml_node> nic_pcis_;  // one pci element per card, also for dual-port ones
+  int dev_ = 0;
+};
+
+}  // namespace
+
+std::string to_nccl_xml(const Topology& t) {
+  NcclXml xml(t);
+  for (const auto& g : t.gpus) xml.add_gpu(g);
+  for (const auto& n : t.nics) xml.add_nic(n);
+  return xml.text();
 }
 
 }  // namespace autotune::topology

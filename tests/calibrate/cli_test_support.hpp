@@ -14,15 +14,6 @@ namespace autotune::test {
 
 inline const std::string kBinary = std::string(AUTOTUNE_BINARY_DIR) + "/cli/nccl-autotune";
 
-// A fresh directory named after the suite, the case and this process.
-inline std::filesystem::path fresh_temp_dir(const std::string& suite, const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("autotune-test-" + suite + "-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 inline std::filesystem::path only_file(const std::filesystem::path& dir, const std::string& ext) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ext) return e.path();

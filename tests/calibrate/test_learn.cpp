@@ -7,6 +7,9 @@
 #include "calibrate/learn.hpp"
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 using namespace autotune;
 using namespace autotune::search;
@@ -16,19 +19,6 @@ using nccl::Collective;
 using nccl::Protocol;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "autotune-learn-XXXXXX").string();
-    REQUIRE(mkdtemp(t.data()));
-    path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 profiles::Profile profile_with(profiles::Rule r) {
   profiles::Profile p;
@@ -140,19 +130,19 @@ TEST_CASE("learn: telemetry files are read whole or refused naming the file and 
   t.cluster = "c";
   t.rows = {row(Algorithm::ring, Protocol::ll, 100.0)};
   const std::string whole = profiles::format_telemetry(t);
-  write_file_atomically(dir.path / "a.telemetry", whole);
-  write_file_atomically(dir.path / ".a.telemetry.tmp.XYZ", whole.substr(0, 40));  // an interrupted write
+  write_file_atomically(dir.path() / "a.telemetry", whole);
+  write_file_atomically(dir.path() / ".a.telemetry.tmp.XYZ", whole.substr(0, 40));  // an interrupted write
   t.cluster = "other";
-  write_file_atomically(dir.path / "b.telemetry", profiles::format_telemetry(t));
-  auto read = read_telemetry(dir.path, "c");
+  write_file_atomically(dir.path() / "b.telemetry", profiles::format_telemetry(t));
+  auto read = read_telemetry(dir.path(), "c");
   REQUIRE(read.size() == 1);
   CHECK(read[0].file.filename() == "a.telemetry");
-  write_file_atomically(dir.path / "torn.telemetry", whole.substr(0, whole.size() - 8));
+  write_file_atomically(dir.path() / "torn.telemetry", whole.substr(0, whole.size() - 8));
   try {
-    read_telemetry(dir.path, "c");
+    read_telemetry(dir.path(), "c");
     FAIL("a torn file was accepted");
   } catch (const InputError& e) {
-    CHECK(e.file() == (dir.path / "torn.telemetry").string());
+    CHECK(e.file() == (dir.path() / "torn.telemetry").string());
     CHECK(e.line() > 0);
   }
 }

@@ -22,6 +22,7 @@
 #include "support/fake_process_launcher.hpp"
 #include "support/manual_clock.hpp"
 #include "support/skip.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune;
@@ -29,6 +30,8 @@ using namespace autotune::search;
 using namespace autotune::calibrate;
 using calibrate::split_shell_words;
 using Words = std::vector<std::string>;
+
+using autotune::test::TempDir;
 
 namespace {
 
@@ -40,10 +43,6 @@ using test::only_file;
 const std::string kTune =
     " tune --simulate --example h100-8x-2nic --nodes 2 --cross-nic 1 --collectives reducescatter "
     "--min-bytes 64K --max-bytes 8M --strategy exhaustive --reps 3 --seed 11 ";
-
-fs::path temp_dir(const std::string& name) {
-  return test::fresh_temp_dir("orchestrator", name);
-}
 
 // Runs a shell line; stdout and stderr go to `out`.
 int run(const std::string& line, const fs::path& out) {
@@ -134,7 +133,10 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
     AUTOTUNE_SKIP("mpirun not found: orchestration through mpirun not tested");
   }
-  fs::path in_process = temp_dir("inproc"), launched = temp_dir("mpirun");
+  const TempDir in_process_tmp("inproc");
+  const fs::path in_process = in_process_tmp.path();
+  const TempDir launched_tmp("mpirun");
+  const fs::path launched = launched_tmp.path();
   REQUIRE(run(kBinary + kTune + "--store " + in_process.string(), in_process / "out") == 0);
   int rc = run("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + kBinary + kTune +
                    "--launcher 'mpirun --oversubscribe -np 2' --store " + launched.string(),
@@ -173,7 +175,9 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
 }
 
 TEST_CASE("a failed job is reported with its output and the rest make the profile and resume reruns it") {
-  fs::path dir = temp_dir("fail"), store = dir / "store";
+  const TempDir tmp("fail");
+  const fs::path dir = tmp.path();
+  const fs::path store = dir / "store";
   fs::path failing = fake_launcher(dir, true), working = fake_launcher(dir, false);
   REQUIRE(run(kBinary + kTune + "--format json --launcher " + failing.string() + " --store " + store.string(),
               dir / "out") == 0);
@@ -227,7 +231,9 @@ TEST_CASE("a failed job is reported with its output and the rest make the profil
 }
 
 TEST_CASE("an interrupted job part resumes where it stopped") {
-  fs::path dir = temp_dir("part"), store = dir / "store";
+  const TempDir tmp("part");
+  const fs::path dir = tmp.path();
+  const fs::path store = dir / "store";
   fs::path working = fake_launcher(dir, false);
   REQUIRE(run(kBinary + kTune + "--launcher " + working.string() + " --store " + store.string(),
               dir / "out") == 0);
@@ -253,7 +259,8 @@ TEST_CASE("an interrupted job part resumes where it stopped") {
 }
 
 TEST_CASE("tune: launcher and worker options that cannot work are input errors") {
-  fs::path dir = temp_dir("bad");
+  const TempDir tmp("bad");
+  const fs::path dir = tmp.path();
   CHECK(run(kBinary + kTune + "--launcher \"srun 'x\" --store " + dir.string(), dir / "o") == 2);
   CHECK(run(kBinary + kTune + "--worker --store " + dir.string(), dir / "o") == 2);
   CHECK(run(kBinary + kTune + "--worker --job-id 5 --journal-part " + (dir / "p.jsonl").string(),
@@ -268,7 +275,8 @@ TEST_CASE("tune on GPUs where there are none: the worker's reason is reported an
   if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
     AUTOTUNE_SKIP("a GPU is present: the no-GPU path is not tested here (gpu_tune_check.sh measures it)");
   }
-  fs::path dir = temp_dir("nogpu");
+  const TempDir tmp("nogpu");
+  const fs::path dir = tmp.path();
   // The health check comes first, and says why it cannot measure.
   const std::string tune = kBinary + " tune --collectives allreduce --min-bytes 1K --max-bytes 16M --store " +
                            (dir / "s").string();
@@ -288,7 +296,9 @@ TEST_CASE("tune on GPUs where there are none: the worker's reason is reported an
 }
 
 TEST_CASE("inside a Slurm allocation the jobs go through srun with one task per GPU on each node") {
-  fs::path dir = temp_dir("slurm"), bin = dir / "bin";
+  const TempDir tmp("slurm");
+  const fs::path dir = tmp.path();
+  const fs::path bin = dir / "bin";
   fs::create_directories(bin);
   // A stand-in srun: records its arguments, drops its own four options and runs the worker.
   write_file_atomically(bin / "srun", "#!/bin/sh\necho \"$@\" >> '" + (dir / "srun-args").string() +
@@ -322,7 +332,9 @@ TEST_CASE("inside a Slurm allocation the jobs go through srun with one task per 
 }
 
 TEST_CASE("SIGTERM to the orchestrator reaches the running job and ends the calibration with status 1") {
-  fs::path dir = temp_dir("sigterm"), store = dir / "store";
+  const TempDir tmp("sigterm");
+  const fs::path dir = tmp.path();
+  const fs::path store = dir / "store";
   fs::path script = dir / "slow-launcher.sh", pidfile = dir / "job.pid";
   write_file_atomically(script, "#!/bin/sh\necho $$ > '" + pidfile.string() + "'\nexec sleep 60\n");
   fs::permissions(script, fs::perms::owner_all);
@@ -365,7 +377,8 @@ TEST_CASE("SIGTERM to the orchestrator reaches the running job and ends the cali
 }
 
 TEST_CASE("with a budget a job that hangs is stopped and recorded as failed") {
-  fs::path dir = temp_dir("hang");
+  const TempDir tmp("hang");
+  const fs::path dir = tmp.path();
   calibrate::OrchestratorOptions o;
   // A launcher that never starts the worker: `sh -c 'sleep 30'` ignores the words after it.
   o.launcher = {{"sh", "-c", "echo hung; exec sleep 30"}, "--launcher"};
@@ -414,7 +427,8 @@ calibrate::OrchestratorOptions two_jobs(const fs::path& dir, autotune::ProcessLa
 }  // namespace
 
 TEST_CASE("orchestrator seam: each job's exact command, environment and output file") {
-  fs::path dir = temp_dir("seam-commands");
+  const TempDir tmp("seam-commands");
+  const fs::path dir = tmp.path();
   autotune::test::ManualClock clock;
   autotune::test::FakeProcessLauncher launcher(
       clock, {{0.5, {0, {}}, false, "", {}, 0}, {0.5, {3, {}}, false, "boom\n", {}, 0}});
@@ -434,7 +448,8 @@ TEST_CASE("orchestrator seam: each job's exact command, environment and output f
 }
 
 TEST_CASE("orchestrator seam: a job past its limit gets SIGTERM, then SIGKILL 10 s later if it ignores it") {
-  fs::path dir = temp_dir("seam-limit");
+  const TempDir tmp("seam-limit");
+  const fs::path dir = tmp.path();
   autotune::test::ManualClock clock;
   // Runs for an hour and ignores SIGTERM.
   autotune::test::FakeProcessLauncher launcher(clock, {{3600, {0, {}}, true, "", {}, 0}});
@@ -457,7 +472,8 @@ TEST_CASE("orchestrator seam: a job past its limit gets SIGTERM, then SIGKILL 10
 }
 
 TEST_CASE("orchestrator seam: a stop signal during a job starts no further job and keeps the parts") {
-  fs::path dir = temp_dir("seam-stop");
+  const TempDir tmp("seam-stop");
+  const fs::path dir = tmp.path();
   autotune::test::ManualClock clock;
   autotune::test::FakeProcessLauncher launcher(clock, {{5, {std::nullopt, SIGTERM}, false, "", {}, SIGTERM}});
   auto o = two_jobs(dir, launcher, clock);
@@ -473,7 +489,8 @@ TEST_CASE("orchestrator seam: a stop signal during a job starts no further job a
 TEST_CASE(
     "orchestrator seam: NCCL's defaults run first and may use the whole budget; the rest share what is "
     "left") {
-  fs::path dir = temp_dir("seam-budget-default");
+  const TempDir tmp("seam-budget-default");
+  const fs::path dir = tmp.path();
   autotune::test::ManualClock clock;
   // Four jobs, 2 s: the default job uses 1.5 s of it; the three others share the 0.5 s left, under a second
   // each, and are not started (the old even split skipped the default job and gave the last all of it).
@@ -501,7 +518,8 @@ TEST_CASE(
 }
 
 TEST_CASE("orchestrator: a new calibration keeps the previous journal and parts aside and says so") {
-  fs::path dir = temp_dir("keep-journal");
+  const TempDir tmp("keep-journal");
+  const fs::path dir = tmp.path();
   autotune::test::ManualClock clock;
   autotune::test::FakeProcessLauncher launcher(clock, {});
   auto o = two_jobs(dir, launcher, clock);

@@ -18,20 +18,19 @@
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
 #include "support/skip.hpp"
+#include "support/temp_dir.hpp"
 #include "topology/examples.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune;
+
+using autotune::test::TempDir;
 
 namespace {
 
 using test::check_same_rules;
 using test::kBinary;
 using test::only_file;
-
-fs::path temp_dir(const std::string& name) {
-  return test::fresh_temp_dir("tune-cli", name);
-}
 
 int run(const std::string& args) {
   int status = std::system((kBinary + " " + args + " >/dev/null 2>&1").c_str());
@@ -56,7 +55,8 @@ size_t count_lines(const fs::path& p) {
 
 TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCCL's default in truth") {
   for (std::string strategy : {"exhaustive", "adaptive"}) {
-    fs::path dir = temp_dir(strategy);
+    const TempDir tmp(strategy);
+    const fs::path dir = tmp.path();
     REQUIRE(run("tune --simulate --example h100-8x --strategy " + strategy + " --store " + dir.string()) ==
             0);
     auto profile = profiles::read_profile(only_file(dir, ".toml"));  // validates
@@ -81,7 +81,8 @@ TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCC
 }
 
 TEST_CASE("tune on an existing name without --resume keeps the previous journal whole and says so") {
-  fs::path dir = temp_dir("keep-journal");
+  const TempDir tmp("keep-journal");
+  const fs::path dir = tmp.path();
   const std::string args =
       "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K "
       "--store " +
@@ -103,7 +104,8 @@ TEST_CASE("tune on an existing name without --resume keeps the previous journal 
 }
 
 TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
-  fs::path dir = temp_dir("show-by-name");
+  const TempDir tmp("show-by-name");
+  const fs::path dir = tmp.path();
   REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 64M --store " +
               dir.string()) == 0);
   const fs::path file = only_file(dir, ".toml");
@@ -127,7 +129,10 @@ TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
 }
 
 TEST_CASE("tune --simulate killed midway resumes to the same profile") {
-  fs::path whole = temp_dir("whole"), killed = temp_dir("killed");
+  const TempDir whole_tmp("whole");
+  const fs::path whole = whole_tmp.path();
+  const TempDir killed_tmp("killed");
+  const fs::path killed = killed_tmp.path();
   // One collective up to 64 MiB: every default shape and NIC setting, some rules, about 3,400 journal lines
   // (resuming does not depend on how many collectives or how large; all five took 8x as long).
   const std::string common =
@@ -182,7 +187,8 @@ TEST_CASE("tune --simulate killed midway resumes to the same profile") {
 }
 
 TEST_CASE("tune: bad options are input errors (exit 2)") {
-  fs::path dir = temp_dir("bad");
+  const TempDir tmp("bad");
+  const fs::path dir = tmp.path();
   CHECK(run("tune --simulate --strategy greedy --store " + dir.string()) == 2);
   CHECK(run("tune --simulate --min-bytes 1M --max-bytes 8 --store " + dir.string()) == 2);
   CHECK(run("tune --simulate --budget soon --store " + dir.string()) == 2);
@@ -196,7 +202,10 @@ TEST_CASE("tune --simulate under mpirun -np 4 gives the profile one process give
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
     AUTOTUNE_SKIP("mpirun not found: multi-process tune not tested");
   }
-  fs::path one = temp_dir("mpi-one"), four = temp_dir("mpi-four");
+  const TempDir one_tmp("mpi-one");
+  const fs::path one = one_tmp.path();
+  const TempDir four_tmp("mpi-four");
+  const fs::path four = four_tmp.path();
   const std::string args = " tune --simulate --example h100-8x --collectives allreduce,allgather --seed 3 ";
   REQUIRE(run(args + "--store " + one.string()) == 0);
   int status = std::system(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun "

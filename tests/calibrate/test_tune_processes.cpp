@@ -11,6 +11,7 @@
 #include "search/journal.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_runner.hpp"
+#include "support/temp_dir.hpp"
 #include "support/thread_process_group.hpp"
 #include "tests/simulator/test_topologies.hpp"
 
@@ -18,6 +19,8 @@ namespace fs = std::filesystem;
 using namespace autotune;
 using namespace autotune::search;
 using namespace autotune::calibrate;
+
+using autotune::test::TempDir;
 
 namespace {
 
@@ -67,9 +70,8 @@ class FileSizeLimit {
 }  // namespace
 
 TEST_CASE("tune across processes: every rank derives the same profile the simulator gives one process") {
-  const fs::path dir = fs::temp_directory_path() / ("autotune-tune-ranks-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const TempDir tmp("tune-ranks");
+  const std::filesystem::path dir = tmp.path();
   std::vector<size_t> rules(2);
   auto errors = test::run_ranks(2, [&](int rank, const runners::ProcessGroup& group) {
     TuneOptions o = two_rank_options(dir / "j.jsonl");
@@ -87,9 +89,8 @@ TEST_CASE("tune across processes: every rank derives the same profile the simula
 TEST_CASE("tune across processes: a journal write that fails on root stops every rank with its reason") {
   // The fault issue 12 found: rank 0 recorded the failed write as a failed job and moved on, the others
   // carried on measuring, and the job hung in MPI.
-  const fs::path dir = fs::temp_directory_path() / ("autotune-tune-full-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const TempDir tmp("tune-full");
+  const std::filesystem::path dir = tmp.path();
   const fs::path journal = dir / "j.jsonl";
   std::vector<std::string> errors;
   {

@@ -12,6 +12,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune;
@@ -25,6 +26,8 @@ using autotune::runners::Candidate;
 using autotune::runners::Measurement;
 using autotune::runners::MeasureRequest;
 using autotune::runners::Outcome;
+
+using autotune::test::TempDir;
 
 namespace {
 
@@ -201,7 +204,8 @@ TEST_CASE("verify: bad values are refused before anything is measured") {
 }
 
 TEST_CASE("verify --simulate: a fresh profile still wins; a rule that loses fails it, and --write drops it") {
-  fs::path dir = test::fresh_temp_dir("verify", "cli");
+  const TempDir tmp("cli");
+  const fs::path dir = tmp.path();
   const std::string store = " --store " + dir.string();
   REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce" + store +
               " >/dev/null 2>&1") == 0);

@@ -14,8 +14,11 @@
 #include "profiles/profile_toml.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
+#include "support/temp_dir.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"
+
+using autotune::test::TempDir;
 
 using namespace autotune;
 using namespace autotune::explain;
@@ -24,16 +27,6 @@ using nccl::Collective;
 using nccl::Protocol;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "autotune-explain-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()));
-    path = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 void write(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;
@@ -77,7 +70,7 @@ profiles::Profile known_profile() {
 struct Setup {
   TempDir dir;
   std::filesystem::path profile;
-  explicit Setup(const profiles::Profile& p) : profile(dir.path / "p.toml") {
+  explicit Setup(const profiles::Profile& p) : profile(dir.path() / "p.toml") {
     write(profile, profiles::format_profile(p));
     std::filesystem::permissions(profile,
                                  std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
@@ -234,7 +227,7 @@ TEST_CASE("explain: model crossovers are found to the byte, also several between
 
 TEST_CASE("explain: a CSV profile, its per-call conditions and the lines it skips", "[explain]") {
   TempDir dir;
-  const auto csv = dir.path / "nccl_tuner.conf";
+  const auto csv = dir.path() / "nccl_tuner.conf";
   write(csv,
         "allreduce,0,65535,tree,ll,2,-1,-1,-1,1\n"
         "allreduce,0,65535,ring,ll,-1,-1,-1,4,-1\n"
@@ -260,9 +253,9 @@ TEST_CASE("explain: a CSV profile, its per-call conditions and the lines it skip
 
 TEST_CASE("explain: bad input is refused before any work, naming file and line", "[explain]") {
   TempDir dir;
-  write(dir.path / "bad.toml",
+  write(dir.path() / "bad.toml",
         profiles::format_profile(known_profile()) + "\n[[rule]]\ncollective = \"alltoall\"\n");
-  ExplainOptions o = options_for(dir.path / "bad.toml");
+  ExplainOptions o = options_for(dir.path() / "bad.toml");
   try {
     explain::explain(o);
     FAIL("no error");
@@ -270,7 +263,7 @@ TEST_CASE("explain: bad input is refused before any work, naming file and line",
     CHECK(std::string(e.what()).find("bad.toml:") != std::string::npos);
     CHECK(std::string(e.what()).find("rule[8].collective: expected one of") != std::string::npos);
   }
-  o = options_for(dir.path / "bad.toml");
+  o = options_for(dir.path() / "bad.toml");
   o.ranks = 15;
   CHECK_THROWS_WITH(explain::explain(o), Catch::Contains("--ranks: expected a multiple of --nodes (2)"));
   o.ranks = 1;

@@ -7,7 +7,9 @@
 
 #include "profiles/file_trust.hpp"
 #include "support/skip.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 using autotune::profiles::untrusted_reason;

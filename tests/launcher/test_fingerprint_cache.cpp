@@ -7,7 +7,9 @@
 #include <fstream>
 
 #include "launcher/fingerprint_cache.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 using autotune::launcher::FingerprintCache;

@@ -3,7 +3,9 @@
 #include <map>
 
 #include "launcher/job_nccl.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 using namespace autotune::launcher;

@@ -13,7 +13,9 @@
 #include "launcher/launch_plan.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/store.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 using namespace autotune::launcher;

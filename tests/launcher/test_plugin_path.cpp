@@ -2,7 +2,9 @@
 #include <filesystem>
 
 #include "common/install_paths.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 

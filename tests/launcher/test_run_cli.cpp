@@ -17,7 +17,9 @@
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "support/skip.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 using autotune::profiles::Profile;

@@ -8,9 +8,12 @@
 
 #include "nccl/library_file.hpp"
 #include "support/skip.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace autotune::nccl;
 namespace fs = std::filesystem;
+
+using autotune::test::TempDir;
 
 TEST_CASE("libnccl version: from the file's real name, else from its banner", "[library_file]") {
   CHECK(version_from_file_name("libnccl.so.2.28.9") == Version{2, 28, 9});
@@ -27,8 +30,8 @@ TEST_CASE("libnccl version: from the file's real name, else from its banner", "[
 }
 
 TEST_CASE("libnccl version: a link to a versioned file names it", "[library_file]") {
-  const fs::path dir = fs::temp_directory_path() / ("library-file-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp("library-file");
+  const std::filesystem::path dir = tmp.path();
   fs::copy_file(AUTOTUNE_BANNER_NCCL_2_27, dir / "libnccl.so.2.26.5", fs::copy_options::overwrite_existing);
   fs::remove(dir / "libnccl.so.2");
   fs::create_symlink("libnccl.so.2.26.5", dir / "libnccl.so.2");
@@ -38,8 +41,8 @@ TEST_CASE("libnccl version: a link to a versioned file names it", "[library_file
 }
 
 TEST_CASE("libnccl version: what is not a libnccl says what it is", "[library_file]") {
-  const fs::path dir = fs::temp_directory_path() / ("library-file-bad-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp("library-file-bad");
+  const std::filesystem::path dir = tmp.path();
   std::ofstream(dir / "text.so") << "not an ELF file at all";
   std::string why;
   CHECK_FALSE(library_file_version(dir / "text.so", &why));

@@ -157,6 +157,15 @@ TEST_CASE("NCCL_IB_HCA: errors", "[ib_hca]") {
         "NCCL_IB_HCA: expected a device name (letters, digits, '_', '-', '.'); found \"mlx5 0\"");
 }
 
+TEST_CASE("env policy: what no single entry shows names the key to blame", "[env_policy]") {
+  CHECK_FALSE(env_set_problem({{"NCCL_MIN_NCHANNELS", "16"}}));
+  CHECK_FALSE(env_set_problem({{"NCCL_MIN_NCHANNELS", "8"}, {"NCCL_MAX_NCHANNELS", "8"}}));
+  const auto problem = env_set_problem({{"NCCL_MAX_NCHANNELS", "8"}, {"NCCL_MIN_NCHANNELS", "16"}});
+  REQUIRE(problem);
+  CHECK(problem->key == "NCCL_MIN_NCHANNELS");
+  CHECK(problem->message == "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (8); found \"16\"");
+}
+
 TEST_CASE("env policy: allowlist and value syntax", "[env_policy]") {
   CHECK(is_allowed_env_key("NCCL_IB_HCA"));
   CHECK_FALSE(is_allowed_env_key("LD_PRELOAD"));

@@ -7,6 +7,9 @@
 #include "common/input_error.hpp"
 #include "nccl_tests/import_nccl_tests.hpp"
 #include "search/journal.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 using namespace autotune;
 using namespace autotune::search;
@@ -18,15 +21,6 @@ std::string fixture(const std::string& name) {
   return std::string(AUTOTUNE_SOURCE_DIR) + "/tests/nccl_tests/fixtures/" + name;
 }
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    path = std::filesystem::temp_directory_path() / ("autotune-report-" + std::to_string(::getpid()) + "-" +
-                                                     std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 }  // namespace
 
 TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale") {
@@ -120,7 +114,7 @@ TEST_CASE("wrong rows become wrong_result records; point-to-point logs are skipp
 
 TEST_CASE("imported records survive the journal round trip") {
   TempDir dir;
-  auto path = dir.path / "imported.journal.jsonl";
+  auto path = dir.path() / "imported.journal.jsonl";
   std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("reduce_perf_v2.17_wrong.log")),
                                      read_nccl_tests_file(fixture("all_reduce_perf_v2.10.log"))};
   ImportOptions o;
@@ -191,11 +185,11 @@ TEST_CASE("each record keeps the busbw nccl-tests printed for both halves beside
   CHECK(r.published_busbw_gbps == std::vector<double>{135.92, 137.11});
   TempDir dir;
   {
-    JournalWriter w(dir.path / "j.jsonl");
+    JournalWriter w(dir.path() / "j.jsonl");
     w.write(result.header);
     w.write(result.records);
   }
-  CHECK(load_journal(dir.path / "j.jsonl").records[4].published_busbw_gbps ==
+  CHECK(load_journal(dir.path() / "j.jsonl").records[4].published_busbw_gbps ==
         std::vector<double>{135.92, 137.11});
 }
 

@@ -12,7 +12,9 @@
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 using namespace autotune::profiles;
 using namespace autotune::nccl;
@@ -273,7 +275,7 @@ TEST_CASE("compiled rules that do not belong to the exact TOML, or are damaged, 
 
 TEST_CASE("the store writes compiled rules beside the profile, lists only the profile, replaces them") {
   TempDir dir;
-  Store store(dir.path);
+  Store store(dir.path());
   Profile p = test::many_rules_profile(3);
   const auto file = store.save(p);
   const auto rules = compiled_rules_path(file);
@@ -304,7 +306,7 @@ TEST_CASE("the store writes compiled rules beside the profile, lists only the pr
 
 TEST_CASE("a compiled-rules file that cannot be written never fails the save") {
   TempDir dir;
-  Store store(dir.path);
+  Store store(dir.path());
   Profile p = test::many_rules_profile(2);
   const auto target = store.path_for(p);
   // A directory in the way: the rename over it fails, the save does not; then it is removed as stale.
@@ -319,7 +321,7 @@ TEST_CASE("a compiled-rules file that cannot be written never fails the save") {
 TEST_CASE("read_profile_for_use takes the compiled rules only when they are trusted and belong to the file") {
   TempDir dir;
   ::unsetenv("NCCL_AUTOTUNE_INSECURE");
-  Store store(dir.path);
+  Store store(dir.path());
   const Profile p = test::many_rules_profile(3);
   const auto file = store.save(p);
   const auto rules = compiled_rules_path(file);
@@ -404,7 +406,7 @@ TEST_CASE(
   REQUIRE(c.text.size() > 2 * 64 * 1024);
   REQUIRE(c.bytes.size() > 64 * 1024);
   TempDir dir;
-  const auto toml = dir.path / "p.toml";
+  const auto toml = dir.path() / "p.toml";
   auto stream = [&](const std::string& text, const std::string& bytes) {
     autotune::write_file_atomically(toml, text);
     autotune::write_file_atomically(compiled_rules_path(toml), bytes);

@@ -12,7 +12,9 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 using namespace autotune::profiles;
 using namespace autotune::nccl;
@@ -124,6 +126,16 @@ nodes = "4+"
   CHECK(once.find("max_bytes = \"64K\"") < once.find("max_bytes = 8388607"));
   CHECK(once.find("nodes = \"4+\"") != std::string::npos);
   CHECK(once.find("hw_latency.net.tree.ll = 5.0") != std::string::npos);
+}
+
+TEST_CASE("profile toml: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS is blamed on its own line",
+          "[profile_toml]") {
+  // The [env] table starts on line 16; whichever of the two keys comes first, the line is the minimum's.
+  CHECK(error_of(with("[env]\nNCCL_MAX_NCHANNELS = \"8\"\nNCCL_MIN_NCHANNELS = \"16\"\n")) ==
+        "profile.toml:18: env: NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (8); found \"16\"");
+  CHECK(error_of(with("[env]\nNCCL_MIN_NCHANNELS = \"16\"\nNCCL_MAX_NCHANNELS = \"8\"\n")) ==
+        "profile.toml:17: env: NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (8); found \"16\"");
+  CHECK(error_of(with("[env]\nNCCL_MIN_NCHANNELS = \"4\"\nNCCL_MAX_NCHANNELS = \"8\"\n")) == "(no error)");
 }
 
 TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]") {
@@ -388,23 +400,23 @@ TEST_CASE("profile toml: validate_profile and write_profile refuse bad profiles 
   p.rules[0].algorithm = Algorithm::pat;
   p.rules[0].protocol = Protocol::simple;
   CHECK_THROWS_WITH(
-      write_profile(dir.path / "p.toml", p),
-      (dir.path / "p.toml").string() +
+      write_profile(dir.path() / "p.toml", p),
+      (dir.path() / "p.toml").string() +
           ":17: rule[1].algorithm: expected one of tree, ring, collnetdirect, collnetchain, nvls, "
           "nvlstree (what NCCL allows for allreduce); found \"pat\"");
-  CHECK_FALSE(std::filesystem::exists(dir.path / "p.toml"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "p.toml"));
   p.rules[0].algorithm = Algorithm::ring;
   p.env["NCCL_TUNER_PLUGIN"] = "x";
   CHECK_THROWS_AS(validate_profile(p, "p"), InputError);
   p.env.clear();
-  write_profile(dir.path / "p.toml", p);
-  CHECK(format_profile(read_profile(dir.path / "p.toml")) == format_profile(p));
-  CHECK_THROWS_WITH(read_profile(dir.path / "missing.toml"), Catch::Contains("missing.toml"));
+  write_profile(dir.path() / "p.toml", p);
+  CHECK(format_profile(read_profile(dir.path() / "p.toml")) == format_profile(p));
+  CHECK_THROWS_WITH(read_profile(dir.path() / "missing.toml"), Catch::Contains("missing.toml"));
 }
 
 TEST_CASE("profile toml: a writer killed before its rename leaves the old profile intact", "[profile_toml]") {
   TempDir dir;
-  auto target = dir.path / "cluster.toml";
+  auto target = dir.path() / "cluster.toml";
   Profile old = parse_profile(with(kRule), "old.toml");
   write_profile(target, old);
   std::string before = autotune::read_file(target);
@@ -421,17 +433,28 @@ TEST_CASE("profile toml: a writer killed before its rename leaves the old profil
     }
     _exit(0);
   }
-  // Kill as soon as the temporary file exists: the rename comes only after 16 MiB written and flushed.
+  // Kill once the temporary file exists: the rename comes only after 16 MiB written and flushed. A writer
+  // that finished first (a fast disk, a slow poll) must have left the new profile whole instead.
   bool saw_temp = false;
-  for (int i = 0; i < 200000 && !saw_temp; ++i) {
-    for (const auto& e : std::filesystem::directory_iterator(dir.path))
-      if (e.path().filename().string().find(".tmp.") != std::string::npos) saw_temp = true;
-    if (!saw_temp) std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  kill(child, SIGKILL);
   int status = 0;
-  waitpid(child, &status, 0);
-  REQUIRE(saw_temp);
+  pid_t ended = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!saw_temp && (ended = waitpid(child, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      if (e.path().filename().string().find(".tmp.") != std::string::npos) saw_temp = true;
+    if (!saw_temp) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (ended == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  if (WIFEXITED(status)) {
+    INFO("the writer finished before it was killed");
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(format_profile(read_profile(target)) == format_profile(big));
+    return;
+  }
   REQUIRE(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
   CHECK(autotune::read_file(target) == before);

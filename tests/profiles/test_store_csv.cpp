@@ -9,7 +9,9 @@
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+
+using autotune::test::TempDir;
 
 using namespace autotune::profiles;
 using namespace autotune::nccl;
@@ -46,12 +48,12 @@ std::string csv_error(const std::string& text) {
 
 TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files reported", "[store]") {
   TempDir dir;
-  Store store(dir.path / "store");
+  Store store(dir.path() / "store");
   CHECK(store.list().empty());  // a missing directory is an empty store
 
   Profile a = make_profile("dgx a/1", "fp-h100", "2.28.9");
   auto path = store.save(a);
-  CHECK(path == dir.path / "store" / "dgx_a_1-nccl2.28.toml");
+  CHECK(path == dir.path() / "store" / "dgx_a_1-nccl2.28.toml");
   CHECK(store.path_for(make_profile("..hidden", "", "2.30")).filename() == "_..hidden-nccl2.30.toml");
   store.save(make_profile("dgx a/1", "fp-h100", "2.30.1"));
   store.save(make_profile("other", "fp-a100", "2.28.9"));
@@ -67,9 +69,9 @@ TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files repo
   CHECK(read_profile(path).rules[0].protocol == Protocol::simple);
 
   // Litter: a temporary left by a killed writer, a broken profile, a non-profile.
-  autotune::write_file_atomically(dir.path / "store" / ".x-nccl2.28.toml.tmp.AbC123", "half");
-  autotune::write_file_atomically(dir.path / "store" / "broken.toml", "schema = 1\n[cluster\n");
-  autotune::write_file_atomically(dir.path / "store" / "notes.txt", "hello");
+  autotune::write_file_atomically(dir.path() / "store" / ".x-nccl2.28.toml.tmp.AbC123", "half");
+  autotune::write_file_atomically(dir.path() / "store" / "broken.toml", "schema = 1\n[cluster\n");
+  autotune::write_file_atomically(dir.path() / "store" / "notes.txt", "hello");
 
   auto all = store.list();
   REQUIRE(all.size() == 4);
@@ -96,12 +98,12 @@ TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files repo
 
 TEST_CASE("store: every saved version stays readable under its digest, written once", "[store]") {
   TempDir dir;
-  Store store(dir.path / "store");
+  Store store(dir.path() / "store");
   Profile a = make_profile("a", "fp", "2.28.9");
   const fs::path path = store.save(a);
   const std::string first_text = autotune::read_file(path);
   const fs::path first = Store::version_path(path, digest_text(profile_digest(first_text)));
-  CHECK(first.parent_path() == dir.path / "store" / "versions");
+  CHECK(first.parent_path() == dir.path() / "store" / "versions");
   REQUIRE(fs::exists(first));
   CHECK(autotune::read_file(first) == first_text);
   CHECK(fs::exists(compiled_rules_path(first)));

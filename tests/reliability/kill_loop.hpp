@@ -17,23 +17,11 @@
 #include <string>
 #include <thread>
 
+#include "support/temp_dir.hpp"
+
 namespace autotune::reliability {
 
-// A private temporary directory, removed with its contents at the end.
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / ("autotune-" + name + "-XXXXXX")).string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::TempDir;
 
 // Forks, runs body() in the child (it must not return normally: it loops until killed; a return or an
 // exception exits with status 3 so the test sees it), kills the child after `delay`, and returns whether it

@@ -61,7 +61,7 @@ TEST_CASE("journal: every complete batch reads back after a writer killed at ran
   // round).
   fs::path path;
   auto start_journal = [&](int number) {
-    path = dir.path / ("journal-" + std::to_string(number) + ".jsonl");
+    path = dir.path() / ("journal-" + std::to_string(number) + ".jsonl");
     JournalWriter w(path);
     JournalHeader h;
     h.created = "2026-11-30T05:00:00Z";
@@ -83,7 +83,7 @@ TEST_CASE("journal: every complete batch reads back after a writer killed at ran
   int cycle_us = 0;
   {
     TempDir scratch("kill-journal-measure");
-    JournalWriter w(scratch.path / "j.jsonl");
+    JournalWriter w(scratch.path() / "j.jsonl");
     int b = 0;
     cycle_us = autotune::reliability::measure_us(
         [&] {

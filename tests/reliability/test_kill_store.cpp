@@ -84,7 +84,7 @@ int check_whole(const fs::path& path) {
 TEST_CASE("store: profiles survive a writer killed at random points, old or new, never half",
           "[reliability]") {
   TempDir dir("kill-store");
-  const Store store(dir.path / "store");
+  const Store store(dir.path() / "store");
   std::map<int, int> current;  // file -> generation on disk
   std::map<int, fs::path> paths;
   for (int f = 0; f < kFiles; ++f) {

@@ -1,9 +1,10 @@
 // The plugin under many threads while its profile file is replaced, deleted, restored and rewritten in place:
 // communicators are created (every ABI version) and queried on many threads, plus one long-lived
-// communicator shared by all of them. Every init and getCollInfo returns success, and every communicator gives
-// profile A's answer for its whole life: the profile the process read first, whatever happened to the file
-// since (a job never changes its rules under its ranks). Run under the tsan preset by scripts/sanitizers.sh.
-// (tests/plugins has the plugin's own replace-only variant; this one adds deletion and torn files.)
+// communicator shared by all of them. Every init and getCollInfo returns success, and every communicator
+// gives profile A's answer for its whole life: the profile the process read first, whatever happened to the
+// file since (a job never changes its rules under its ranks). Run under the tsan preset by
+// scripts/sanitizers.sh. (tests/plugins has the plugin's own replace-only variant; this one adds deletion and
+// torn files.)
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -199,7 +200,7 @@ void rewrite_in_place(const fs::path& path, const std::string& text) {
 
 TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored and torn", "[reliability]") {
   autotune::reliability::TempDir dir("plugin-threads");
-  const fs::path path = dir.path / "profile.toml";
+  const fs::path path = dir.path() / "profile.toml";
   const std::string a = profile_text("ring", 2), b = profile_text("tree", 3);
   autotune::write_file_atomically(path, a);
   ::setenv("NCCL_AUTOTUNE_PROFILE", path.c_str(), 1);
@@ -278,8 +279,8 @@ TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored
   CHECK(inconsistent == 0);
   CHECK(comms >= kThreads * kCommsPerThread);
   CHECK(cycles >= 2);
-  // The file was replaced, deleted, restored and torn under the communicators: every one of them still got the
-  // profile this process read first, so that ranks of one job never decide differently.
+  // The file was replaced, deleted, restored and torn under the communicators: every one of them still got
+  // the profile this process read first, so that ranks of one job never decide differently.
   CHECK(saw_a == comms);
   CHECK(saw_b == 0);
   CHECK(saw_default == 0);

@@ -7,6 +7,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "search/journal.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune::search;
@@ -16,15 +17,9 @@ using autotune::nccl::Algorithm;
 using autotune::nccl::Collective;
 using autotune::nccl::Protocol;
 
-namespace {
+using autotune::test::TempDir;
 
-fs::path temp_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("autotune-test-journal-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+namespace {
 
 JournalRecord sample_record(uint64_t bytes) {
   JournalRecord r;
@@ -52,7 +47,8 @@ JournalRecord sample_record(uint64_t bytes) {
 }  // namespace
 
 TEST_CASE("journal: header, records and job events round-trip through the file") {
-  fs::path dir = temp_dir("roundtrip");
+  const TempDir tmp("roundtrip");
+  const fs::path dir = tmp.path();
   fs::path path = dir / "j.jsonl";
   JournalHeader h;
   h.created = "2026-11-30T04:00:00Z";
@@ -130,7 +126,8 @@ TEST_CASE("journal: header, records and job events round-trip through the file")
 }
 
 TEST_CASE("journal: a torn last line is ignored by the reader and cut by the next writer") {
-  fs::path dir = temp_dir("torn");
+  const TempDir tmp("torn");
+  const fs::path dir = tmp.path();
   fs::path path = dir / "j.jsonl";
   std::string full = to_json_line(sample_record(8)) + "\n";
   std::string second = to_json_line(sample_record(16));
@@ -151,7 +148,8 @@ TEST_CASE("journal: a torn last line is ignored by the reader and cut by the nex
 }
 
 TEST_CASE("journal: a bad line in the middle names the file and line") {
-  fs::path dir = temp_dir("bad");
+  const TempDir tmp("bad");
+  const fs::path dir = tmp.path();
   fs::path path = dir / "j.jsonl";
   std::string good = to_json_line(sample_record(8)) + "\n";
   autotune::write_file_atomically(path, good + "{not json\n" + good);
@@ -176,7 +174,8 @@ TEST_CASE("journal: a bad line in the middle names the file and line") {
 }
 
 TEST_CASE("journal: lines of unknown types and unknown fields are skipped for forward compatibility") {
-  fs::path dir = temp_dir("unknown");
+  const TempDir tmp("unknown");
+  const fs::path dir = tmp.path();
   fs::path path = dir / "j.jsonl";
   std::string rec = to_json_line(sample_record(8));
   rec.insert(1, "\"future_field\":[1,2],");
@@ -189,7 +188,8 @@ TEST_CASE("journal: lines of unknown types and unknown fields are skipped for fo
 }
 
 TEST_CASE("journal: a fresh calibration keeps the previous journal aside, named with its time") {
-  fs::path dir = temp_dir("keep");
+  const TempDir tmp("keep");
+  const fs::path dir = tmp.path();
   const fs::path journal = dir / "c.journal.jsonl";
   CHECK_FALSE(keep_previous_journal(journal));  // nothing there: nothing to keep
   JournalHeader h;

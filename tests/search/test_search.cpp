@@ -10,6 +10,8 @@
 #include "search/search_space.hpp"
 #include "search/strategy.hpp"
 #include "support/fake_runner.hpp"
+#include "support/manual_clock.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune::search;
@@ -21,16 +23,11 @@ using autotune::nccl::Collective;
 using autotune::nccl::Protocol;
 using autotune::search::testing::FakeCluster;
 using autotune::search::testing::FakeRunner;
+using autotune::test::ManualClock;
+
+using autotune::test::TempDir;
 
 namespace {
-
-fs::path temp_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("autotune-test-search-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 Measurement ok(Collective c, uint64_t bytes, Candidate cand, std::vector<double> times,
                std::optional<Algorithm> used_a = {}, std::optional<Protocol> used_p = {}) {
@@ -240,7 +237,8 @@ TEST_CASE("derive: nothing to derive from is an input error") {
 
 TEST_CASE("exhaustive measures every candidate at every size; adaptive reaches its answer with far fewer") {
   FakeCluster fc;
-  fs::path dir = temp_dir("strategies");
+  const TempDir tmp("strategies");
+  const fs::path dir = tmp.path();
   std::map<std::string, TuneResult> results;
   std::map<std::string, size_t> asked;
   for (std::string strategy : {"exhaustive", "adaptive"}) {
@@ -295,7 +293,8 @@ TEST_CASE("exhaustive measures every candidate at every size; adaptive reaches i
 
 TEST_CASE("tune: a run killed midway resumes from its journal to the same profile, without re-measuring") {
   FakeCluster fc;
-  fs::path dir = temp_dir("resume");
+  const TempDir tmp("resume");
+  const fs::path dir = tmp.path();
   for (std::string strategy : {"exhaustive", "adaptive"}) {
     TuneOptions whole = options_for(dir / (strategy + "-whole.jsonl"), strategy);
     auto reference =
@@ -344,7 +343,8 @@ TEST_CASE("tune: a run killed midway resumes from its journal to the same profil
 
 TEST_CASE("tune: resuming with other parameters is refused") {
   FakeCluster fc;
-  fs::path dir = temp_dir("resume-mismatch");
+  const TempDir tmp("resume-mismatch");
+  const fs::path dir = tmp.path();
   TuneOptions o = options_for(dir / "j.jsonl", "exhaustive");
   o.space.max_bytes = 1 << 20;
   tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc); });
@@ -358,7 +358,8 @@ TEST_CASE("tune: resuming with other parameters is refused") {
 
 TEST_CASE(
     "tune: a failing job is reported and the others go on; the [env] choice uses the setting that won") {
-  fs::path dir = temp_dir("jobs");
+  const TempDir tmp("jobs");
+  const fs::path dir = tmp.path();
   TuneOptions o = options_for(dir / "j.jsonl", "adaptive");
   o.space.collectives = {Collective::allreduce};
   o.space.settings = {{"default", {}},
@@ -385,19 +386,26 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+// A runner whose every batch takes 20 ms of `clock`: budgets run out in no real time.
+struct SlowRunner : FakeRunner {
+  SlowRunner(const FakeCluster& cluster, const ManualClock& clock) : FakeRunner(cluster), clock_(clock) {}
+  std::vector<Measurement> run(std::span<const MeasureRequest> batch) override {
+    clock_.advance(std::chrono::milliseconds(20));
+    return FakeRunner::run(batch);
+  }
+  const ManualClock& clock_;
+};
+
 TEST_CASE("tune: the budget stops measuring and says what was skipped") {
-  fs::path dir = temp_dir("budget");
+  const TempDir tmp("budget");
+  const fs::path dir = tmp.path();
   TuneOptions o = options_for(dir / "j.jsonl", "exhaustive");
   o.budget = std::chrono::duration<double>(0.2);
-  struct SlowRunner : FakeRunner {
-    using FakeRunner::FakeRunner;
-    std::vector<Measurement> run(std::span<const MeasureRequest> batch) override {
-      ::usleep(20000);
-      return FakeRunner::run(batch);
-    }
-  };
-  auto r = tune(
-      o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}); });
+  const ManualClock clock;  // each batch takes 20 ms of it
+  o.clock = &clock;
+  auto r = tune(o, [&](const ProcessSetting&, const Scale&) {
+    return std::make_unique<SlowRunner>(FakeCluster{}, clock);
+  });
   REQUIRE(r.jobs.size() == 1);
   CHECK_FALSE(r.jobs[0].skipped.empty());
   CHECK(r.measured < r.plan.measurements);
@@ -405,20 +413,17 @@ TEST_CASE("tune: the budget stops measuring and says what was skipped") {
 }
 
 TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use all of it") {
-  fs::path dir = temp_dir("budget-default");
+  const TempDir tmp("budget-default");
+  const fs::path dir = tmp.path();
   TuneOptions o = options_for(dir / "j.jsonl", "exhaustive");
   // Listed last, measured first.
   o.space.settings = {{"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}, {"default", {}}};
   o.budget = std::chrono::duration<double>(1.0);
-  struct SlowRunner : FakeRunner {
-    using FakeRunner::FakeRunner;
-    std::vector<Measurement> run(std::span<const MeasureRequest> batch) override {
-      ::usleep(20000);
-      return FakeRunner::run(batch);
-    }
-  };
-  auto r = tune(
-      o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}); });
+  const ManualClock clock;
+  o.clock = &clock;
+  auto r = tune(o, [&](const ProcessSetting&, const Scale&) {
+    return std::make_unique<SlowRunner>(FakeCluster{}, clock);
+  });
   REQUIRE(r.jobs.size() == 2);
   CHECK(r.jobs[0].setting.id == "default");
   CHECK(r.jobs[0].measured > 0);
@@ -432,7 +437,8 @@ TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use al
 
 TEST_CASE("tune: re-deriving from a journal with another threshold measures nothing") {
   FakeCluster fc;
-  fs::path dir = temp_dir("from-journal");
+  const TempDir tmp("from-journal");
+  const fs::path dir = tmp.path();
   TuneOptions o = options_for(dir / "j.jsonl", "exhaustive");
   auto r = tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<FakeRunner>(fc); });
   auto same = tune_from_journal(o.journal, {0.03});

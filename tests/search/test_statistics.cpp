@@ -15,6 +15,7 @@
 #include "search/gain_interval.hpp"
 #include "search/strategy.hpp"
 #include "support/fake_runner.hpp"
+#include "support/temp_dir.hpp"
 #include "tests/support/strategy_figures.hpp"
 
 namespace fs = std::filesystem;
@@ -27,6 +28,8 @@ using autotune::nccl::Collective;
 using autotune::nccl::Protocol;
 using autotune::runners::Candidate;
 using autotune::runners::Measurement;
+
+using autotune::test::TempDir;
 
 namespace {
 
@@ -191,8 +194,8 @@ TEST_CASE("doubts: where the interval holds the threshold, and nowhere it is set
 TEST_CASE("exhaustive: repetitions are spent where an answer is in doubt, doubling each round") {
   search::testing::FakeCluster fc;
   fc.noise = 0.1;
-  fs::path dir = fs::temp_directory_path() / ("autotune-test-statistics-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const TempDir tmp("test-statistics");
+  const std::filesystem::path dir = tmp.path();
   TuneOptions o;
   o.space.collectives = {Collective::allreduce};
   o.space.min_bytes = 1024;

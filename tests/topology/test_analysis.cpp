@@ -56,8 +56,10 @@ TEST_CASE("h100-8x: rails, NVSwitch, NVLS, sweep suggestions", "[analysis]") {
   CHECK(a.ib_hca_candidates[0] == "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1");
   CHECK(a.ib_hca_candidates[1] == "=mlx5_0:1,mlx5_4:1");
   CHECK(a.sweep_cross_nic);
-  CHECK(a.algorithms ==
-        std::vector<std::string>{"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree"});
+  CHECK(a.algorithms == std::vector<nccl::Algorithm>{nccl::Algorithm::tree, nccl::Algorithm::ring,
+                                                     nccl::Algorithm::collnet_direct,
+                                                     nccl::Algorithm::collnet_chain, nccl::Algorithm::nvls,
+                                                     nccl::Algorithm::nvls_tree});
 }
 
 TEST_CASE("a100-pcie-8x: no NVLink, no NVLS, not rail-aligned", "[analysis]") {

@@ -5,12 +5,15 @@
 #include <filesystem>
 #include <map>
 
+#include "support/temp_dir.hpp"
 #include "test_helpers.hpp"
 #include "topology/analysis.hpp"
 #include "topology/reader.hpp"
 
 using namespace autotune::topology;
 namespace fs = std::filesystem;
+
+using autotune::test::TempDir;
 
 namespace {
 
@@ -155,8 +158,8 @@ TEST_CASE("fake live node: unreadable sysfs is reported, the probe still succeed
 
 TEST_CASE("recorded: hwloc's sysfs tree of a 2-socket node with an FDR HCA", "[live][recorded]") {
   AUTOTUNE_SHARED_OR_SKIP(tarball, "sysfs/sysfs-hwloc-32em64t-2n8c+1mic.tar.bz2");
-  const fs::path dir = fs::temp_directory_path() / ("autotune-sysfs-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp("sysfs");
+  const std::filesystem::path dir = tmp.path();
   const std::string cmd = "tar -xjf '" + tarball.string() + "' -C '" + dir.string() + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
   LiveOptions o;
