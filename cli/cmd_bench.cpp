@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -10,6 +11,7 @@
 #include "common/input_error.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
+#include "simulator/fidelity.hpp"
 #include "simulator/sim_fault.hpp"
 #include "topology/examples.hpp"
 #include "topology/reader.hpp"
@@ -146,6 +148,9 @@ int cmd_bench(const Args& args) {
       throw InputError("<argument>", 0, "either --topology or --example, found both");
     options.topology = topology_file.empty() ? topology::load_example(example.empty() ? "h100-8x" : example)
                                              : topology::read_topology_file(topology_file);
+    // NCCL reads its variables from the environment; so does the model of it (NCCL_NVLS_ENABLE=0 bench ...).
+    for (const auto& name : sim::modelled_env_names())
+      if (const char* value = std::getenv(name.c_str())) options.process_env[name] = value;
   } else if (!topology_file.empty() || !example.empty() || nodes != 1 || !faults.empty()) {
     throw InputError("<argument>", 0,
                      "--topology, --example, --nodes and --sim-fault describe the simulator: add --simulate");
@@ -157,6 +162,8 @@ int cmd_bench(const Args& args) {
   if (!processes.is_root()) return kExitOk;  // rank 0 reports
   std::cout << (format == "json" ? nccl_tests::format_json(info, rows)
                                  : nccl_tests::format_table(info, rows));
+  if (options.simulate && format != "json")
+    std::cout << sim::format_published_for(*options.topology, options.deviations);
   int wrong = 0;
   for (const auto& r : rows)
     wrong += (r.out_of_place.outcome == runners::Outcome::wrong_result) +

@@ -108,9 +108,9 @@ TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and confi
   CHECK(differs > 5);
   CHECK(best_gain > 1.05);
   CHECK(best_gain < 2.0);
-  // Without deviations the truth is NCCL's cost model, checked against figures computed by hand from NCCL's
-  // constant tables and against public nccl-tests numbers (NCCL-FACTS.md), not against the code's own
-  // estimate:
+  // Without deviations the truth is the fitted hardware model: NCCL's latencies, checked against figures
+  // computed by hand from NCCL's constant tables, and the bandwidths of public nccl-tests numbers
+  // (NCCL-FACTS.md; all published points in tests/fidelity), not the code's own estimate:
   SimModel exact = h100_model(1, {}, SimDeviations{.enabled = false});
   // an 8-byte Ring/LL AllReduce on 8 GPUs is the base latency 6.6 us plus 2(n-1) = 14 NVLink hops of 0.6 us;
   CHECK(exact.true_time_us(Collective::allreduce, 8, SimChoice{Algorithm::ring, Protocol::ll, 32}) ==
