@@ -1,9 +1,10 @@
 // nccl-autotune learn: what production taught. Reads the jobs' telemetry under <store>/telemetry/, folds it
 // into the cluster's journal (source "production"), and publishes a new profile version where production
-// evidence beats the current rules beyond the noise. Wiring only: the work is in tuner/learn.hpp.
+// evidence beats the current rules beyond the noise. Wiring only: the work is in calibrate/learn.hpp.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/learn.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/atomic_file.hpp"
@@ -11,8 +12,7 @@
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
-#include "tuner/journal.hpp"
-#include "tuner/learn.hpp"
+#include "search/journal.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -59,11 +59,11 @@ nlohmann::json rule_json(const profiles::Rule& r) {
   return j;
 }
 
-void print(const tuner::LearnResult& result, const std::string& format, const std::string& published) {
+void print(const calibrate::LearnResult& result, const std::string& format, const std::string& published) {
   if (format == "json") {
     nlohmann::json changes = nlohmann::json::array();
     for (const auto& c : result.changes)
-      changes.push_back({{"kind", tuner::name(c.kind)},
+      changes.push_back({{"kind", calibrate::name(c.kind)},
                          {"before", rule_json(c.before)},
                          {"after", c.after ? rule_json(*c.after) : nlohmann::json()},
                          {"why", c.why}});
@@ -79,10 +79,10 @@ void print(const tuner::LearnResult& result, const std::string& format, const st
   if (result.changes.empty())
     std::cout << "no change: production evidence does not beat the rules beyond the noise\n";
   for (const auto& c : result.changes)
-    std::cout << "  " << tuner::name(c.kind) << ": " << nccl::name(c.before.collective) << " "
+    std::cout << "  " << calibrate::name(c.kind) << ": " << nccl::name(c.before.collective) << " "
               << profiles::describe_rule(c.before) << " " << nccl::name(c.before.algorithm) << "/"
               << nccl::name(c.before.protocol)
-              << (c.after && c.kind == tuner::LearnChange::Kind::replaced
+              << (c.after && c.kind == calibrate::LearnChange::Kind::replaced
                       ? std::string(" -> ") + std::string(nccl::name(c.after->algorithm)) + "/" +
                             std::string(nccl::name(c.after->protocol))
                       : std::string())
@@ -92,16 +92,16 @@ void print(const tuner::LearnResult& result, const std::string& format, const st
 
 // Appends the production records to the cluster's journal (a header first when the journal is new).
 void fold(const profiles::Profile& profile, const std::filesystem::path& store,
-          const std::vector<tuner::JournalRecord>& records, const std::string& command) {
+          const std::vector<search::JournalRecord>& records, const std::string& command) {
   const auto path =
       profiles::Store(store).journal_path_for(profile.cluster.name, profile.provenance.nccl_version);
   const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
-  if (!fresh) tuner::load_journal(path);  // refuses a file that is not a journal, before appending
+  if (!fresh) search::load_journal(path);  // refuses a file that is not a journal, before appending
   std::filesystem::create_directories(path.parent_path());
-  tuner::JournalWriter writer(path);
+  search::JournalWriter writer(path);
   if (fresh) {
-    tuner::JournalHeader h;
-    h.created = tuner::utc_timestamp_now();
+    search::JournalHeader h;
+    h.created = search::utc_timestamp_now();
     h.command = command;
     h.source = "production";
     h.runner = "telemetry";
@@ -115,7 +115,7 @@ void fold(const profiles::Profile& profile, const std::filesystem::path& store,
 }
 
 // The files folded move to telemetry/learned/, so the next learn does not count them twice.
-void retire(const std::vector<tuner::TelemetryFile>& files, const std::filesystem::path& dir) {
+void retire(const std::vector<calibrate::TelemetryFile>& files, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir / "learned");
   for (const auto& f : files) std::filesystem::rename(f.file, dir / "learned" / f.file.filename());
 }
@@ -136,7 +136,7 @@ int cmd_learn(const Args& args) {
       "a runner-up explored that lost stops being explored. Publishes the result as a new profile version\n"
       "(the store's versioned save). --dry-run shows the changes and writes nothing.";
   std::string format = "text";
-  double min_gain = tuner::DeriveOptions{}.min_gain;
+  double min_gain = search::DeriveOptions{}.min_gain;
   spec.options.add_options()("profile", po::value<std::string>(), "the profile to revise")(
       "cluster", po::value<std::string>(), "the store's newest profile for this cluster name")(
       "store", po::value<std::string>(), "profile store (default: the profile's, or $NCCL_AUTOTUNE_STORE)")(
@@ -153,17 +153,17 @@ int cmd_learn(const Args& args) {
   const Target target = resolve(*vm);
   const profiles::Profile current = profiles::read_profile(target.profile);
   const auto dir = target.store / "telemetry";
-  const auto files = tuner::read_telemetry(dir, current.cluster.name);
-  tuner::LearnResult result = tuner::learn(current, files, tuner::DeriveOptions{min_gain});
+  const auto files = calibrate::read_telemetry(dir, current.cluster.name);
+  calibrate::LearnResult result = calibrate::learn(current, files, search::DeriveOptions{min_gain});
   std::string published;
   if (!vm->count("dry-run")) {
     std::string command = "nccl-autotune learn";
     for (const auto& a : args) command += " " + a;
     if (!result.evidence.empty())
-      fold(current, target.store, tuner::production_records(result.evidence), command);
+      fold(current, target.store, calibrate::production_records(result.evidence), command);
     if (!result.changes.empty()) {
       profiles::Profile next = result.profile;
-      next.provenance.created = tuner::utc_timestamp_now();
+      next.provenance.created = search::utc_timestamp_now();
       next.provenance.command = command;
       const auto saved = profiles::Store(target.store).save(next);
       published = saved.string() + " (digest " +
