@@ -228,14 +228,14 @@ bool SimModel::selected(Collective c, Algorithm a, Protocol p) const {
 }
 
 std::optional<std::string> SimModel::unsupported(Collective c, Algorithm a, Protocol p) const {
-  if (auto why = estimate_.unsupported(c, a, p)) return why;
+  // The variables first: what the user set is the reason they need to see.
   if (algo_ && !nccl::selects(*algo_, c, a))
     return "NCCL_ALGO=" + nccl::format_algo_spec(*algo_) + " leaves " + std::string(nccl::nccl_name(a)) +
            " out";
   if (proto_ && !nccl::selects(*proto_, c, p))
     return "NCCL_PROTO=" + nccl::format_proto_spec(*proto_) + " leaves " + std::string(nccl::nccl_name(p)) +
            " out";
-  return std::nullopt;
+  return estimate_.unsupported(c, a, p);
 }
 
 std::optional<SimChoice> SimModel::resolve(Collective c, uint64_t bytes, const Candidate& candidate,
@@ -310,7 +310,8 @@ double SimModel::true_time_us(Collective c, uint64_t bytes, const SimChoice& ch)
     channel_cost = deviations_.channel_overhead_us * ch.channels;
   }
   const double moved =
-      factor > 0.0 ? static_cast<double>(bytes) * factor + pipeline_fill_bytes(c, cluster().ranks(), bytes) : 0.0;
+      factor > 0.0 ? static_cast<double>(bytes) * factor + pipeline_fill_bytes(c, cluster().ranks(), bytes)
+                   : 0.0;
   return latency + channel_cost + moved / (1000.0 * bw);
 }
 
