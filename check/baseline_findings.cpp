@@ -21,10 +21,10 @@ constexpr CheckKind kKinds[] = {
     {"node_allreduce_low", "block below 80% of the median, warn below 90%",
      "the node's all-reduce (1xG) against the median of the nodes, where no one GPU explains it"},
     {"allreduce_below_hardware", "warn",
-     "the node's all-reduce below 60% of the probe's intra-node bandwidth per GPU (NVLink links x NCCL's "
-     "per-link bandwidth of the GPU generation, or the PCIe link)"},
+     "the node's all-reduce below 60% of what a ring reaches over its links in the fitted model (or the PCIe "
+     "link)"},
     {"rail_below_hardware", "warn",
-     "a rail below 60% of its NICs' active port rate (shared among the rails that use them)"},
+     "a rail below 60% of its NICs' active port payload rate (shared among the rails that use them)"},
     {"fabric_setup_differs", "warn",
      "the node's NCCL_IB_GID_INDEX or NCCL_SOCKET_IFNAME choice differs from the other nodes'"},
     {"check_failed", "block", "a pass could not measure (NCCL error, wrong result, timeout)"},

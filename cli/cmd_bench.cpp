@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -12,6 +13,8 @@
 #include "measure/runner_factory.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
+#include "simulator/fidelity.hpp"
+#include "simulator/sim_model.hpp"
 
 namespace autotune::cli {
 
@@ -125,6 +128,11 @@ int cmd_bench(const Args& args) {
   options.watchdog_scale = require_watchdog_scale(watchdog_scale);
   options.cuda_graph = vm->count("cuda-graph") > 0;
   options.max_bytes = sizes.back();
+  if (simulated) {
+    // NCCL reads its variables from the environment; so does the model of it (NCCL_NVLS_ENABLE=0 bench ...).
+    for (const auto& name : sim::modelled_env_names())
+      if (const char* value = std::getenv(name.c_str())) options.process_env[name] = value;
+  }
 
   const auto& processes = runners::job_processes();
   runners::RunnerInfo info;
@@ -132,6 +140,8 @@ int cmd_bench(const Args& args) {
   if (!processes.is_root()) return kExitOk;  // rank 0 reports
   std::cout << (format == "json" ? nccl_tests::format_json(info, rows)
                                  : nccl_tests::format_table(info, rows));
+  if (options.simulate && format != "json")
+    std::cout << sim::format_published_for(*options.topology, options.deviations);
   int wrong = 0;
   for (const auto& r : rows)
     wrong += (r.out_of_place.outcome == runners::Outcome::wrong_result) +

@@ -31,11 +31,25 @@ int sm_from_name(const std::string& name) {
   return 0;
 }
 
+// NVLink line rate per link and direction, GB/s: NVLink 2, 3 and 4 carry 25, NVLink 5 50 (NVIDIA's
+// datasheets: 300/600/900/1800 GB/s per GPU over 6/12/18/18 links, both directions); the A40's bridge 14.
+double nvlink_line_gbps(int sm) {
+  if (sm >= 100) return 50.0;
+  if (sm == 86) return 14.0625;
+  return 25.0;
+}
+
+// The PCIe link's raw rate after line encoding (128b/130b from Gen3 on).
+double pcie_line_gbps(const topology::PcieLink& link) {
+  if (link.width <= 0 || link.speed_gts <= 0.0) return 28.2;  // unknown: a Gen4 x16 in practice
+  double encoding = link.speed_gts >= 8.0 ? 128.0 / 130.0 : 0.8;
+  return link.width * link.speed_gts * encoding / 8.0;
+}
+
+// About 85% of the raw rate is reachable with real payloads.
 double pcie_gbps(const topology::PcieLink& link) {
   if (link.width <= 0 || link.speed_gts <= 0.0) return 24.0;  // unknown: a Gen4 x16 in practice
-  // 128b/130b encoding from Gen3 on; about 85% of the raw rate is reachable with real payloads.
-  double encoding = link.speed_gts >= 8.0 ? 128.0 / 130.0 : 0.8;
-  return link.width * link.speed_gts * encoding / 8.0 * 0.85;
+  return pcie_line_gbps(link) * 0.85;
 }
 
 // Each fault names a node, NIC or GPU this cluster has; NIC faults get the NIC's name (what NCCL_IB_HCA
@@ -139,6 +153,7 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
   c.nvswitch = !topo.nvswitches.empty() || topo.nvswitch_seen || to_switch;
   c.nvlink = c.gpus_per_node > 1 && min_links > 0;
   c.intra_gbps = c.nvlink ? min_links * nvlink_link_gbps(c.sm) : pcie_gbps(gpu.link);
+  c.intra_line_gbps = c.nvlink ? min_links * nvlink_line_gbps(c.sm) : pcie_line_gbps(gpu.link);
   c.nvls = c.nvswitch && c.nvlink && c.sm >= 90 && topo.cuda_multicast.value_or(true);
 
   for (const auto& nic : topo.nics) {
@@ -147,8 +162,8 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
     n.collnet = nic.collnet;
     for (const auto& p : nic.ports)
       if (p.state == "ACTIVE" && p.speed_gbps > 0)
-        n.ports.push_back({p.port, p.speed_gbps / 8.0 * 0.96});  // ~46 GB/s per NDR port
-    if (n.ports.empty()) continue;                               // a NIC with no working port carries nothing
+        n.ports.push_back({p.port, p.speed_gbps / 8.0 * kNicPayloadShare});  // ~48 GB/s per NDR port
+    if (n.ports.empty()) continue;  // a NIC with no working port carries nothing
     c.collnet = c.collnet || n.collnet;
     c.nics.push_back(n);
   }

@@ -12,6 +12,9 @@
 
 namespace autotune::sim {
 
+// NIC payload rate as a share of the line rate (NDR InfiniBand: 46-48 of 50 GB/s; nccl-tests issue 212).
+inline constexpr double kNicPayloadShare = 0.96;
+
 struct SimPort {
   int port = 1;               // verbs port number: what NCCL_IB_HCA's ":port" names
   double gbytes_per_s = 0.0;  // what it carries in practice, GB/s
@@ -31,9 +34,12 @@ struct SimCluster {
   int nodes = 1;
   bool nvlink = false;  // GPUs reach each other over NVLink (else PCIe)
   bool nvswitch = false;
-  bool nvls = false;         // NVLink SHARP: Hopper+ behind NVSwitches, multicast not disproven
-  bool collnet = false;      // some NIC is SHARP-capable (CollNet)
-  double intra_gbps = 0.0;   // per GPU, one direction: NVLink links x per-link speed, or the PCIe link
+  bool nvls = false;        // NVLink SHARP: Hopper+ behind NVSwitches, multicast not disproven
+  bool collnet = false;     // some NIC is SHARP-capable (CollNet)
+  double intra_gbps = 0.0;  // per GPU, one direction: NVLink links x per-link speed, or the PCIe link
+  // The same links at their line rate (NVLink 25 GB/s per link and direction up to Hopper, 50 on Blackwell;
+  // the PCIe link's raw rate): what the simulated truth is fitted against and never exceeds.
+  double intra_line_gbps = 0.0;
   std::vector<SimNic> nics;  // the NICs NCCL would use (after NCCL_IB_HCA)
   int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
   // What the file did not say and the model had to assume, in words (shown with every simulated figure).

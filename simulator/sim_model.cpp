@@ -9,6 +9,7 @@
 
 #include "common/input_error.hpp"
 #include "nccl/ib_hca_spec.hpp"
+#include "simulator/hardware_model.hpp"
 #include "simulator/sim_constants.hpp"
 #include "simulator/sim_random.hpp"
 
@@ -129,6 +130,7 @@ BlockNet group_net(const std::vector<SimNic>& all_nics, const SimCluster& c) {
 ProcessView apply_process_settings(SimCluster cluster, const std::map<std::string, std::string>& env,
                                    uint64_t seed) {
   const std::vector<SimNic> all_nics = cluster.nics;
+  ProcessView view;
   double cross_nic_factor = 1.0;
   bool collnet_enabled = false;
   for (const auto& [name, value] : env) {
@@ -149,11 +151,19 @@ ProcessView apply_process_settings(SimCluster cluster, const std::map<std::strin
       if (parse_env_int(name, value, 0, 2) == 0) cluster.nvls = false;
     } else if (name == "NCCL_COLLNET_ENABLE") {
       collnet_enabled = parse_env_int(name, value, 0, 1) == 1;
+    } else if (name == "NCCL_ALGO" || name == "NCCL_PROTO") {
+      try {  // NCCL fails communicator init on a value it cannot read
+        if (name == "NCCL_ALGO")
+          view.algo = nccl::parse_algo_spec(value);
+        else
+          view.proto = nccl::parse_proto_spec(value);
+      } catch (const InputError& e) {
+        throw InputError(env_context(name), 0, e.message());
+      }
     }
     // Anything else does not change performance in this model (NCCL ignores names it does not know).
   }
   cluster.collnet = cluster.collnet && collnet_enabled;
-  ProcessView view;
   if (cluster.nodes > 1 && !cluster.nics.empty()) {
     BlockNet own = group_net(all_nics, cluster);
     view.net_gbps = own.gbps * cross_nic_factor;
@@ -167,13 +177,24 @@ ProcessView apply_process_settings(SimCluster cluster, const std::map<std::strin
 
 }  // namespace
 
+std::vector<std::string> modelled_env_names() {
+  return {"NCCL_ALGO",          "NCCL_PROTO",         "NCCL_IB_HCA",      "NCCL_CROSS_NIC",
+          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE"};
+}
+
 SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>& env,
                    SimDeviations deviations)
     : SimModel(apply_process_settings(std::move(cluster), env, deviations.seed), deviations) {}
 
 SimModel::SimModel(ProcessView view, SimDeviations deviations)
-    : deviations_(deviations), estimate_(std::move(view.cluster), view.net_gbps) {
+    : deviations_(deviations),
+      algo_(std::move(view.algo)),
+      proto_(std::move(view.proto)),
+      estimate_(std::move(view.cluster), view.net_gbps) {
   apply_faults(view.used_nics);
+  links_.intra_line_gbps = cluster().intra_line_gbps;
+  links_.intra_scale = fault_intra_;
+  links_.net_gbps = effective_net_gbps() * fault_net_;
 }
 
 void SimModel::apply_faults(const std::set<std::string>& used_nics) {
@@ -200,6 +221,69 @@ void SimModel::apply_faults(const std::set<std::string>& used_nics) {
   }
 }
 
+bool SimModel::selected(Collective c, Algorithm a, Protocol p) const {
+  if (algo_ && !nccl::selects(*algo_, c, a)) return false;
+  if (proto_ && !nccl::selects(*proto_, c, p)) return false;
+  return !corrupts(a, p) || (proto_ && nccl::selects_explicitly(*proto_, c, p));
+}
+
+std::optional<std::string> SimModel::unsupported(Collective c, Algorithm a, Protocol p) const {
+  // The variables first: what the user set is the reason they need to see.
+  if (algo_ && !nccl::selects(*algo_, c, a))
+    return "NCCL_ALGO=" + nccl::format_algo_spec(*algo_) + " leaves " + std::string(nccl::nccl_name(a)) +
+           " out";
+  if (proto_ && !nccl::selects(*proto_, c, p))
+    return "NCCL_PROTO=" + nccl::format_proto_spec(*proto_) + " leaves " + std::string(nccl::nccl_name(p)) +
+           " out";
+  return estimate_.unsupported(c, a, p);
+}
+
+std::optional<SimChoice> SimModel::resolve(Collective c, uint64_t bytes, const Candidate& candidate,
+                                           std::string* why) const {
+  if (!algo_ && !proto_) return estimate_.resolve(c, bytes, candidate, why);
+  // NCCL's choice among what the variables leave it (a forced part must be among them): the smallest
+  // estimate, ties to the lower index.
+  std::optional<SimChoice> best;
+  double best_us = std::numeric_limits<double>::infinity();
+  std::string reason;
+  for (Algorithm a : nccl::kAllAlgorithms)
+    for (Protocol p : nccl::kAllProtocols) {
+      if ((candidate.algorithm && *candidate.algorithm != a) ||
+          (candidate.protocol && *candidate.protocol != p))
+        continue;
+      if (auto r = unsupported(c, a, p)) {
+        if (reason.empty()) reason = *r;
+        continue;
+      }
+      if (corrupts(a, p) && !candidate.protocol && !selected(c, a, p)) continue;
+      Candidate forced = candidate;
+      forced.algorithm = a, forced.protocol = p;
+      auto choice = estimate_.resolve(c, bytes, forced, why);
+      const double us = estimate_.estimate_us(c, bytes, a, p);
+      if (choice && us < best_us) best_us = us, best = choice;
+    }
+  if (!best && why) *why = reason.empty() ? "no usable algorithm/protocol" : reason;
+  return best;
+}
+
+SimChoice SimModel::nccl_default(Collective c, uint64_t bytes) const {
+  auto choice = resolve(c, bytes, Candidate{});
+  return choice ? *choice : estimate_.default_choice(c, bytes);
+}
+
+CostTable SimModel::cost_table(Collective c, uint64_t bytes) const {
+  CostTable t = estimate_.cost_table(c, bytes);
+  for (Algorithm a : nccl::kAllAlgorithms)
+    for (Protocol p : nccl::kAllProtocols) {
+      float& cell = t[static_cast<size_t>(static_cast<int>(a) * nccl::kNumProtocols + static_cast<int>(p))];
+      if (unsupported(c, a, p) || !selected(c, a, p))
+        cell = -1.0f;
+      else if (cell < 0.0f)
+        cell = static_cast<float>(estimate_.estimate_us(c, bytes, a, p));
+    }
+  return t;
+}
+
 double SimModel::deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) const {
   double u = random::uniform(random::hash(
       {deviations_.seed, tag, static_cast<uint64_t>(c), static_cast<uint64_t>(a), static_cast<uint64_t>(p),
@@ -208,29 +292,27 @@ double SimModel::deviation(uint64_t tag, Collective c, Algorithm a, Protocol p) 
 }
 
 double SimModel::true_bus_gbps(Collective c, const SimChoice& ch) const {
-  return estimate_.bus_gbps(c, ch.algorithm, ch.protocol, ch.channels, cluster().intra_gbps * fault_intra_,
-                            effective_net_gbps() * fault_net_);
+  return true_peak_busbw(cluster(), links_, c, ch.algorithm, ch.protocol, ch.channels);
 }
 
 double SimModel::true_time_us(Collective c, uint64_t bytes, const SimChoice& ch) const {
   if (cluster().ranks() < 2)
     return 2.0 + static_cast<double>(bytes) / (1000.0 * 1000.0);  // device-local copy
-  if (!deviations_.enabled) {
-    const double factor = nccl::bus_bandwidth_factor(c, cluster().ranks());
-    const double bw = true_bus_gbps(c, ch);
-    return estimate_.latency_us(c, ch.algorithm, ch.protocol) +
-           (factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0);
+  const double factor = nccl::bus_bandwidth_factor(c, cluster().ranks());
+  double bw = true_bus_gbps(c, ch), latency = estimate_.latency_us(c, ch.algorithm, ch.protocol);
+  double channel_cost = 0.0;
+  if (deviations_.enabled) {
+    const double m = deviations_.magnitude, d = deviation(2, c, ch.algorithm, ch.protocol);
+    latency *= 1.0 + m * deviation(1, c, ch.algorithm, ch.protocol);
+    // The published figures pin Simple's bandwidth down to a few percent; LL and LL128 they do not.
+    bw *= ch.protocol == Protocol::simple ? 1.0 + 0.1 * m * d : 1.0 + m * (d < 0 ? d : 0.5 * d);
+    bw = std::min(bw, max_busbw_gbps(cluster(), links_, c, ch.algorithm));
+    channel_cost = deviations_.channel_overhead_us * ch.channels;
   }
-  const double m = deviations_.magnitude;
-  double lat_factor = 1.0 + m * deviation(1, c, ch.algorithm, ch.protocol);
-  double bw_factor = 1.0 + m * (deviation(2, c, ch.algorithm, ch.protocol) < 0
-                                    ? deviation(2, c, ch.algorithm, ch.protocol)
-                                    : 0.5 * deviation(2, c, ch.algorithm, ch.protocol));
-  double factor = nccl::bus_bandwidth_factor(c, cluster().ranks());
-  double bw = true_bus_gbps(c, ch) * bw_factor;
-  double transfer = static_cast<double>(bytes) * factor / (1000.0 * bw);
-  return estimate_.latency_us(c, ch.algorithm, ch.protocol) * lat_factor +
-         deviations_.channel_overhead_us * ch.channels + transfer;
+  const double moved =
+      factor > 0.0 ? static_cast<double>(bytes) * factor + pipeline_fill_bytes(c, cluster().ranks(), bytes)
+                   : 0.0;
+  return latency + channel_cost + moved / (1000.0 * bw);
 }
 
 SimChoice SimModel::best_true(Collective c, uint64_t bytes) const {

@@ -3,13 +3,16 @@
 // measuring. Two views of one cluster:
 //  - NCCL's estimate (nccl_estimate.hpp): NCCL's own cost model; nccl_default() is what NCCL would pick with
 //    nothing forced: the smallest estimate.
-//  - The simulated truth (here): the same formula with seeded per-(collective, algorithm, protocol)
-//  deviations in
-//    latency and bandwidth plus a per-channel cost NCCL's model ignores, so that, as on real systems, NCCL's
-//    choice is sometimes not the fastest. That is what a tuner has to find; tests of the search engine
-//    compare their rules against best_true().
+//  - The simulated truth (here): a hardware model fitted to published nccl-tests figures
+//    (hardware_model.hpp, `ctest -L fidelity`): NCCL's latencies, the bandwidth each algorithm, protocol and
+//    channel count really reaches, the pipeline fill, under the faults; plus seeded per-(collective,
+//    algorithm, protocol) deviations in latency and in the bandwidth the published figures do not pin down
+//    (LL, LL128), and a per-channel cost NCCL's model ignores. So, as on real systems, NCCL's choice is
+//    sometimes not the fastest: that is what a tuner has to find; tests of the search engine compare their
+//    rules against best_true().
 // Process-wide settings are part of the model: NCCL_IB_HCA (which NICs, rail mismatch), NCCL_CROSS_NIC (a
-// small seeded effect), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE.
+// small seeded effect), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE, and NCCL_ALGO /
+// NCCL_PROTO, which leave NCCL (and a tuner's forcing) only the algorithms and protocols they select.
 // Faults (SimCluster::faults) change the truth, not NCCL's estimate, and only for communicators that span
 // the sick node and hold the sick device: every channel crosses every node of a ring or tree and NCCL
 // splits data evenly over channels and NICs, so the slowest link paces the collective. A NIC at fraction f
@@ -22,25 +25,37 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "nccl/algo_proto_spec.hpp"
+#include "simulator/hardware_model.hpp"
 #include "simulator/nccl_estimate.hpp"
 
 namespace autotune::sim {
 
-// How the truth strays from NCCL's estimate. Configurable so tests can switch it off (truth == estimate).
+// How the truth strays, seeded, from the fitted hardware model. Configurable so tests can switch it off
+// (truth == the fitted model).
 struct SimDeviations {
   bool enabled = true;
-  uint64_t seed = 42;       // independent of the noise seed: the same "machine" under different noise
-  double magnitude = 0.15;  // latency factors in [1-m, 1+m], bandwidth factors in [1-m, 1+m/2]
+  uint64_t seed = 42;  // independent of the noise seed: the same "machine" under different noise
+  // Latency factors in [1-m, 1+m]; LL and LL128 bandwidth factors in [1-m, 1+m/2]; Simple's, which the
+  // published figures fix, in [1-m/10, 1+m/10].
+  double magnitude = 0.15;
   double channel_overhead_us = 0.05;  // per channel and operation: why fewer channels win small messages
 };
 
 // A communicator's cluster once the process settings are applied, and what its network share is.
 struct ProcessView {
   SimCluster cluster;
-  double net_gbps = 0.0;            // inter-node bandwidth per node after NIC selection and cross-NIC
-  std::set<std::string> used_nics;  // the NICs this communicator's GPUs use
+  std::optional<nccl::AlgoSpec> algo;    // NCCL_ALGO
+  std::optional<nccl::ProtoSpec> proto;  // NCCL_PROTO
+  double net_gbps = 0.0;                 // inter-node bandwidth per node after NIC selection and cross-NIC
+  std::set<std::string> used_nics;       // the NICs this communicator's GPUs use
 };
+
+// The NCCL environment variables the model reads (the rest do not change performance here): what a
+// simulated run takes from its process environment, as NCCL would.
+std::vector<std::string> modelled_env_names();
 
 class SimModel {
  public:
@@ -59,23 +74,17 @@ class SimModel {
   double fault_intra_factor() const { return fault_intra_; }
   double fault_net_factor() const { return fault_net_; }
 
-  // NCCL's side, as NcclEstimate says it (kept here for the many callers that hold a SimModel).
-  std::optional<std::string> unsupported(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const {
-    return estimate_.unsupported(c, a, p);
-  }
+  // NCCL's side, as NcclEstimate says it, narrowed by NCCL_ALGO and NCCL_PROTO as NCCL narrows it.
+  std::optional<std::string> unsupported(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const;
   bool corrupts(nccl::Algorithm a, nccl::Protocol p) const { return estimate_.corrupts(a, p); }
   double nccl_estimate_us(nccl::Collective c, uint64_t bytes, nccl::Algorithm a, nccl::Protocol p,
                           int channels = 0) const {
     return estimate_.estimate_us(c, bytes, a, p, channels);
   }
-  SimChoice nccl_default(nccl::Collective c, uint64_t bytes) const {
-    return estimate_.default_choice(c, bytes);
-  }
-  CostTable cost_table(nccl::Collective c, uint64_t bytes) const { return estimate_.cost_table(c, bytes); }
+  SimChoice nccl_default(nccl::Collective c, uint64_t bytes) const;
+  CostTable cost_table(nccl::Collective c, uint64_t bytes) const;
   std::optional<SimChoice> resolve(nccl::Collective c, uint64_t bytes, const runners::Candidate& candidate,
-                                   std::string* why = nullptr) const {
-    return estimate_.resolve(c, bytes, candidate, why);
-  }
+                                   std::string* why = nullptr) const;
 
   // The simulated truth, noise-free, microseconds.
   double true_time_us(nccl::Collective c, uint64_t bytes, const SimChoice& choice) const;
@@ -86,13 +95,20 @@ class SimModel {
  private:
   SimModel(ProcessView view, SimDeviations deviations);
   void apply_faults(const std::set<std::string>& used_nics);
-  // Bus bandwidth in truth, before the seeded deviations: the links as the faults leave them.
+  // Bus bandwidth in truth of a large message, before the seeded deviations: the links as the faults leave
+  // them.
   double true_bus_gbps(nccl::Collective c, const SimChoice& choice) const;
   double deviation(uint64_t tag, nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const;
 
+  // Whether NCCL_ALGO / NCCL_PROTO leave this combination to NCCL (LL128 where unsafe only when named).
+  bool selected(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const;
+
   SimDeviations deviations_;
+  std::optional<nccl::AlgoSpec> algo_;
+  std::optional<nccl::ProtoSpec> proto_;
   NcclEstimate estimate_;
   double fault_intra_ = 1.0, fault_net_ = 1.0;
+  Links links_;
 };
 
 }  // namespace autotune::sim

@@ -6,8 +6,9 @@
 // once as the NCCL runner does: each group's time from its own model, the slowest group's as the
 // measurement's, each group's in Measurement::group_times_us. Under mpirun each process computes its share
 // of the simulated ranks and the timings are combined with MPI exactly as the NCCL runner combines real
-// ones, so the result is the same as in one process (up to floating-point summation order in the mean). Not
-// thread-safe.
+// ones, so the result is the same as in one process (up to floating-point summation order in the mean).
+// Noise: a factor per repetition every rank shares, a small straggler factor per rank, and across nodes an
+// occasional slow repetition (a fabric shared with other jobs). Not thread-safe.
 
 #include <map>
 #include <optional>

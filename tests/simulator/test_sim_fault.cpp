@@ -37,7 +37,7 @@ SimModel model(int nodes, std::vector<SimFault> faults, std::map<std::string, st
   SimCluster c = describe_cluster(test::h100_node(), nodes, std::move(faults));
   c.node_ids = std::move(node_ids);
   SimDeviations off;
-  off.enabled = false;  // truth == NCCL's estimate, so that a fault's effect is the whole difference
+  off.enabled = false;  // the fitted truth alone, so that a fault's effect is the whole difference
   return SimModel(c, env, off);
 }
 
@@ -111,7 +111,9 @@ TEST_CASE("health: a NIC at half rate on node 3 halves what crosses node 3, and 
   // NCCL's estimate does not know: it picks the same algorithm, which then runs slower.
   CHECK(sick.nccl_default(Collective::allreduce, kGiB) ==
         model(8, {}).nccl_default(Collective::allreduce, kGiB));
-  CHECK(busbw_at_1g(sick) < healthy * 0.6);
+  // Healthy, the GPUs pace 8 nodes (about 315 GB/s); the sick NIC leaves node 3 half of its 8 x 48 GB/s.
+  CHECK(busbw_at_1g(sick) < healthy * 0.65);
+  CHECK(busbw_at_1g(sick) <= 0.5 * 8 * 48.0);
   // A communicator of nodes 0-2 and 4-7 does not cross node 3.
   const SimModel around = model(7, {parse_sim_fault("node=3,nic=1,rate=0.5")}, {}, {0, 1, 2, 4, 5, 6, 7});
   CHECK(around.fault_net_factor() == 1.0);

@@ -108,9 +108,9 @@ TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and confi
   CHECK(differs > 5);
   CHECK(best_gain > 1.05);
   CHECK(best_gain < 2.0);
-  // Without deviations the truth is NCCL's cost model, checked against figures computed by hand from NCCL's
-  // constant tables and against public nccl-tests numbers (NCCL-FACTS.md), not against the code's own
-  // estimate:
+  // Without deviations the truth is the fitted hardware model: NCCL's latencies, checked against figures
+  // computed by hand from NCCL's constant tables, and the bandwidths of public nccl-tests numbers
+  // (NCCL-FACTS.md; all published points in tests/fidelity), not the code's own estimate:
   SimModel exact = h100_model(1, {}, SimDeviations{.enabled = false});
   // an 8-byte Ring/LL AllReduce on 8 GPUs is the base latency 6.6 us plus 2(n-1) = 14 NVLink hops of 0.6 us;
   CHECK(exact.true_time_us(Collective::allreduce, 8, SimChoice{Algorithm::ring, Protocol::ll, 32}) ==
@@ -199,6 +199,32 @@ TEST_CASE("Process settings: fewer NICs in NCCL_IB_HCA cost inter-node bandwidth
   CHECK(std::fabs(cross0 / all.effective_net_gbps() - 1.0) <= 0.03);
   CHECK_THROWS_AS(h100_model(2, {{"NCCL_CROSS_NIC", "5"}}), InputError);
   CHECK_THROWS_AS(h100_model(2, {{"NCCL_IB_HCA", "^"}}), InputError);
+}
+
+TEST_CASE("NCCL_ALGO and NCCL_PROTO leave NCCL, its cost table and a tuner's forcing only what they select",
+          "[sim]") {
+  const SimModel ring = h100_model(1, {{"NCCL_ALGO", "ring"}});
+  CHECK(h100_model().nccl_default(Collective::allreduce, kGiB).algorithm == Algorithm::nvls);
+  CHECK(ring.nccl_default(Collective::allreduce, kGiB).algorithm == Algorithm::ring);
+  const auto why = ring.unsupported(Collective::allreduce, Algorithm::nvls, Protocol::simple);
+  REQUIRE(why);
+  CHECK(why->find("NCCL_ALGO=Ring") != std::string::npos);
+  CHECK(ring.cost_table(Collective::allreduce, kGiB)[static_cast<size_t>(Algorithm::nvls) * kNumProtocols +
+                                                      static_cast<size_t>(Protocol::simple)] < 0.0f);
+  Candidate nvls;
+  nvls.algorithm = Algorithm::nvls;
+  std::string reason;
+  CHECK_FALSE(ring.resolve(Collective::allreduce, kGiB, nvls, &reason));
+  CHECK(reason.find("NCCL_ALGO") != std::string::npos);
+  // Per collective, as NCCL reads it: all-reduce on NVLS, everything else left alone.
+  const SimModel per = h100_model(1, {{"NCCL_ALGO", "allreduce:nvls"}});
+  CHECK(per.nccl_default(Collective::allreduce, 8).algorithm == Algorithm::nvls);
+  CHECK_FALSE(per.unsupported(Collective::allgather, Algorithm::ring, Protocol::simple));
+  // NCCL_PROTO=^LL takes LL from the small sizes; naming LL128 turns it on where NCCL would not.
+  CHECK(h100_model(1, {{"NCCL_PROTO", "^LL"}}).nccl_default(Collective::allreduce, 8).protocol != Protocol::ll);
+  SimModel pcie(describe_cluster(test::a100_pcie_node(), 1), {{"NCCL_PROTO", "LL128"}});
+  CHECK(pcie.nccl_default(Collective::allreduce, kGiB).protocol == Protocol::ll128);
+  CHECK_THROWS_AS(h100_model(1, {{"NCCL_ALGO", "fastest"}}), InputError);
 }
 
 TEST_CASE("NCCL_IB_HCA selects NICs and ports in the simulator exactly as NCCL reads it", "[sim]") {
