@@ -194,8 +194,11 @@ int cmd_verify(const Args& args) {
       ::setenv(k.c_str(), v.c_str(), 1);
   const tuner::VerifyResult result =
       tuner::verify_profile(profile, options, tuner::verify_runners(target, profile));
+  // A check that could check nothing must not pass as one that found everything well (nor date a version).
+  const bool nothing_checked = !result.rules.empty() && result.count(tuner::Verdict::not_checked) ==
+                                                            static_cast<int>(result.rules.size());
   std::string written;
-  if (vm->count("write")) written = write_new_version(store, profile, result, args);
+  if (vm->count("write") && !nothing_checked) written = write_new_version(store, profile, result, args);
   if (a.format == "json") {
     std::cout << result_json(result, file, written).dump(2) << "\n";
   } else {
@@ -203,6 +206,15 @@ int cmd_verify(const Args& args) {
     if (!written.empty())
       std::printf("wrote %s without the %d rule(s) that no longer win\n", written.c_str(),
                   result.count(tuner::Verdict::no_longer_wins) + result.count(tuner::Verdict::now_loses));
+  }
+  if (nothing_checked) {
+    std::fprintf(
+        stderr,
+        "nccl-autotune verify: none of the %zu rules could be checked (%llu measurements): this is not "
+        "a pass%s\n",
+        result.rules.size(), static_cast<unsigned long long>(result.measurements),
+        vm->count("write") ? "; no version written" : "");
+    return kExitFailed;
   }
   return result.count(tuner::Verdict::now_loses) > 0 ? kExitFailed : kExitOk;
 }

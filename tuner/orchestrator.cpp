@@ -375,6 +375,8 @@ std::vector<JournalRecord> merge_parts(const OrchestratorOptions& o, const JobsR
     auto files = job_files(o.journal, i);
     JournalContents part;
     if (std::filesystem::exists(files.part)) part = load_journal(files.part);
+    if (o.say)
+      for (const auto& line : part.skipped) o.say(line);
     if (part.header) adopt_part_header(header, *part.header);
     for (auto& job : job_results(setting, part, run, i, header, records)) {
       result.measured += job.measured;
@@ -426,6 +428,9 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
       if (!run.failure[i].empty()) why += "; " + o.settings[i].id + ": " + run.failure[i];
     throw std::runtime_error("no job measured anything" + why);
   }
+  if (o.budget)
+    if (auto left = undecided(records, result.header.collectives, result.header.scales); !left.empty())
+      throw std::runtime_error(budget_undecided_message(left, records.size()));
   result.derivation = derive(records, DeriveOptions{o.min_gain});
   result.profile = build_profile(result.derivation, result.header);
   return result;

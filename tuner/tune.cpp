@@ -189,6 +189,8 @@ void Calibration::open_journal() {
   bool had_header = false;
   if (o_.resume && std::filesystem::exists(o_.journal)) {
     JournalContents old = load_journal(o_.journal);
+    if (o_.say)
+      for (const auto& line : old.skipped) o_.say(line + ": measured again");
     if (old.header) {
       check_resumable(*old.header, result_.header, o_.journal.string());
       result_.header = *old.header;
@@ -391,6 +393,12 @@ TuneResult Calibration::run() {
       if (j.failed) why += "; " + j.setting.id + " (" + runners::describe_shape(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
+  if (o_.budget) {
+    std::vector<Collective> collectives;
+    for (const auto& cs : space.collectives) collectives.push_back(cs.collective);
+    if (auto left = undecided(records_, collectives, space.scales); !left.empty())
+      throw std::runtime_error(budget_undecided_message(left, records_.size()));
+  }
   result_.derivation = derive(records_, input_.derive);
   result_.profile = build_profile(result_.derivation, result_.header);
   return std::move(result_);
@@ -407,6 +415,7 @@ TuneResult tune_from_journal(const std::filesystem::path& journal, const DeriveO
   JournalContents all = load_journal(journal);
   if (!all.header) throw InputError(journal.string(), 1, "expected a journal header line first, found none");
   result.header = *all.header;
+  result.journal_skipped = all.skipped;
   result.plan.strategy = all.header->strategy;
   result.replayed = all.records.size();
   result.derivation = derive(all.records, options);

@@ -13,11 +13,13 @@
 
 #include "cli_test_support.hpp"
 #include "common/atomic_file.hpp"
+#include "common/run_lock.hpp"
 #include "profiles/profile_toml.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
 #include "support/skip.hpp"
 #include "topology/examples.hpp"
+#include "tuner/journal.hpp"
 #include "tuner/runner_factory.hpp"
 
 namespace fs = std::filesystem;
@@ -102,6 +104,30 @@ TEST_CASE("tune on an existing name without --resume keeps the previous journal 
   fs::remove_all(dir);
 }
 
+TEST_CASE("a second calibration of the same store and name is refused at once, the journal untouched") {
+  fs::path dir = temp_dir("locked");
+  const std::string args =
+      "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K --store " + dir.string();
+  REQUIRE(run(args) == 0);
+  const fs::path journal = only_file(dir, ".jsonl");
+  const std::string before = autotune::read_file(journal);
+  // This process holds the calibration's lock as a running tune would; the command is another process.
+  const RunLock held = tuner::lock_journal(journal, "a calibration of the test");
+  const fs::path err = dir / "stderr";
+  for (const char* extra : {" --resume", ""}) {
+    int status = std::system((kBinary + " " + args + extra + " >/dev/null 2>" + err.string()).c_str());
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK_THAT(autotune::read_file(err), Catch::Contains("found a calibration of the test (host ") &&
+                                             Catch::Contains("pid " + std::to_string(::getpid())));
+  }
+  CHECK(autotune::read_file(journal) == before);
+  std::vector<fs::path> journals;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") journals.push_back(e.path());
+  CHECK(journals.size() == 1);  // nothing renamed aside
+  fs::remove_all(dir);
+}
+
 TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
   fs::path dir = temp_dir("show-by-name");
   REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 64M --store " +
@@ -131,7 +157,8 @@ TEST_CASE("tune --simulate killed midway resumes to the same profile") {
   // One collective up to 64 MiB: every default shape and NIC setting, some rules, about 3,400 journal lines
   // (resuming does not depend on how many collectives or how large; all five took 8x as long).
   const std::string common =
-      "tune --simulate --example h100-8x-2nic --nodes 2 --strategy exhaustive --seed 7 --collectives allreduce "
+      "tune --simulate --example h100-8x-2nic --nodes 2 --strategy exhaustive --seed 7 --collectives "
+      "allreduce "
       "--max-bytes 64M ";
   REQUIRE(run(common + "--store " + whole.string()) == 0);
   auto reference = profiles::read_profile(only_file(whole, ".toml"));
@@ -143,8 +170,8 @@ TEST_CASE("tune --simulate killed midway resumes to the same profile") {
     std::freopen("/dev/null", "w", stdout);
     std::freopen("/dev/null", "w", stderr);
     ::execl(kBinary.c_str(), kBinary.c_str(), "tune", "--simulate", "--example", "h100-8x-2nic", "--nodes",
-            "2", "--strategy", "exhaustive", "--seed", "7", "--collectives", "allreduce", "--max-bytes", "64M",
-            "--store", killed.c_str(), static_cast<char*>(nullptr));
+            "2", "--strategy", "exhaustive", "--seed", "7", "--collectives", "allreduce", "--max-bytes",
+            "64M", "--store", killed.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Kill it once the journal holds some batches.
