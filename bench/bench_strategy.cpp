@@ -12,16 +12,18 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "calibrate/tune.hpp"
+#include "measure/runner_factory.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
 #include "tests/support/strategy_figures.hpp"
 #include "topology/examples.hpp"
-#include "tuner/runner_factory.hpp"
-#include "tuner/tune.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune;
-using namespace autotune::tuner;
+using namespace autotune::search;
+using namespace autotune::measure;
+using namespace autotune::calibrate;
 using namespace autotune::runners;
 using namespace autotune::sim;
 

@@ -145,8 +145,8 @@ CheckReport run_check(const CheckOptions& o, const CheckContext& c, const CheckP
   return report;
 }
 
-tuner::ClusterHealth cluster_health(const CheckReport& report) {
-  tuner::ClusterHealth h;
+check::ClusterHealth cluster_health(const CheckReport& report) {
+  check::ClusterHealth h;
   h.checked_by = "check (" + report.source + (report.measured ? "" : ", health only") + ")";
   for (const auto& n : report.nodes) h.nodes.push_back(n.health);
   h.fabric_env = report.fabric_env;

@@ -16,11 +16,11 @@
 #include "check/baseline_findings.hpp"
 #include "check/baselines.hpp"
 #include "check/check_plan.hpp"
+#include "check/cluster_health.hpp"
 #include "common/clock.hpp"
 #include "runners/runner.hpp"
 #include "topology/health.hpp"
 #include "topology/model.hpp"
-#include "tuner/cluster_health.hpp"
 
 namespace autotune::check {
 
@@ -82,6 +82,6 @@ CheckReport run_check(const CheckOptions& options, const CheckContext& context,
                       const CheckProgressFn& progress = {});
 
 // The report as tune's health gate takes it.
-tuner::ClusterHealth cluster_health(const CheckReport& report);
+check::ClusterHealth cluster_health(const CheckReport& report);
 
 }  // namespace autotune::check

@@ -4,9 +4,9 @@
 
 #include "check/node_records.hpp"
 #include "common/host_name.hpp"
+#include "measure/runner_factory.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "topology/reader.hpp"
-#include "tuner/runner_factory.hpp"
 
 namespace autotune::check {
 
@@ -17,7 +17,7 @@ CheckContext simulated_context(const SimulatedJob& job) {
   c.gpus_per_node = static_cast<int>(job.node.gpus.size());
   c.source = "simulated";
   c.make_runner = [job](const Pass& pass) {
-    tuner::RunnerOptions o;
+    measure::RunnerOptions o;
     o.simulate = true;
     o.topology = job.node;
     o.nodes = job.nodes;
@@ -27,7 +27,7 @@ CheckContext simulated_context(const SimulatedJob& job) {
     o.shape = pass.shape;
     o.node_offset = pass.node_offset;
     o.local_offset = pass.local_offset;
-    return tuner::make_runner(o);
+    return measure::make_runner(o);
   };
   return c;
 }
@@ -56,12 +56,12 @@ CheckContext job_context(const runners::ProcessGroup& processes,
                                             : static_cast<int>(c.nodes.front().topology.gpus.size());
   c.source = "measured";
   c.make_runner = [max_bytes](const Pass& pass) {
-    tuner::RunnerOptions o;
+    measure::RunnerOptions o;
     o.shape = pass.shape;
     o.node_offset = pass.node_offset;
     o.local_offset = pass.local_offset;
     o.max_bytes = max_bytes;
-    return tuner::make_runner(o);
+    return measure::make_runner(o);
   };
   return c;
 }

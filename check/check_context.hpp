@@ -2,7 +2,7 @@
 // What check runs on, made ready: the simulator (one probed node taken N times, --sim-fault's faults; every
 // node's record is that node's, so its probe findings are the same on every node and the faults show only
 // in what is measured) or the job this process belongs to (every node probes itself, the NCCL runner
-// measures on the job's GPUs). Both measure each pass through tuner::make_runner. Not thread-safe.
+// measures on the job's GPUs). Both measure each pass through measure::make_runner. Not thread-safe.
 
 #include <functional>
 #include <vector>

@@ -89,11 +89,11 @@ std::string to_json(const CheckReport& r) {
   return j.dump(2) + "\n";
 }
 
-tuner::ClusterHealth read_check_json(std::string_view text, const std::string& file) {
+check::ClusterHealth read_check_json(std::string_view text, const std::string& file) {
   const json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) not_check_json(file, "found text that is not a JSON object");
   if (!j.contains("nodes") || !j["nodes"].is_array()) not_check_json(file, "found no \"nodes\" list");
-  tuner::ClusterHealth h;
+  check::ClusterHealth h;
   const std::string source =
       j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
   h.checked_by = "check (" + source + ")";

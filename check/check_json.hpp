@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "check/check.hpp"
-#include "tuner/cluster_health.hpp"
+#include "check/cluster_health.hpp"
 
 namespace autotune::check {
 
@@ -17,6 +17,6 @@ std::string to_json(const CheckReport& report);
 
 // The nodes' health and agreed fabric settings from check's JSON. Throws InputError(file, 0, ...) for text
 // that is not check's JSON.
-tuner::ClusterHealth read_check_json(std::string_view text, const std::string& file);
+check::ClusterHealth read_check_json(std::string_view text, const std::string& file);
 
 }  // namespace autotune::check

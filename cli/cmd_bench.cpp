@@ -8,12 +8,12 @@
 #include "cli/options.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "measure/runner_factory.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
 #include "simulator/sim_fault.hpp"
 #include "topology/examples.hpp"
 #include "topology/reader.hpp"
-#include "tuner/runner_factory.hpp"
 
 namespace autotune::cli {
 
@@ -22,7 +22,7 @@ namespace {
 // nccl-tests times every size out-of-place and in-place. A runner measures one of the two (its buffers are
 // laid out for it), so each half gets its own runner, one after the other; the simulator draws the in-place
 // half with the next seed, as a second measurement has its own noise. `info` is the out-of-place runner's.
-std::vector<nccl_tests::BenchRow> measure_both_halves(const tuner::RunnerOptions& options,
+std::vector<nccl_tests::BenchRow> measure_both_halves(const measure::RunnerOptions& options,
                                                       const std::vector<nccl::Collective>& kinds,
                                                       const std::vector<uint64_t>& sizes,
                                                       const runners::Candidate& candidate, int reps,
@@ -30,10 +30,10 @@ std::vector<nccl_tests::BenchRow> measure_both_halves(const tuner::RunnerOptions
   const bool progress = runners::job_processes().is_root() && isatty(STDERR_FILENO);
   std::vector<nccl_tests::BenchRow> rows;
   for (bool in_place : {false, true}) {
-    tuner::RunnerOptions half = options;
+    measure::RunnerOptions half = options;
     half.in_place = in_place;
     half.seed = options.seed + (in_place ? 1 : 0);
-    auto runner = tuner::make_runner(half);
+    auto runner = measure::make_runner(half);
     size_t row = 0;
     for (auto c : kinds) {
       // One size per batch so progress shows and a long real sweep can be watched.
@@ -131,7 +131,7 @@ int cmd_bench(const Args& args) {
   auto sizes =
       nccl_tests::size_sweep(require_byte_size(min_size, "-b"), require_byte_size(max_size, "-e"), factor);
 
-  tuner::RunnerOptions options;
+  measure::RunnerOptions options;
   options.simulate = vm->count("simulate") > 0;
   options.nodes = nodes;
   options.seed = seed;

@@ -10,7 +10,7 @@
 #include "nccl/version.hpp"
 #include "nccl_tests/import_nccl_tests.hpp"
 #include "profiles/store.hpp"
-#include "tuner/journal.hpp"
+#include "search/journal.hpp"
 
 namespace autotune::cli {
 
@@ -85,7 +85,7 @@ nccl_tests::ImportOptions import_options(const ImportArgs& a, const po::variable
     throw InputError("<arguments>", 0, "--store needs --cluster NAME (the journal's name in the store)");
   options.cluster = a.cluster;
   options.fingerprint = a.fingerprint;
-  options.time = tuner::utc_timestamp_now();
+  options.time = search::utc_timestamp_now();
   options.command = "nccl-autotune import-nccl-tests";
   for (const auto& arg : args) options.command += " " + arg;
   return options;
@@ -104,10 +104,10 @@ std::filesystem::path journal_for(const ImportArgs& a, const nccl_tests::ImportR
 
 // Appends to the journal (a new one gets the header); a file that is not a journal is refused first.
 void append(const std::filesystem::path& journal_path, nccl_tests::ImportResult& result) {
-  const RunLock lock = tuner::lock_journal(journal_path, "an import into " + journal_path.string());
+  const RunLock lock = search::lock_journal(journal_path, "an import into " + journal_path.string());
   const bool fresh = !std::filesystem::exists(journal_path) || std::filesystem::file_size(journal_path) == 0;
   if (!fresh) {
-    auto existing = tuner::load_journal(journal_path);
+    auto existing = search::load_journal(journal_path);
     for (const auto& line : existing.skipped) std::cerr << "warning: " << line << "\n";
     if (existing.header && existing.header->source != result.header.source)
       std::cerr << "warning: " << journal_path.string() << " holds " << existing.header->source
@@ -116,7 +116,7 @@ void append(const std::filesystem::path& journal_path, nccl_tests::ImportResult&
     std::filesystem::create_directories(journal_path.parent_path());
   }
   result.header.tool_version = kToolVersion;
-  tuner::JournalWriter writer(journal_path);
+  search::JournalWriter writer(journal_path);
   if (fresh) writer.write(result.header);
   writer.write(result.records);
 }

@@ -6,7 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/input_error.hpp"
-#include "tuner/journal.hpp"
+#include "search/journal.hpp"
 
 namespace autotune::cli {
 
@@ -31,7 +31,7 @@ int cmd_journal(const Args& args) {
   if (files.empty()) throw InputError("<arguments>", 0, "expected a journal (usage: " + spec.usage + ")");
   int status = kExitOk;
   for (const auto& file : files) {
-    const tuner::JournalContents j = tuner::load_journal(file);
+    const search::JournalContents j = search::load_journal(file);
     for (const auto& line : j.skipped) std::cout << line << "\n";
     std::cout << file << ": " << (j.header ? "header, " : "no header, ") << j.records.size()
               << " measurements, " << j.job_events.size() << " job events, " << j.skipped.size()

@@ -1,15 +1,16 @@
 // nccl-autotune learn: what production taught. Reads the jobs' telemetry under <store>/telemetry/, folds it
 // into the cluster's journal (source "production"), and publishes a new profile version where production
-// evidence beats the current rules beyond the noise. Wiring only: the work is in tuner/learn.hpp.
+// evidence beats the current rules beyond the noise. Wiring only: the work is in calibrate/learn.hpp.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/learn.hpp"
+#include "calibrate/learn_transaction.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
-#include "tuner/learn_transaction.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -56,7 +57,7 @@ nlohmann::json rule_json(const profiles::Rule& r) {
   return j;
 }
 
-nlohmann::json evidence_json(const tuner::Evidence& e) {
+nlohmann::json evidence_json(const calibrate::Evidence& e) {
   return {{"collective", nccl::name(e.collective)},
           {"nodes", e.nodes},
           {"ranks", e.ranks},
@@ -69,12 +70,12 @@ nlohmann::json evidence_json(const tuner::Evidence& e) {
           {"users", e.users}};
 }
 
-void print_json(const tuner::LearnOutcome& o) {
+void print_json(const calibrate::LearnOutcome& o) {
   const auto& result = o.result;
   nlohmann::json changes = nlohmann::json::array(), evidence = nlohmann::json::array(),
                  refused = nlohmann::json::array();
   for (const auto& c : result.changes)
-    changes.push_back({{"kind", tuner::name(c.kind)},
+    changes.push_back({{"kind", calibrate::name(c.kind)},
                        {"before", rule_json(c.before)},
                        {"after", c.after ? rule_json(*c.after) : nlohmann::json()},
                        {"why", c.why}});
@@ -90,7 +91,7 @@ void print_json(const tuner::LearnOutcome& o) {
   std::cout << out.dump(2) << "\n";
 }
 
-void print(const tuner::LearnOutcome& o, const std::string& format, bool dry_run) {
+void print(const calibrate::LearnOutcome& o, const std::string& format, bool dry_run) {
   for (const auto& line : o.journal_skipped) std::cerr << "warning: " << line << "\n";
   for (const auto& r : o.refused)
     std::cerr << "refused (not counted): " << r.file.string() << ": " << r.why << "\n";
@@ -104,15 +105,15 @@ void print(const tuner::LearnOutcome& o, const std::string& format, bool dry_run
       std::cout << "  evidence: " << nccl::name(e.collective) << " " << nccl::name(e.algorithm) << "/"
                 << nccl::name(e.protocol) << "/" << e.channels << " at " << e.nodes << "x" << e.ranks_per_node
                 << ", " << static_cast<uint64_t>(e.mean_bytes) << " B: " << e.count << " calls from "
-                << tuner::contributors_text(e) << "\n";
+                << calibrate::contributors_text(e) << "\n";
   for (const auto& h : result.held_back) std::cout << "  not counted: " << h << "\n";
   if (result.changes.empty())
     std::cout << "no change: production evidence does not beat the rules beyond the noise\n";
   for (const auto& c : result.changes)
-    std::cout << "  " << tuner::name(c.kind) << ": " << nccl::name(c.before.collective) << " "
+    std::cout << "  " << calibrate::name(c.kind) << ": " << nccl::name(c.before.collective) << " "
               << profiles::describe_rule(c.before) << " " << nccl::name(c.before.algorithm) << "/"
               << nccl::name(c.before.protocol)
-              << (c.after && c.kind == tuner::LearnChange::Kind::replaced
+              << (c.after && c.kind == calibrate::LearnChange::Kind::replaced
                       ? std::string(" -> ") + std::string(nccl::name(c.after->algorithm)) + "/" +
                             std::string(nccl::name(c.after->protocol))
                       : std::string())
@@ -136,8 +137,8 @@ int cmd_learn(const Args& args) {
       "a runner-up explored that lost stops being explored. Publishes the result as a new profile version\n"
       "(the store's versioned save). --dry-run shows the changes and writes nothing.";
   std::string format = "text";
-  double min_gain = tuner::DeriveOptions{}.min_gain;
-  int min_jobs = tuner::LearnOptions{}.min_jobs, min_users = tuner::LearnOptions{}.min_users;
+  double min_gain = search::DeriveOptions{}.min_gain;
+  int min_jobs = calibrate::LearnOptions{}.min_jobs, min_users = calibrate::LearnOptions{}.min_users;
   spec.options.add_options()("profile", po::value<std::string>(), "the profile to revise")(
       "cluster", po::value<std::string>(), "the store's newest profile for this cluster name")(
       "store", po::value<std::string>(), "profile store (default: the profile's, or $NCCL_AUTOTUNE_STORE)")(
@@ -156,7 +157,7 @@ int cmd_learn(const Args& args) {
   if (min_jobs < 1 || min_jobs > 1000 || min_users < 1 || min_users > 1000)
     throw InputError("<arguments>", 0, "--min-jobs, --min-users: expected 1..1000");
   const Target target = resolve(*vm);
-  tuner::LearnRequest request;
+  calibrate::LearnRequest request;
   request.profile = target.profile;
   request.store = target.store;
   request.options.derive.min_gain = min_gain;
@@ -165,7 +166,7 @@ int cmd_learn(const Args& args) {
   request.dry_run = vm->count("dry-run") > 0;
   request.command = "nccl-autotune learn";
   for (const auto& a : args) request.command += " " + a;
-  print(tuner::run_learn(request), format, request.dry_run);
+  print(calibrate::run_learn(request), format, request.dry_run);
   return kExitOk;
 }
 

@@ -9,7 +9,7 @@
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
-#include "tuner/journal.hpp"
+#include "search/journal.hpp"
 
 namespace autotune::cli {
 
@@ -50,7 +50,7 @@ int cmd_report(const Args& args) {
     throw InputError("<arguments>", 0, "expected a journal or profile (usage: " + spec.usage + ")");
   if (output.empty()) throw InputError("<arguments>", 0, "expected -o FILE.html (usage: " + spec.usage + ")");
 
-  tuner::JournalContents journal;
+  search::JournalContents journal;
   std::optional<profiles::Profile> profile;
   fs::path in(input);
   if (looks_like_profile(in)) {
@@ -59,13 +59,13 @@ int cmd_report(const Args& args) {
     profile = profiles::read_profile(in);
     fs::path j = profiles::Store::journal_beside(in);
     if (fs::exists(j)) {
-      journal = tuner::load_journal(j);
+      journal = search::load_journal(j);
     } else {
       std::cerr << "note: no journal next to the profile (" << j.string()
                 << "): the report holds the rules alone\n";
     }
   } else {
-    journal = tuner::load_journal(in);
+    journal = search::load_journal(in);
     if (!profile_path.empty()) profile = profiles::read_profile(profile_path);
   }
   for (const auto& line : journal.skipped) std::cerr << "warning: " << line << "\n";

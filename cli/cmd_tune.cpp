@@ -1,5 +1,6 @@
 // nccl-autotune tune: calibrate the cluster (or the simulator) and write a profile. Wiring only: options
-// become a tuner::CalibrationRequest; the set-up, the search, the journal and the derivation live in tuner/.
+// become a calibrate::CalibrationRequest; the set-up lives in calibrate/, the search, the journal and the
+// derivation in search/.
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +14,8 @@
 #include <set>
 
 #include "autotune/version.hpp"
-#include "check/tune_check.hpp"
+#include "calibrate/calibration_setup.hpp"
+#include "calibrate/tune_check.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
@@ -27,7 +29,6 @@
 #include "report/table_format.hpp"
 #include "runners/process_group.hpp"
 #include "simulator/sim_fault.hpp"
-#include "tuner/calibration_setup.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -87,7 +88,7 @@ std::string format_candidate(const profiles::Rule& r) {
   return s;
 }
 
-nlohmann::json summary_json(const tuner::TuneResult& r, const std::string& path) {
+nlohmann::json summary_json(const calibrate::TuneResult& r, const std::string& path) {
   using nlohmann::json;
   json j;
   j["profile"] = path;
@@ -134,7 +135,7 @@ std::string samples_text(const profiles::Rule& r) {
   return std::to_string(*r.samples) + (r.gain ? " / " + std::to_string(r.gain->default_samples) : "");
 }
 
-void print_summary(const tuner::TuneResult& r, const std::string& path) {
+void print_summary(const calibrate::TuneResult& r, const std::string& path) {
   std::cout << "profile: " << path << " (source = \"" << r.header.source << "\")\n";
   std::cout << "measurements: " << r.measured << " made, " << r.replayed << " from the journal\n\n";
   if (r.derivation.rules.empty()) {
@@ -193,8 +194,8 @@ std::vector<std::string> worker_args(const Args& args) {
   return out;
 }
 
-void print_plan(const tuner::CalibrationSetup& s) {
-  auto plan = tuner::plan_tune(s.tune);
+void print_plan(const calibrate::CalibrationSetup& s) {
+  auto plan = calibrate::plan_tune(s.tune);
   std::cout << "plan (" << plan.strategy << "), nothing measured:\n";
   std::cout << "  jobs (process-wide settings): " << plan.space.settings.size() << "\n";
   for (const auto& setting : plan.space.settings) std::cout << "    " << setting.id << "\n";
@@ -210,7 +211,7 @@ void print_plan(const tuner::CalibrationSetup& s) {
             << "\n";
   std::cout << "  estimated time on GPUs: " << static_cast<long>(std::lround(plan.estimated_s)) << " s\n";
   std::cout << "  journal: " << s.tune.journal.string() << "\n";
-  if (s.mode == tuner::CalibrationMode::orchestrator) {
+  if (s.mode == calibrate::CalibrationMode::orchestrator) {
     std::cout << "  jobs run: " << s.launcher.origin;
     for (const auto& w : s.launcher.words) std::cout << " " << w;
     std::cout << "\n";
@@ -218,13 +219,13 @@ void print_plan(const tuner::CalibrationSetup& s) {
   for (const auto& n : s.notes) std::cout << "note: " << n << "\n";
 }
 
-void print_job_notice(const tuner::JobNotice& n) {
+void print_job_notice(const calibrate::JobNotice& n) {
   std::fprintf(stderr, "job %d/%d '%s': %s\n", n.job + 1, n.jobs_total, n.setting.c_str(), n.what.c_str());
 }
 
 // Progress on stderr: one line rewritten in place on a terminal, a line per finished job otherwise.
-tuner::ProgressFn progress_printer(bool tty) {
-  return [tty](const tuner::TuneProgress& p) {
+calibrate::ProgressFn progress_printer(bool tty) {
+  return [tty](const calibrate::TuneProgress& p) {
     if (tty) {
       std::fprintf(stderr, "\r\033[Kjob %d/%d %s: %llu/%llu measurements, %llu sizes, %.0f s elapsed",
                    std::min(p.jobs_done + 1, p.jobs_total), p.jobs_total, p.job.c_str(),
@@ -242,7 +243,7 @@ tuner::ProgressFn progress_printer(bool tty) {
 }
 
 // A worker says how its one job went; the orchestrator reads its exit status and journal part.
-int worker_summary(const tuner::TuneResult& r, bool root) {
+int worker_summary(const calibrate::TuneResult& r, bool root) {
   const bool failed = std::any_of(r.jobs.begin(), r.jobs.end(), [](const auto& j) { return j.failed; });
   if (root) {
     std::cout << "job '" << (r.jobs.empty() ? "" : r.jobs.front().setting.id) << "': " << r.measured
@@ -339,8 +340,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "internal: the simulated nodes the orchestrator left out");
 }
 
-tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_map& vm, const Args& args) {
-  tuner::CalibrationRequest r;
+calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_map& vm, const Args& args) {
+  calibrate::CalibrationRequest r;
   r.simulate = vm.count("simulate") > 0;
   r.example = a.example;
   r.topology_file = a.topology_file;
@@ -364,8 +365,8 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   if (named > 1)
     throw InputError("<arguments>", 0,
                      "expected one of --shapes, --parallelism and --scales, found " + std::to_string(named));
-  if (!a.shapes.empty()) r.shapes = tuner::parse_shapes(a.shapes);
-  if (!a.parallelism.empty()) r.parallelism = tuner::parse_parallelism(a.parallelism);
+  if (!a.shapes.empty()) r.shapes = calibrate::parse_shapes(a.shapes);
+  if (!a.parallelism.empty()) r.parallelism = calibrate::parse_parallelism(a.parallelism);
   if (!a.scales.empty())
     for (const auto& item : split(a.scales))
       r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(item, "--scales")));
@@ -387,9 +388,9 @@ tuner::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_ma
   return r;
 }
 
-tuner::CalibrationContext tune_context(const runners::ProcessGroup& processes, const profiles::Store& store,
-                                       const Args& args) {
-  tuner::CalibrationContext c;
+calibrate::CalibrationContext tune_context(const runners::ProcessGroup& processes,
+                                           const profiles::Store& store, const Args& args) {
+  calibrate::CalibrationContext c;
   c.processes = &processes;
   c.under_mpi = runners::launched_by_mpi();
   c.env = environment_map();
@@ -401,7 +402,7 @@ tuner::CalibrationContext tune_context(const runners::ProcessGroup& processes, c
   c.tool_version = kToolVersion;
   // Health first: check's passes on the simulator or this job, or check as a job of its own.
   const bool tty = processes.is_root() && ::isatty(STDERR_FILENO);
-  c.check_health = [tty, root = processes.is_root()](const tuner::HealthCheckRequest& request) {
+  c.check_health = [tty, root = processes.is_root()](const calibrate::HealthCheckRequest& request) {
     if (root) std::fprintf(stderr, "health: checking the nodes before calibrating (nccl-autotune check)\n");
     auto progress = [tty, root](const check::CheckProgress& p) {
       if (!root) return;
@@ -409,7 +410,7 @@ tuner::CalibrationContext tune_context(const runners::ProcessGroup& processes, c
                    p.pass.c_str(), tty ? "" : "\n");
       if (tty && p.done == p.total) std::fprintf(stderr, "\r\033[K");
     };
-    return check::check_before_tune(request, nullptr, progress);
+    return calibrate::check_before_tune(request, nullptr, progress);
   };
   return c;
 }
@@ -426,11 +427,11 @@ int cmd_tune(const Args& args) {
     throw InputError("<arguments>", 0, "--format: expected text or json, found '" + a.format + "'");
   profiles::Store store(a.store_dir.empty() ? profiles::Store::default_dir()
                                             : std::filesystem::path(a.store_dir));
-  auto finish = [&](const tuner::TuneResult& r, const std::filesystem::path& journal) {
+  auto finish = [&](const calibrate::TuneResult& r, const std::filesystem::path& journal) {
     for (const auto& line : r.journal_skipped) std::fprintf(stderr, "warning: %s\n", line.c_str());
     std::string path = store.save(r.profile).string();
     if (!a.report.empty()) {
-      report::write_report(a.report, tuner::load_journal(journal), r.profile);
+      report::write_report(a.report, search::load_journal(journal), r.profile);
       std::fprintf(stderr, "report: %s\n", a.report.c_str());
     }
     if (a.format == "json")
@@ -442,17 +443,18 @@ int cmd_tune(const Args& args) {
   if (!a.from_journal.empty() && vm->count("add-shapes"))
     throw InputError("<arguments>", 0, "expected --add-shapes with a calibration, not with --from-journal");
   if (!a.from_journal.empty()) {
-    const auto r = tuner::tune_from_journal(a.from_journal, {parse_gain(a.min_gain, "--min-gain")});
+    const auto r = calibrate::tune_from_journal(a.from_journal, {parse_gain(a.min_gain, "--min-gain")});
     // It publishes under the calibration's name: not while a calibration of that name runs.
-    const RunLock lock =
-        tuner::lock_journal(store.journal_path_for(r.profile.cluster.name, r.profile.provenance.nccl_version),
-                            "a re-derivation (--from-journal) of " + r.profile.cluster.name);
+    const RunLock lock = search::lock_journal(
+        store.journal_path_for(r.profile.cluster.name, r.profile.provenance.nccl_version),
+        "a re-derivation (--from-journal) of " + r.profile.cluster.name);
     return finish(r, a.from_journal);
   }
 
-  const tuner::CalibrationRequest request = tune_request(a, *vm, args);
+  const calibrate::CalibrationRequest request = tune_request(a, *vm, args);
   const auto& processes = runners::job_processes();
-  tuner::CalibrationSetup setup = tuner::set_up_calibration(request, tune_context(processes, store, args));
+  calibrate::CalibrationSetup setup =
+      calibrate::set_up_calibration(request, tune_context(processes, store, args));
   if (request.dry_run) {
     if (processes.is_root()) print_plan(setup);
     return kExitOk;
@@ -460,20 +462,20 @@ int cmd_tune(const Args& args) {
   // One calibration per store and name: a second refuses before it touches the journal (a worker runs
   // under its orchestrator's lock).
   std::optional<RunLock> lock;
-  if (processes.is_root() && setup.mode != tuner::CalibrationMode::worker)
-    lock = tuner::lock_journal(setup.tune.journal, "a calibration of " + setup.tune.header.cluster);
+  if (processes.is_root() && setup.mode != calibrate::CalibrationMode::worker)
+    lock = search::lock_journal(setup.tune.journal, "a calibration of " + setup.tune.header.cluster);
   if (processes.is_root())
     setup.tune.say = [](const std::string& line) { std::fprintf(stderr, "tune: %s\n", line.c_str()); };
-  if (setup.mode == tuner::CalibrationMode::orchestrator) {
+  if (setup.mode == calibrate::CalibrationMode::orchestrator) {
     std::fprintf(stderr, "%zu job(s), one per process-wide setting; jobs run: %s\n",
-                 setup.orchestration.settings.size(), tuner::describe(setup.launcher).c_str());
-    return finish(tuner::run_calibration(setup, {}, print_job_notice), setup.tune.journal);
+                 setup.orchestration.settings.size(), calibrate::describe(setup.launcher).c_str());
+    return finish(calibrate::run_calibration(setup, {}, print_job_notice), setup.tune.journal);
   }
   const bool tty = processes.is_root() && ::isatty(STDERR_FILENO);
-  auto result =
-      tuner::run_calibration(setup, processes.is_root() ? progress_printer(tty) : tuner::ProgressFn{});
+  auto result = calibrate::run_calibration(
+      setup, processes.is_root() ? progress_printer(tty) : calibrate::ProgressFn{});
   if (tty) std::fprintf(stderr, "\r\033[K");
-  if (setup.mode == tuner::CalibrationMode::worker) return worker_summary(result, processes.is_root());
+  if (setup.mode == calibrate::CalibrationMode::worker) return worker_summary(result, processes.is_root());
   if (!processes.is_root()) return kExitOk;
   return finish(result, setup.tune.journal);
 }

@@ -1,11 +1,13 @@
 // nccl-autotune verify: whether a profile's rules still hold (after an NCCL or driver upgrade, or as a
-// periodic check). Wiring only: the profile and the runners in, tuner::verify_profile, the verdicts out.
+// periodic check). Wiring only: the profile and the runners in, calibrate::verify_profile, the verdicts out.
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "autotune/version.hpp"
+#include "calibrate/calibration_setup.hpp"
+#include "calibrate/verify.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
@@ -17,8 +19,6 @@
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 #include "report/table_format.hpp"
-#include "tuner/calibration_setup.hpp"
-#include "tuner/verify.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -70,8 +70,8 @@ std::pair<profiles::Profile, fs::path> which_profile(const VerifyArgs& a, bool s
   std::string name = a.profile;
   if (name.empty() && simulate) {
     std::string stem;
-    tuner::simulated_node(a.example, a.topology_file, &stem);
-    name = tuner::simulated_cluster_name(stem, a.nodes);
+    calibrate::simulated_node(a.example, a.topology_file, &stem);
+    name = calibrate::simulated_cluster_name(stem, a.nodes);
   }
   if (name.empty()) {
     launcher::LaunchOptions options;
@@ -92,13 +92,13 @@ std::pair<profiles::Profile, fs::path> which_profile(const VerifyArgs& a, bool s
   return {profiles::read_profile(found.front().file), found.front().file};
 }
 
-std::string gain_text(const tuner::GainInterval& g) {
+std::string gain_text(const search::GainInterval& g) {
   if (!g.measured()) return "-";
   return report::format_gain(g.gain) + " (" + report::format_gain(g.low) + ".." +
          report::format_gain(g.high) + ")";
 }
 
-void print_text(const tuner::VerifyResult& r, const fs::path& file) {
+void print_text(const calibrate::VerifyResult& r, const fs::path& file) {
   std::printf("profile: %s\nmeasured by: %s\n\n", file.c_str(), r.runner.empty() ? "-" : r.runner.c_str());
   report::TextTable t(
       {"collective", "nodes", "ranks", "sizes", "choice", "calibrated", "now", "verdict", "why"});
@@ -108,21 +108,22 @@ void print_text(const tuner::VerifyResult& r, const fs::path& file) {
                std::string(nccl::name(c.rule.algorithm)) + "/" + std::string(nccl::name(c.rule.protocol)) +
                    (c.rule.channels ? "/ch" + std::to_string(c.rule.channels) : ""),
                c.calibrated ? report::format_gain(*c.calibrated) : "-", gain_text(c.now),
-               std::string(tuner::name(c.verdict)), c.detail});
+               std::string(calibrate::name(c.verdict)), c.detail});
   std::cout << t.render();
   std::printf(
       "\n%d still win, %d no longer win, %d now lose, %d not checked (%llu measurements; gain = NCCL's "
       "default time / the rule's - 1, over the sizes measured, with its interval)\n",
-      r.count(tuner::Verdict::still_wins), r.count(tuner::Verdict::no_longer_wins),
-      r.count(tuner::Verdict::now_loses), r.count(tuner::Verdict::not_checked),
+      r.count(calibrate::Verdict::still_wins), r.count(calibrate::Verdict::no_longer_wins),
+      r.count(calibrate::Verdict::now_loses), r.count(calibrate::Verdict::not_checked),
       static_cast<unsigned long long>(r.measurements));
 }
 
-nlohmann::json result_json(const tuner::VerifyResult& r, const fs::path& file, const std::string& written) {
+nlohmann::json result_json(const calibrate::VerifyResult& r, const fs::path& file,
+                           const std::string& written) {
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& c : r.rules) {
     nlohmann::json j = rule_json(c.rule);
-    j["verdict"] = tuner::name(c.verdict);
+    j["verdict"] = calibrate::name(c.verdict);
     j["detail"] = c.detail;
     j["measured_nodes"] = c.scale.nodes;
     j["measured_ranks"] = c.scale.ranks;
@@ -139,19 +140,19 @@ nlohmann::json result_json(const tuner::VerifyResult& r, const fs::path& file, c
                         {"source", r.source},
                         {"measurements", r.measurements},
                         {"rules", rules},
-                        {"still_wins", r.count(tuner::Verdict::still_wins)},
-                        {"no_longer_wins", r.count(tuner::Verdict::no_longer_wins)},
-                        {"now_loses", r.count(tuner::Verdict::now_loses)},
-                        {"not_checked", r.count(tuner::Verdict::not_checked)}};
+                        {"still_wins", r.count(calibrate::Verdict::still_wins)},
+                        {"no_longer_wins", r.count(calibrate::Verdict::no_longer_wins)},
+                        {"now_loses", r.count(calibrate::Verdict::now_loses)},
+                        {"not_checked", r.count(calibrate::Verdict::not_checked)}};
   if (!written.empty()) out["written"] = written;
   return out;
 }
 
 // The new version: the rules that still win (or were not checked), dated now, for the NCCL that measured.
 std::string write_new_version(const profiles::Store& store, const profiles::Profile& p,
-                              const tuner::VerifyResult& r, const Args& args) {
-  profiles::Profile next = tuner::without_failed_rules(p, r);
-  next.provenance.created = tuner::utc_timestamp_now();
+                              const calibrate::VerifyResult& r, const Args& args) {
+  profiles::Profile next = calibrate::without_failed_rules(p, r);
+  next.provenance.created = search::utc_timestamp_now();
   next.provenance.tool_version = kToolVersion;
   next.provenance.command = "nccl-autotune verify";
   for (const auto& a : args) next.provenance.command += " " + a;
@@ -173,29 +174,29 @@ int cmd_verify(const Args& args) {
   if (a.format != "text" && a.format != "json")
     throw InputError("<arguments>", 0, "--format: expected text or json, found '" + a.format + "'");
   const bool simulate = vm->count("simulate") > 0;
-  tuner::VerifyTarget target;
+  calibrate::VerifyTarget target;
   target.simulate = simulate;
   target.seed = parse_seed(a.seed, "--seed");
   target.noise = a.noise;
-  tuner::VerifyOptions options;
+  calibrate::VerifyOptions options;
   options.derive.min_gain = parse_gain(a.min_gain, "--min-gain");
   options.repetitions = a.reps;
-  tuner::check_verify_request(target, options);
+  calibrate::check_verify_request(target, options);
   if (simulate) {
     std::string stem;
-    target.topology = tuner::simulated_node(a.example, a.topology_file, &stem);
+    target.topology = calibrate::simulated_node(a.example, a.topology_file, &stem);
   } else if (!a.example.empty() || !a.topology_file.empty()) {
     throw InputError("<arguments>", 0, "--example and --topology describe the simulator: add --simulate");
   }
   const profiles::Store store(a.store.empty() ? profiles::Store::default_dir() : fs::path(a.store));
   const auto [profile, file] = which_profile(a, simulate, store);
   if (!simulate)
-    for (const auto& [k, v] : tuner::environment_to_set(profile, environment_map()))
+    for (const auto& [k, v] : calibrate::environment_to_set(profile, environment_map()))
       ::setenv(k.c_str(), v.c_str(), 1);
-  const tuner::VerifyResult result =
-      tuner::verify_profile(profile, options, tuner::verify_runners(target, profile));
+  const calibrate::VerifyResult result =
+      calibrate::verify_profile(profile, options, calibrate::verify_runners(target, profile));
   // A check that could check nothing must not pass as one that found everything well (nor date a version).
-  const bool nothing_checked = !result.rules.empty() && result.count(tuner::Verdict::not_checked) ==
+  const bool nothing_checked = !result.rules.empty() && result.count(calibrate::Verdict::not_checked) ==
                                                             static_cast<int>(result.rules.size());
   std::string written;
   if (vm->count("write") && !nothing_checked) written = write_new_version(store, profile, result, args);
@@ -204,8 +205,9 @@ int cmd_verify(const Args& args) {
   } else {
     print_text(result, file);
     if (!written.empty())
-      std::printf("wrote %s without the %d rule(s) that no longer win\n", written.c_str(),
-                  result.count(tuner::Verdict::no_longer_wins) + result.count(tuner::Verdict::now_loses));
+      std::printf(
+          "wrote %s without the %d rule(s) that no longer win\n", written.c_str(),
+          result.count(calibrate::Verdict::no_longer_wins) + result.count(calibrate::Verdict::now_loses));
   }
   if (nothing_checked) {
     std::fprintf(
@@ -216,7 +218,7 @@ int cmd_verify(const Args& args) {
         vm->count("write") ? "; no version written" : "");
     return kExitFailed;
   }
-  return result.count(tuner::Verdict::now_loses) > 0 ? kExitFailed : kExitOk;
+  return result.count(calibrate::Verdict::now_loses) > 0 ? kExitFailed : kExitOk;
 }
 
 }  // namespace autotune::cli

@@ -10,11 +10,11 @@
 #include <string_view>
 
 #include "common/input_error.hpp"
-#include "tuner/journal.hpp"
+#include "search/journal.hpp"
 
 namespace {
 
-using namespace autotune::tuner;
+using namespace autotune::search;
 
 std::string write_back(const JournalEntry& entry) {
   if (const auto* h = entry.header()) return to_json_line(*h);

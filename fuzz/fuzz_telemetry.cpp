@@ -1,7 +1,8 @@
 // Fuzzes the telemetry reader (profiles/telemetry_file.hpp): any user of the cluster can plant a file in
 // <store>/telemetry/, so every byte is hostile. A file either is refused with an InputError or parses to rows
 // that row_problem() accepts, writes back (format_telemetry) as a file that parses to the same text again,
-// and can be judged for plausibility (tuner/telemetry_trust.hpp) without crashing. Anything else is a bug.
+// and can be judged for plausibility (calibrate/telemetry_trust.hpp) without crashing. Anything else is a
+// bug.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,9 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "calibrate/telemetry_trust.hpp"
 #include "common/input_error.hpp"
 #include "profiles/telemetry_file.hpp"
-#include "tuner/telemetry_trust.hpp"
 
 namespace {
 
@@ -35,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& row : t.rows) {
     if (autotune::profiles::row_problem(row))
       bug("a row the reader accepted is one no row can be", std::string(text));
-    (void)autotune::tuner::implausible(row, no_rules);
+    (void)autotune::calibrate::implausible(row, no_rules);
   }
   const std::string once = autotune::profiles::format_telemetry(t);
   autotune::profiles::Telemetry again;

@@ -86,8 +86,8 @@ fi
 
 # Env values: the string literals of the spec tests, each tried as ALGO (0), PROTO (1), IB_HCA (2),
 # SOCKET_IFNAME (3) and, for the policy (4), as the value of every allowlisted key the tests name.
-if [[ -f "$src/tests/profiles/test_specs.cpp" ]]; then
-  literals=$(grep -o '"[^"\\]*"' "$src/tests/profiles/test_specs.cpp" | sed 's/^"//; s/"$//' | sort -u)
+if [[ -f "$src/tests/nccl/test_specs.cpp" ]]; then
+  literals=$(grep -o '"[^"\\]*"' "$src/tests/nccl/test_specs.cpp" | sed 's/^"//; s/"$//' | sort -u)
   keys=$(grep -oh 'NCCL_[A-Z0-9_]*\|LD_[A-Z_]*' "$src"/nccl/env_policy.cpp "$src"/tests/profiles/*.cpp | sort -u)
   n=0
   while IFS= read -r value; do
@@ -117,7 +117,7 @@ done
 
 # Journal: the format document's examples and the journal tests' texts.
 for f in "$src"/docs/*.md; do fenced_blocks '|json|jsonl' "$f" | grep -z '^{' | save fuzz_journal "$(basename "$f" .md)" || true; done
-for f in "$src"/tests/tuner*/*.cpp; do raw_strings "$f" | save fuzz_journal "$(basename "$f")"; done
+for f in "$src"/tests/search/*.cpp "$src"/tests/calibrate/*.cpp "$src"/tests/simulator/*.cpp "$src"/tests/runners/*.cpp; do raw_strings "$f" | save fuzz_journal "$(basename "$f")"; done
 
 # Telemetry: the bad-inputs table's stores (a torn file, a foreign one) and the online tests' texts.
 copy_files fuzz_telemetry "$src"/tests/bad_inputs/inputs/*-store/telemetry/*.telemetry

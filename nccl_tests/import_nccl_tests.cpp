@@ -13,8 +13,8 @@
 
 namespace autotune::nccl_tests {
 
-using tuner::JournalHeader;
-using tuner::JournalRecord;
+using search::JournalHeader;
+using search::JournalRecord;
 
 using nccl::Collective;
 using runners::algbw_gbps;

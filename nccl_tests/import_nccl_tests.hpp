@@ -16,12 +16,12 @@
 
 #include "nccl_tests/nccl_tests_file.hpp"
 #include "nccl_tests/nccl_tests_log.hpp"
-#include "tuner/journal.hpp"
+#include "search/journal.hpp"
 
 namespace autotune::nccl_tests {
 
-using tuner::JournalHeader;
-using tuner::JournalRecord;
+using search::JournalHeader;
+using search::JournalRecord;
 
 using runners::Candidate;
 

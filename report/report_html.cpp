@@ -12,21 +12,21 @@
 #include "report/svg_chart.hpp"
 #include "report/table_format.hpp"
 #include "runners/bandwidth.hpp"
-#include "tuner/derive.hpp"
-#include "tuner/strategy_samples.hpp"
+#include "search/derive.hpp"
+#include "search/strategy_samples.hpp"
 
 namespace autotune::report {
 
-using tuner::candidate_of;
-using tuner::CandidateKey;
-using tuner::Derivation;
-using tuner::derive;
-using tuner::DerivedRule;
-using tuner::DeriveOptions;
-using tuner::JournalContents;
-using tuner::JournalHeader;
-using tuner::MeasurementTable;
-using tuner::Samples;
+using search::candidate_of;
+using search::CandidateKey;
+using search::Derivation;
+using search::derive;
+using search::DerivedRule;
+using search::DeriveOptions;
+using search::JournalContents;
+using search::JournalHeader;
+using search::MeasurementTable;
+using search::Samples;
 
 using nccl::Collective;
 using runners::busbw_gbps;
@@ -324,8 +324,9 @@ void shape_heading(std::string& o, const Scale& scale,
   for (const auto& [key, rules] : shown_rules)
     for (const ShownRule& sr : rules)
       items += "<li>" + esc(std::string(nccl::name(sr.rule.collective))) + " " +
-               esc(human_size_range(sr.rule.min_bytes, sr.rule.max_bytes)) + ": " + esc(rule_choice(sr.rule)) +
-               (sr.gain ? " (" + esc(format_gain(*sr.gain)) + ")" : "") + "</li>\n";
+               esc(human_size_range(sr.rule.min_bytes, sr.rule.max_bytes)) + ": " +
+               esc(rule_choice(sr.rule)) + (sr.gain ? " (" + esc(format_gain(*sr.gain)) + ")" : "") +
+               "</li>\n";
   o += items.empty() ? "<p class=\"note\">No rule for this communicator: NCCL decides every call.</p>\n"
                      : "<p class=\"note\">Rules for this communicator:</p>\n<ul class=\"shape-rules\">\n" +
                            items + "</ul>\n";

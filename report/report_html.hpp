@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "profiles/profile.hpp"
-#include "tuner/journal.hpp"
+#include "search/journal.hpp"
 
 namespace autotune::report {
 
-using tuner::JournalContents;
-using tuner::JournalHeader;
-using tuner::JournalRecord;
+using search::JournalContents;
+using search::JournalHeader;
+using search::JournalRecord;
 
 struct ReportData {
   std::optional<JournalHeader> header;

@@ -14,16 +14,21 @@ set(allowed_runners nccl common)
 set(allowed_simulator runners topology nccl common)
 set(allowed_mpi runners nccl common)
 set(allowed_nccl_runner runners nccl common)
-set(allowed_tuner simulator runners topology profiles nccl common)
-set(allowed_report tuner simulator runners topology profiles nccl common)
-set(allowed_nccl_tests tuner runners topology profiles nccl common)
+# The search engine measures through the Runner seam alone: no simulator, NCCL runner, check or calibration.
+set(allowed_search runners profiles nccl common)
+# The one place that knows both the simulator and the NCCL runner (through runners/modules).
+set(allowed_measure simulator runners topology nccl common)
+set(allowed_report search runners topology profiles nccl common)
+set(allowed_nccl_tests search runners topology profiles nccl common)
 set(allowed_plugins profiles nccl common)
 set(allowed_explain simulator runners topology profiles nccl common)
 set(allowed_launcher profiles topology nccl common)
-set(allowed_check tuner simulator runners topology nccl common)
-set(allowed_cli launcher explain check nccl_tests report tuner simulator runners topology profiles nccl common)
-set(modules common nccl profiles topology runners simulator mpi nccl_runner tuner report nccl_tests plugins
-            explain check launcher cli)
+set(allowed_check measure simulator runners topology nccl common)
+set(allowed_calibrate check measure search simulator runners topology profiles nccl common)
+set(allowed_cli launcher explain calibrate check measure nccl_tests report search simulator runners topology
+                profiles nccl common)
+set(modules common nccl profiles topology runners simulator mpi nccl_runner search measure report nccl_tests
+            plugins explain check calibrate launcher cli)
 
 set(violations 0)
 foreach(module IN LISTS modules)

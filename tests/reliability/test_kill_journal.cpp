@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "kill_loop.hpp"
-#include "tuner/journal.hpp"
+#include "search/journal.hpp"
 
 namespace fs = std::filesystem;
-using namespace autotune::tuner;
+using namespace autotune::search;
 using namespace autotune::nccl;
 using namespace autotune::runners;
 using autotune::nccl::Algorithm;
@@ -125,7 +125,8 @@ TEST_CASE("journal: every complete batch reads back after a writer killed at ran
     const size_t before = acknowledged.size();
     while (::read(fds[0], &b, sizeof b) == sizeof b) acknowledged.push_back(b);
     // Up to 2 s: on a machine loaded 10x over its cores (CI's sanitizer stage beside other builds) a forked
-    // writer's first fdatasync took longer than the 0.2 s this once allowed, and no kill landed after a write.
+    // writer's first fdatasync took longer than the 0.2 s this once allowed, and no kill landed after a
+    // write.
     span_us = acknowledged.size() == before ? std::min(span_us * 5 / 4 + 100, 2000000)
                                             : std::max(span_us / 2, 4 * cycle_us);
 

@@ -15,7 +15,7 @@
 #include "report/table_format.hpp"
 
 using namespace autotune;
-using namespace autotune::tuner;
+using namespace autotune::search;
 using namespace autotune::report;
 using namespace autotune::runners;
 

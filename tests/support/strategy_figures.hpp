@@ -9,7 +9,7 @@
 //    it rules on where its choice really loses;
 //  - edge agreement: each range edge of one profile against the edge of the other's rule with the same
 //    choice, within one grid step (a factor of 2) or not.
-// Calibrations run in process through tuner::set_up_calibration, as `nccl-autotune tune --simulate` does.
+// Calibrations run in process through calibrate::set_up_calibration, as `nccl-autotune tune --simulate` does.
 // Header-only; not thread-safe (each call writes its own store directory).
 
 #include <unistd.h>
@@ -23,16 +23,16 @@
 #include <tuple>
 #include <vector>
 
+#include "calibrate/calibration_setup.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
 #include "topology/examples.hpp"
-#include "tuner/calibration_setup.hpp"
 
 namespace autotune::testing {
 
 struct SimulatedCalibration {
-  tuner::TuneResult result;
-  tuner::SearchSpace space;  // what was searched: the truth check's candidates
+  calibrate::TuneResult result;
+  search::SearchSpace space;  // what was searched: the truth check's candidates
   std::string example;
   int nodes = 1;
   uint64_t samples = 0;  // timed repetitions over every measurement
@@ -50,7 +50,7 @@ struct SimulatedTuneRequest {
 };
 
 inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
-  tuner::CalibrationRequest r;
+  calibrate::CalibrationRequest r;
   r.simulate = true;
   r.example = q.example;
   r.nodes = q.nodes;
@@ -60,16 +60,16 @@ inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
   r.channels = q.channels;
   r.shapes = q.shapes;
   r.command = "strategy figures";
-  tuner::CalibrationContext c;
+  calibrate::CalibrationContext c;
   c.store = std::filesystem::temp_directory_path() /
             ("autotune-strategy-figures-" + std::to_string(::getpid()) + "-" + q.strategy);
   c.nccl_version_code = 22809;
   c.tool_version = "figures";
   std::filesystem::remove_all(c.store);
-  tuner::CalibrationSetup setup = tuner::set_up_calibration(r, c);
-  SimulatedCalibration out{tuner::run_calibration(setup), tuner::build_search_space(setup.tune.space),
+  calibrate::CalibrationSetup setup = calibrate::set_up_calibration(r, c);
+  SimulatedCalibration out{calibrate::run_calibration(setup), search::build_search_space(setup.tune.space),
                            q.example, q.nodes};
-  for (const auto& rec : tuner::load_journal(setup.tune.journal).records) {
+  for (const auto& rec : search::load_journal(setup.tune.journal).records) {
     out.samples += rec.measurement.times_us.size();
     for (double t : rec.measurement.times_us) out.timed_s += t * 1e-6;
   }

@@ -1,0 +1,434 @@
+#include "calibrate/tune.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "common/input_error.hpp"
+
+namespace autotune::calibrate {
+
+using runners::Measurement;
+using runners::MeasureRequest;
+using runners::ProcessSetting;
+using runners::Runner;
+using runners::RunnerInfo;
+using runners::Scale;
+namespace {
+
+// Identifies a request within a calibration, for replay on --resume.
+using ReplayKey = std::tuple<std::string, int, int, int, uint64_t, search::CandidateKey, int, int>;
+ReplayKey replay_key(const runners::ProcessSetting& s, const runners::Scale& sc,
+                     const runners::MeasureRequest& r, int attempt) {
+  return {
+      s.id,          sc.nodes, sc.ranks, static_cast<int>(r.collective), r.bytes, search::key_of(r.candidate),
+      r.repetitions, attempt};
+}
+
+// A runner that cannot go on: the job stops, the calibration goes on with the others.
+struct JobAborted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+search::StrategyInput strategy_input(const search::SearchSpace& space, const TuneOptions& o) {
+  search::StrategyInput in;
+  in.collectives = space.collectives;
+  in.sizes = space.sizes;
+  in.repetitions = o.repetitions;
+  in.derive.min_gain = o.min_gain;
+  int max_ranks = 1;
+  for (const auto& s : space.scales) max_ranks = std::max(max_ranks, s.ranks);
+  in.granularity = 4ull * static_cast<uint64_t>(max_ranks);
+  return in;
+}
+
+void check_resumable(const search::JournalHeader& old, const search::JournalHeader& now,
+                     const std::string& file) {
+  auto mismatch = [&](const std::string& what, const std::string& was, const std::string& is) {
+    throw InputError(file, 1,
+                     "--resume: the journal was started with " + what + " " + was + ", this run asks for " +
+                         is + " (start a new calibration without --resume, or ask for the same)");
+  };
+  if (old.strategy != now.strategy) mismatch("strategy", old.strategy, now.strategy);
+  if (old.min_bytes != now.min_bytes || old.max_bytes != now.max_bytes)
+    mismatch("sizes", std::to_string(old.min_bytes) + ".." + std::to_string(old.max_bytes),
+             std::to_string(now.min_bytes) + ".." + std::to_string(now.max_bytes));
+  if (old.collectives != now.collectives) mismatch("collectives", "a different list", "another");
+  if (old.repetitions != now.repetitions)
+    mismatch("repetitions", std::to_string(old.repetitions), std::to_string(now.repetitions));
+  if (old.source != now.source) mismatch("source", old.source, now.source);
+}
+
+}  // namespace
+
+TunePlan plan_tune(const TuneOptions& o) {
+  TunePlan plan;
+  plan.space = search::build_search_space(o.space);
+  plan.strategy = o.strategy;
+  auto strategy = search::make_strategy(o.strategy, o.adaptive);
+  search::StrategyInput in = strategy_input(plan.space, o);
+  uint64_t per_unit = strategy->planned_measurements(in);
+  uint64_t units = plan.space.settings.size() * plan.space.scales.size();
+  plan.measurements = per_unit * units;
+  // Rough time on GPUs: the exhaustive grid's average cost per measurement, scaled to the plan.
+  double grid_s = 0.0;
+  uint64_t grid_n = 0;
+  for (const auto& cs : plan.space.collectives)
+    for (uint64_t bytes : plan.space.sizes) {
+      double op_s = 10e-6 + static_cast<double>(bytes) / 100e9;
+      grid_s += static_cast<double>(cs.candidates.size() + 1) * (0.05 + o.repetitions * 20 * op_s);
+      grid_n += cs.candidates.size() + 1;
+    }
+  if (grid_n)
+    plan.estimated_s = grid_s / static_cast<double>(grid_n) * static_cast<double>(plan.measurements);
+  return plan;
+}
+
+search::JournalHeader calibration_header(const TuneOptions& o, const TunePlan& plan) {
+  const search::SearchSpace& space = plan.space;
+  search::JournalHeader header = o.header;
+  header.version = search::kJournalVersion;
+  if (header.created.empty()) header.created = search::utc_timestamp_now();
+  header.strategy = o.strategy;
+  header.collectives.clear();
+  for (const auto& cs : space.collectives) header.collectives.push_back(cs.collective);
+  header.min_bytes = space.sizes.front();
+  header.max_bytes = space.sizes.back();
+  header.channels = o.space.channels;
+  header.scales = space.scales;
+  header.settings = space.settings;
+  header.repetitions = o.repetitions;
+  return header;
+}
+
+profiles::Profile build_profile(const search::Derivation& d, const search::JournalHeader& h) {
+  profiles::Profile p;
+  p.cluster.name = h.cluster;
+  p.cluster.fingerprint = h.fingerprint;
+  p.cluster.fingerprint_facts = h.fingerprint_facts;
+  p.cluster.gpu_model = h.gpu_model;
+  p.cluster.gpus_per_node = h.gpus_per_node;
+  p.cluster.nics_per_node = h.nics_per_node;
+  p.cluster.nodes = h.nodes;
+  p.provenance.created = search::utc_timestamp_now();
+  p.provenance.tool_version = h.tool_version;
+  p.provenance.nccl_version = h.nccl_version;
+  p.provenance.source = profiles::parse_source(h.source).value_or(profiles::Source::measured);
+  p.provenance.command = h.command;
+  p.provenance.health = h.health;
+  p.provenance.excluded_nodes = h.excluded_nodes;
+  p.provenance.health_findings = h.health_findings;
+  p.env = d.env;
+  // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
+  for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
+  for (const auto& r : d.rules) p.rules.push_back(r.rule);
+  return p;
+}
+
+namespace {
+
+// One job (process-wide setting) at one scale while it is measured.
+struct Unit {
+  const runners::ProcessSetting& setting;
+  runners::Scale scale;
+  JobResult job;
+  std::unique_ptr<runners::Runner> runner;
+  std::string runner_text, source_text;
+  std::map<std::tuple<int, uint64_t, search::CandidateKey, int>, int> attempts;  // per identical request
+  std::set<std::pair<int, uint64_t>> points;
+  std::optional<double> deadline;  // seconds since the calibration started
+};
+
+// The calibration: every unit in turn, each batch replayed from the journal or measured and journaled.
+class Calibration {
+ public:
+  Calibration(const TuneOptions& o, const RunnerFactory& runners, const ProgressFn& progress)
+      : o_(o),
+        runners_(runners),
+        progress_(progress),
+        processes_(o.processes ? *o.processes : alone_),
+        clock_(o.clock ? *o.clock : steady_clock()) {}
+
+  TuneResult run();
+
+ private:
+  void open_journal();
+  void run_setting(const runners::ProcessSetting& setting);
+  JobResult run_unit(const runners::ProcessSetting& setting, const runners::Scale& scale, int scale_index);
+  std::optional<std::vector<runners::Measurement>> measure(Unit& u,
+                                                           const std::vector<runners::MeasureRequest>& batch);
+  bool out_of_budget(const Unit& u, size_t requests) const;
+  std::vector<runners::Measurement> run_requests(Unit& u,
+                                                 const std::vector<runners::MeasureRequest>& requests);
+  void journal(const std::vector<search::JournalRecord>& records);
+  void journal(const search::JournalJobEvent& event);
+  void report(const Unit& u, bool finished) const;
+  double elapsed() const { return clock_.seconds_since(start_); }
+
+  const TuneOptions& o_;
+  const RunnerFactory& runners_;
+  const ProgressFn& progress_;
+  const runners::SingleProcess alone_;
+  const runners::ProcessGroup& processes_;
+  const Clock& clock_;
+  Clock::time_point start_;
+  std::unique_ptr<search::Strategy> strategy_;
+  search::StrategyInput input_;
+  TuneResult result_;
+  std::map<ReplayKey, runners::Measurement> replay_;
+  std::vector<search::JournalRecord> records_;
+  std::optional<search::JournalWriter> writer_;  // root's
+  double measuring_s_ = 0.0;                     // time spent in runners, for the budget's estimate
+  uint64_t measured_total_ = 0;
+  int units_total_ = 0, units_done_ = 0;
+  uint64_t planned_per_unit_ = 0;
+  bool setting_failed_ = false;
+  std::string setting_detail_;
+};
+
+// What the journal already holds (--resume) becomes the replay; a fresh calibration starts a new journal,
+// keeping the previous one aside.
+void Calibration::open_journal() {
+  bool had_header = false;
+  if (o_.resume && std::filesystem::exists(o_.journal)) {
+    search::JournalContents old = search::load_journal(o_.journal);
+    if (o_.say)
+      for (const auto& line : old.skipped) o_.say(line + ": measured again");
+    if (old.header) {
+      check_resumable(*old.header, result_.header, o_.journal.string());
+      result_.header = *old.header;
+      had_header = true;
+    }
+    records_ = old.records;
+    for (auto& rec : old.records)
+      replay_.emplace(replay_key(rec.setting, rec.scale, rec.measurement.request, rec.attempt),
+                      std::move(rec.measurement));
+  } else if (processes_.is_root()) {
+    if (auto kept = search::keep_previous_journal(o_.journal); kept && o_.say) o_.say(kept->describe());
+  }
+  if (!processes_.is_root()) return;
+  writer_.emplace(o_.journal);
+  if (!had_header) writer_->write(result_.header);
+}
+
+// Root writes; then every process learns whether it could, so that a failed write (a full disk) stops the
+// calibration on every process alike instead of on root alone, which would leave the others measuring into
+// collectives root never joins.
+void Calibration::journal(const std::vector<search::JournalRecord>& records) {
+  std::string failure;
+  if (writer_) {
+    try {
+      writer_->write(records);
+    } catch (const search::JournalWriteError& e) {
+      failure = e.what();
+    }
+  }
+  failure = runners::broadcast_text(processes_, failure);
+  if (failure.empty()) return;
+  throw search::JournalWriteError(
+      failure + ": the calibration stopped on every process; everything journaled before is kept in " +
+      o_.journal.string() + " (free the space and continue with --resume)");
+}
+
+void Calibration::journal(const search::JournalJobEvent& event) {
+  if (writer_) writer_->write(event);
+}
+
+void Calibration::report(const Unit& u, bool finished) const {
+  if (!progress_) return;
+  TuneProgress p;
+  p.jobs_done = units_done_ + (finished ? 1 : 0);
+  p.jobs_total = units_total_;
+  p.job = u.setting.id + " at " + runners::describe_shape(u.scale);
+  p.measurements_done = result_.measured + result_.replayed + u.job.measured + u.job.replayed;
+  p.measurements_planned = std::max<uint64_t>(planned_per_unit_ * units_total_, p.measurements_done);
+  p.sizes_done = u.points.size();
+  p.elapsed_s = elapsed();
+  if (measured_total_ > 0 && p.measurements_planned > p.measurements_done)
+    p.remaining_s = measuring_s_ / static_cast<double>(measured_total_) *
+                    static_cast<double>(p.measurements_planned - p.measurements_done);
+  if (o_.budget)
+    p.remaining_s = std::min(p.remaining_s < 0 ? 1e300 : p.remaining_s, o_.budget->count() - p.elapsed_s);
+  p.job_finished = finished;
+  progress_(p);
+}
+
+// Root's estimate decides for every process, so that all call the runner the same number of times.
+bool Calibration::out_of_budget(const Unit& u, size_t requests) const {
+  bool stop = false;
+  if (u.deadline && measured_total_ > 0) {
+    double estimate = measuring_s_ / static_cast<double>(measured_total_) * static_cast<double>(requests);
+    stop = elapsed() + estimate > *u.deadline;
+  }
+  std::byte b{stop ? uint8_t{1} : uint8_t{0}};
+  processes_.broadcast(std::span<std::byte>(&b, 1));
+  return b != std::byte{0};
+}
+
+std::vector<runners::Measurement> Calibration::run_requests(
+    Unit& u, const std::vector<runners::MeasureRequest>& requests) {
+  try {
+    if (!u.runner) {
+      u.runner = runners_(u.setting, u.scale);
+      RunnerInfo info = u.runner->info();
+      u.runner_text = info.description;
+      if (!info.source.empty()) u.source_text = info.source;
+    }
+    auto t0 = clock_.now();
+    std::vector<runners::Measurement> got = u.runner->run(requests);
+    measuring_s_ += clock_.seconds_since(t0);
+    if (got.size() != requests.size())
+      throw std::runtime_error("runner returned " + std::to_string(got.size()) + " measurements for " +
+                               std::to_string(requests.size()) + " requests");
+    return got;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw JobAborted(e.what());
+  }
+}
+
+std::optional<std::vector<runners::Measurement>> Calibration::measure(
+    Unit& u, const std::vector<runners::MeasureRequest>& batch) {
+  std::vector<runners::Measurement> out(batch.size());
+  std::vector<size_t> to_run;
+  std::vector<int> attempt_of(batch.size());
+  auto attempts = [&](const runners::MeasureRequest& r) -> int& {
+    return u.attempts[{static_cast<int>(r.collective), r.bytes, search::key_of(r.candidate), r.repetitions}];
+  };
+  for (size_t i = 0; i < batch.size(); ++i) {
+    attempt_of[i] = attempts(batch[i])++;
+    auto it = replay_.find(replay_key(u.setting, u.scale, batch[i], attempt_of[i]));
+    if (it != replay_.end())
+      out[i] = it->second;
+    else
+      to_run.push_back(i);
+  }
+  if (!to_run.empty() && u.deadline && out_of_budget(u, to_run.size())) {
+    for (const auto& r : batch) --attempts(r);  // nothing was measured: give the attempts back
+    return std::nullopt;
+  }
+  if (!to_run.empty()) {
+    std::vector<runners::MeasureRequest> requests;
+    for (size_t i : to_run) {
+      requests.push_back(batch[i]);
+      requests.back().attempt = attempt_of[i];
+    }
+    std::vector<runners::Measurement> got = run_requests(u, requests);
+    std::vector<search::JournalRecord> records;
+    const std::string now = search::utc_timestamp_now();
+    for (size_t k = 0; k < to_run.size(); ++k) {
+      const size_t i = to_run[k];
+      got[k].request = batch[i];  // the journal keys on what was asked
+      out[i] = got[k];
+      records.push_back({u.setting, u.scale, attempt_of[i], got[k], u.source_text, u.runner_text, now});
+    }
+    journal(records);
+    records_.insert(records_.end(), records.begin(), records.end());
+    measured_total_ += to_run.size();
+    u.job.measured += to_run.size();
+  }
+  u.job.replayed += batch.size() - to_run.size();
+  for (const auto& r : batch) u.points.insert({static_cast<int>(r.collective), r.bytes});
+  report(u, false);
+  return out;
+}
+
+JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const runners::Scale& scale,
+                                int scale_index) {
+  Unit u{setting, scale, JobResult{setting, scale, 0, 0, {}, false, ""},
+         nullptr, "",    result_.header.source,
+         {},      {},    {}};
+  if (setting_failed_) {
+    u.job.failed = true;
+    u.job.detail = setting_detail_;
+    return u.job;
+  }
+  // NCCL's defaults are the baseline of every rule and of the [env] choice: their job may use all the budget
+  // left (shared by its scales); the other settings share what it leaves.
+  if (o_.budget) {
+    const int scales = static_cast<int>(result_.plan.space.scales.size());
+    const int sharing = setting.is_default() ? scales - scale_index : units_total_ - units_done_;
+    u.deadline = elapsed() + std::max(0.0, o_.budget->count() - elapsed()) / std::max(1, sharing);
+  }
+  try {
+    search::StrategyReport sr =
+        strategy_->run(input_, [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
+    u.job.skipped = sr.skipped;
+  } catch (const JobAborted& e) {
+    u.job.failed = true;
+    u.job.detail = e.what();
+    // A runner that cannot start fails every scale of this setting the same way.
+    if (!u.runner) setting_failed_ = true, setting_detail_ = e.what();
+  }
+  report(u, true);
+  return std::move(u.job);
+}
+
+void Calibration::run_setting(const runners::ProcessSetting& setting) {
+  journal(search::JournalJobEvent{setting.id, "started", "", search::utc_timestamp_now()});
+  setting_failed_ = false;
+  std::string detail;
+  const auto& scales = result_.plan.space.scales;
+  for (size_t k = 0; k < scales.size(); ++k) {
+    JobResult job = run_unit(setting, scales[k], static_cast<int>(k));
+    ++units_done_;
+    result_.measured += job.measured;
+    result_.replayed += job.replayed;
+    if (job.failed) detail += runners::describe_shape(job.scale) + ": " + job.detail + "\n";
+    result_.jobs.push_back(std::move(job));
+  }
+  journal(search::JournalJobEvent{setting.id, detail.empty() ? "finished" : "failed", detail,
+                                  search::utc_timestamp_now()});
+}
+
+TuneResult Calibration::run() {
+  result_.plan = plan_tune(o_);
+  const search::SearchSpace& space = result_.plan.space;
+  strategy_ = search::make_strategy(o_.strategy, o_.adaptive);
+  input_ = strategy_input(space, o_);
+  result_.header = calibration_header(o_, result_.plan);
+  open_journal();
+  start_ = clock_.now();
+  units_total_ = static_cast<int>(space.settings.size() * space.scales.size());
+  planned_per_unit_ = strategy_->planned_measurements(input_);
+  for (const auto& setting : space.settings) run_setting(setting);  // NCCL's defaults first
+  if (records_.empty()) {
+    std::string why;
+    for (const auto& j : result_.jobs)
+      if (j.failed) why += "; " + j.setting.id + " (" + runners::describe_shape(j.scale) + "): " + j.detail;
+    throw std::runtime_error("no job measured anything" + why);
+  }
+  if (o_.budget) {
+    std::vector<nccl::Collective> collectives;
+    for (const auto& cs : space.collectives) collectives.push_back(cs.collective);
+    if (auto left = search::undecided(records_, collectives, space.scales); !left.empty())
+      throw std::runtime_error(search::budget_undecided_message(left, records_.size()));
+  }
+  result_.derivation = search::derive(records_, input_.derive);
+  result_.profile = build_profile(result_.derivation, result_.header);
+  return std::move(result_);
+}
+
+}  // namespace
+
+TuneResult tune(const TuneOptions& o, const RunnerFactory& runners, const ProgressFn& progress) {
+  return Calibration(o, runners, progress).run();
+}
+
+TuneResult tune_from_journal(const std::filesystem::path& journal, const search::DeriveOptions& options) {
+  TuneResult result;
+  search::JournalContents all = search::load_journal(journal);
+  if (!all.header) throw InputError(journal.string(), 1, "expected a journal header line first, found none");
+  result.header = *all.header;
+  result.journal_skipped = all.skipped;
+  result.plan.strategy = all.header->strategy;
+  result.replayed = all.records.size();
+  result.derivation = search::derive(all.records, options);
+  result.profile = build_profile(result.derivation, result.header);
+  return result;
+}
+
+}  // namespace autotune::calibrate

@@ -1,0 +1,116 @@
+#pragma once
+// The whole `tune` command as a library function: build the search space, run the strategy in every job
+// (process-wide setting) at every scale through a Runner, journal every batch (replaying what a journal
+// already holds on --resume), keep to the time budget, derive the rules and the [env] choice, and build the
+// profile. The CLI only parses options, prints and saves. Not thread-safe; progress is reported through a
+// callback on the calling thread.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "profiles/profile.hpp"
+#include "runners/process_group.hpp"
+#include "search/derive.hpp"
+#include "search/journal.hpp"
+#include "search/search_space.hpp"
+#include "search/strategy.hpp"
+
+namespace autotune::calibrate {
+
+using runners::ProcessSetting;
+using runners::Runner;
+using runners::Scale;
+
+// Makes the runner for one job at one scale; called only when something must really be measured there.
+using RunnerFactory =
+    std::function<std::unique_ptr<runners::Runner>(const runners::ProcessSetting&, const runners::Scale&)>;
+
+struct TuneOptions {
+  search::SearchSpaceOptions space;
+  std::string strategy = "adaptive";
+  search::AdaptiveOptions adaptive;
+  int repetitions = 5;
+  double min_gain = 0.03;
+  std::optional<std::chrono::duration<double>> budget;  // wall time for the measurements
+  std::filesystem::path journal;  // where every measurement goes (required unless dry_run)
+  bool resume = false;  // continue the journal instead of starting a new one (the old one is kept aside)
+  // Provenance written into the journal header (the parameters are filled in by tune()).
+  search::JournalHeader header;
+  // The job's processes: under MPI every process runs tune() and sees the same measurements; root alone
+  // writes the journal, and every decision that changes what is measured (the budget, a journal write that
+  // failed) is root's, taken by all. Null = this process alone.
+  const runners::ProcessGroup* processes = nullptr;
+  const Clock* clock = nullptr;  // null = the steady clock
+  // A line for people as something happens outside the measurements (a previous journal kept aside).
+  std::function<void(const std::string&)> say;
+};
+
+struct TuneProgress {
+  int jobs_done = 0;
+  int jobs_total = 0;
+  std::string job;  // setting id and scale being measured
+  uint64_t measurements_done = 0;
+  uint64_t measurements_planned = 0;
+  uint64_t sizes_done = 0;  // distinct (collective, size) points measured in this job
+  double elapsed_s = 0.0;
+  double remaining_s = -1.0;  // estimate; negative = unknown
+  bool job_finished = false;  // this report closes a job
+};
+using ProgressFn = std::function<void(const TuneProgress&)>;
+
+struct JobResult {
+  runners::ProcessSetting setting;
+  runners::Scale scale;
+  uint64_t measured = 0;  // measurements made now
+  uint64_t replayed = 0;  // measurements taken from the journal (--resume)
+  std::vector<std::string> skipped;
+  bool failed = false;
+  std::string detail;  // why it failed
+};
+
+struct TunePlan {
+  search::SearchSpace space;
+  std::string strategy;
+  uint64_t measurements = 0;  // planned, over all jobs and scales
+  double estimated_s = 0.0;   // on real GPUs, from a rough bandwidth model (see plan_tune)
+};
+
+struct TuneResult {
+  TunePlan plan;
+  search::JournalHeader header;
+  std::vector<JobResult> jobs;
+  search::Derivation derivation;
+  profiles::Profile profile;
+  uint64_t measured = 0;
+  uint64_t replayed = 0;
+  std::vector<std::string>
+      journal_skipped;  // journal lines that could not be read, each named (--from-journal)
+};
+
+// The plan without measuring anything (--dry-run). The time estimate assumes 100 GB/s of bus bandwidth,
+// 20 operations per repetition and 10 us of latency per operation, plus 50 ms per measurement.
+TunePlan plan_tune(const TuneOptions& options);
+
+// The journal header of a calibration: the options' provenance plus the plan's parameters.
+search::JournalHeader calibration_header(const TuneOptions& options, const TunePlan& plan);
+
+// Runs the calibration. Throws InputError for bad options or a journal that does not match on --resume;
+// a job whose runner cannot start or dies is recorded as failed and the others go on; throws
+// JournalWriteError on every process when the journal cannot be written (what it already holds is kept), and
+// std::runtime_error when no job produced anything to derive from.
+TuneResult tune(const TuneOptions& options, const RunnerFactory& runners, const ProgressFn& progress = {});
+
+// Re-derives from a journal with other thresholds, measuring nothing (--from-journal).
+TuneResult tune_from_journal(const std::filesystem::path& journal, const search::DeriveOptions& options);
+
+// The profile for a derivation: rules, [env], provenance and cluster from the journal header.
+profiles::Profile build_profile(const search::Derivation& derivation, const search::JournalHeader& header);
+
+}  // namespace autotune::calibrate

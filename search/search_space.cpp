@@ -1,0 +1,68 @@
+#include "search/search_space.hpp"
+
+#include <algorithm>
+
+#include "common/input_error.hpp"
+
+namespace autotune::search {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using nccl::Protocol;
+using runners::Candidate;
+
+std::vector<uint64_t> size_grid(uint64_t min_bytes, uint64_t max_bytes) {
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = min_bytes; s <= max_bytes; s *= 2) {
+    sizes.push_back(s);
+    if (s > max_bytes / 2) break;  // the next doubling would overflow or pass max
+  }
+  if (sizes.empty() || sizes.back() != max_bytes) sizes.push_back(max_bytes);
+  return sizes;
+}
+
+SearchSpace build_search_space(const SearchSpaceOptions& o) {
+  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes)
+    throw InputError("<arguments>", 0,
+                     "expected 0 < --min-bytes <= --max-bytes, found " + std::to_string(o.min_bytes) +
+                         " and " + std::to_string(o.max_bytes));
+  if (o.scales.empty()) throw InputError("<arguments>", 0, "expected at least one scale, found none");
+  if (o.settings.empty()) throw InputError("<arguments>", 0, "expected at least one process-wide setting");
+  for (size_t i = 0; i < o.settings.size(); ++i)
+    for (size_t j = i + 1; j < o.settings.size(); ++j)
+      if (o.settings[i].id == o.settings[j].id)
+        throw InputError("<arguments>", 0, "process-wide setting '" + o.settings[i].id + "' is given twice");
+  for (int ch : o.channels)
+    if (ch < 1)
+      throw InputError("<arguments>", 0, "expected channel counts >= 1, found " + std::to_string(ch));
+
+  SearchSpace space;
+  space.sizes = size_grid(o.min_bytes, o.max_bytes);
+  space.scales = o.scales;
+  std::sort(space.scales.begin(), space.scales.end());
+  space.scales.erase(std::unique(space.scales.begin(), space.scales.end()), space.scales.end());
+  // NCCL's defaults first: the baseline of every other setting, and the job a budget must not cut.
+  space.settings = o.settings;
+  std::stable_partition(space.settings.begin(), space.settings.end(),
+                        [](const ProcessSetting& s) { return s.is_default(); });
+  std::vector<Collective> collectives = o.collectives;
+  if (collectives.empty()) collectives.assign(nccl::kAllCollectives.begin(), nccl::kAllCollectives.end());
+  std::vector<int> channels = o.channels.empty() ? std::vector<int>{0} : o.channels;
+  for (Collective c : collectives) {
+    if (std::any_of(space.collectives.begin(), space.collectives.end(),
+                    [&](const CollectiveSpace& cs) { return cs.collective == c; }))
+      continue;
+    CollectiveSpace cs{c, {}};
+    for (Algorithm a : nccl::kAllAlgorithms) {
+      if (o.algorithms && !o.algorithms->count(a)) continue;
+      for (Protocol p : nccl::kAllProtocols) {
+        if (!nccl::is_allowed(c, a, p)) continue;
+        for (int ch : channels) cs.candidates.push_back(Candidate{a, p, ch});
+      }
+    }
+    space.collectives.push_back(std::move(cs));
+  }
+  return space;
+}
+
+}  // namespace autotune::search

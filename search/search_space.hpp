@@ -1,0 +1,53 @@
+#pragma once
+// The search space of a calibration: which collectives, which message sizes (a x2 grid), which candidates
+// (algorithm x protocol pairs NCCL allows for each collective on this cluster, times the channel counts asked
+// for), at which scales and under which process-wide settings. A value type built once per calibration.
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "runners/process_setting.hpp"
+#include "runners/runner.hpp"
+
+namespace autotune::search {
+
+using nccl::Algorithm;
+using nccl::Collective;
+using runners::Candidate;
+using runners::ProcessSetting;
+using runners::Scale;
+
+struct SearchSpaceOptions {
+  std::vector<Collective> collectives;  // empty = all five
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 8ull << 30;
+  std::vector<int> channels;  // empty = NCCL decides (channels 0 only)
+  // Algorithms the cluster can run (from the topology analysis); nullopt = every algorithm NCCL knows, and
+  // the runner reports the unsupported ones as such.
+  std::optional<std::set<Algorithm>> algorithms;
+  std::vector<Scale> scales;             // at least one
+  std::vector<ProcessSetting> settings;  // at least one; "default" first by convention
+};
+
+struct CollectiveSpace {
+  Collective collective = Collective::allreduce;
+  std::vector<Candidate> candidates;  // never the default: that is measured at every size anyway
+};
+
+struct SearchSpace {
+  std::vector<CollectiveSpace> collectives;
+  std::vector<uint64_t> sizes;  // ascending, min_bytes x 2^k up to max_bytes (max_bytes included)
+  std::vector<Scale> scales;
+  std::vector<ProcessSetting> settings;  // NCCL's defaults first
+};
+
+// Throws InputError("<arguments>", 0, ...) for an empty or inverted size range, no scale, no setting, a
+// channel count < 1, or duplicate setting ids.
+SearchSpace build_search_space(const SearchSpaceOptions& options);
+
+// min, 2 min, 4 min, ... up to max; max itself is included when it is not on the grid.
+std::vector<uint64_t> size_grid(uint64_t min_bytes, uint64_t max_bytes);
+
+}  // namespace autotune::search

@@ -1,0 +1,248 @@
+// The adaptive strategy, in four phases that run in order over all collectives, so that a budget that ends
+// early still leaves a usable coarse picture of everything rather than a perfect picture of one collective:
+//  1. coarse: NCCL's default and every live candidate at every coarse_stride-th grid size (and the last);
+//     candidates that fail are dropped, and so are those clearly beaten at two coarse sizes in a row and not
+//     catching up;
+//  2. bisect: where the decided choice (or the algorithm and protocol NCCL's default runs) differs between
+//  two
+//     coarse sizes, measure the grid size halfway with the contenders of both ends, recursively, down to
+//     neighbouring grid sizes;
+//  3. crossover: between neighbouring grid sizes that still differ, one size in between, so the range edge
+//     sits near the real crossover;
+//  4. repetitions: wherever the derivation's answer is still in doubt, rounds of fresh repetitions
+//     (repetition_rounds.hpp, as for the exhaustive strategy).
+// A candidate that is the same operation as NCCL's default at a size (same algorithm and protocol as NCCL
+// reported using, channels left to NCCL or forced to the count it used) is not measured again there.
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/byte_size.hpp"
+#include "search/derive.hpp"
+#include "search/repetition_rounds.hpp"
+#include "search/strategy.hpp"
+#include "search/strategy_samples.hpp"
+
+namespace autotune::search {
+
+using nccl::Collective;
+using runners::Candidate;
+using runners::MeasureRequest;
+namespace {
+
+class AdaptiveRun {
+ public:
+  AdaptiveRun(const AdaptiveOptions& o, const StrategyInput& in, const MeasureFn& measure)
+      : o_(o), in_(in), measure_(measure) {}
+
+  StrategyReport run() {
+    for (const auto& cs : in_.collectives)
+      active_[cs.collective].assign(cs.candidates.begin(), cs.candidates.end());
+    coarse_phase();
+    for (const auto& cs : in_.collectives) bisect_phase(cs);
+    for (const auto& cs : in_.collectives) crossover_phase(cs);
+    if (!stopped_) spend_repetitions(in_, measure_, table_, report_);
+    return report_;
+  }
+
+ private:
+  // Measures a batch unless the budget has stopped the run; returns false when nothing was measured.
+  bool batch(std::vector<MeasureRequest> requests, const std::string& what) {
+    if (requests.empty()) return true;
+    if (stopped_) {
+      skip(what);
+      return false;
+    }
+    auto got = measure_(requests);
+    if (!got) {
+      stopped_ = true;
+      skip(what);
+      return false;
+    }
+    for (const auto& m : *got) table_.add(m);
+    report_.measurements += got->size();
+    return true;
+  }
+
+  void skip(const std::string& what) {
+    if (std::find(report_.skipped.begin(), report_.skipped.end(), what) == report_.skipped.end())
+      report_.skipped.push_back(what);
+  }
+
+  // NCCL's default first (one batch), then the given candidates that are neither measured there already,
+  // nor banned, nor the same operation as the default.
+  void measure_at(Collective c, uint64_t bytes, const std::vector<Candidate>& candidates, int repetitions,
+                  const std::string& what) {
+    const Candidate none{};
+    if (!table_.find(c, bytes, none) && !batch({{c, bytes, none, repetitions}}, what)) return;
+    std::vector<MeasureRequest> requests;
+    for (const auto& cand : candidates) {
+      if (table_.find(c, bytes, cand) || table_.banned(c, cand) || table_.repeats_default(c, bytes, cand))
+        continue;
+      requests.push_back({c, bytes, cand, repetitions});
+    }
+    batch(std::move(requests), what);
+  }
+
+  // Median of a candidate at a size, standing in the default's for one that was skipped as the same
+  // operation.
+  std::optional<double> median_of(Collective c, uint64_t bytes, const Candidate& cand) const {
+    if (const Samples* s = table_.find(c, bytes, cand)) {
+      if (s->ok()) return s->median();
+      return std::nullopt;
+    }
+    if (table_.repeats_default(c, bytes, cand))
+      if (const Samples* s = table_.find(c, bytes, Candidate{}); s && s->ok()) return s->median();
+    return std::nullopt;
+  }
+
+  std::vector<size_t> coarse_indices() const {
+    std::vector<size_t> idx;
+    size_t stride = static_cast<size_t>(std::max(1, o_.coarse_stride));
+    for (size_t i = 0; i < in_.sizes.size(); i += stride) idx.push_back(i);
+    if (idx.back() != in_.sizes.size() - 1) idx.push_back(in_.sizes.size() - 1);
+    return idx;
+  }
+
+  void coarse_phase() {
+    // Per candidate: its median and its ratio to the best at the previous coarse size.
+    std::map<std::pair<Collective, CandidateKey>, std::pair<double, double>> previous;
+    std::map<Collective, double> previous_best;
+    for (size_t i : coarse_indices())
+      for (const auto& cs : in_.collectives) {
+        Collective c = cs.collective;
+        uint64_t bytes = in_.sizes[i];
+        measure_at(c, bytes, active_[c], in_.repetitions,
+                   "coarse pass of " + std::string(nccl::name(c)) + " at " + human_byte_size(bytes) +
+                       " and above (budget)");
+        SizeDecision d = decide(table_, c, bytes, in_.derive);
+        std::vector<Candidate> keep;
+        for (const auto& cand : active_[c]) {
+          const Samples* s = table_.find(c, bytes, cand);
+          if (table_.banned(c, cand) || (s && s->failure)) continue;  // failed here: dropped
+          auto med = median_of(c, bytes, cand);
+          if (med && d.best_us() > 0) {
+            double ratio = *med / d.best_us();
+            auto key = std::make_pair(c, key_of(cand));
+            auto prev = previous.find(key);
+            // Only where both times have grown with size (bandwidth-bound) does the ratio show the trend: two
+            // latency-bound sizes say nothing about who wins at large sizes.
+            bool beaten = ratio > o_.drop_ratio && prev != previous.end() &&
+                          prev->second.second > o_.drop_ratio && ratio >= prev->second.second &&
+                          *med > 2.0 * prev->second.first && d.best_us() > 2.0 * previous_best[c];
+            previous[key] = {*med, ratio};
+            if (beaten) continue;
+          }
+          keep.push_back(cand);
+        }
+        active_[c] = std::move(keep);
+        if (d.best_us() > 0) previous_best[c] = d.best_us();
+      }
+  }
+
+  // Candidates worth measuring between two measured sizes: near the best at either end, plus the operation
+  // NCCL's default ran at either end (the default may switch later or earlier than it should).
+  std::vector<Candidate> contenders(const CollectiveSpace& cs, uint64_t a, uint64_t b) const {
+    std::vector<Candidate> out;
+    auto add = [&](const Candidate& cand) {
+      if (std::find(out.begin(), out.end(), cand) == out.end()) out.push_back(cand);
+    };
+    for (uint64_t bytes : {a, b}) {
+      SizeDecision d = decide(table_, cs.collective, bytes, in_.derive);
+      if (d.best_us() <= 0) continue;
+      for (const auto& cand : cs.candidates) {
+        if (table_.banned(cs.collective, cand)) continue;
+        auto med = median_of(cs.collective, bytes, cand);
+        if (med && *med <= d.best_us() * o_.contender_ratio) add(cand);
+      }
+    }
+    return out;
+  }
+
+  // The same decision at both sizes, and NCCL's default running the same algorithm and protocol at both
+  // (as far as the runner reported it; its channel count may drift with size): where NCCL switches in
+  // between, the winner's margin changes there, so a rule may end or begin there, and that is bisected too.
+  bool same_choice(Collective c, uint64_t a, uint64_t b) const {
+    SizeDecision da = decide(table_, c, a, in_.derive);
+    SizeDecision db = decide(table_, c, b, in_.derive);
+    if (da.provisional != db.provisional) return false;
+    if (da.provisional && !(*da.winner == *db.winner)) return false;
+    if (da.choice.has_value() != db.choice.has_value()) return false;
+    return !da.choice ||
+           (da.choice->algorithm == db.choice->algorithm && da.choice->protocol == db.choice->protocol);
+  }
+
+  void bisect(const CollectiveSpace& cs, size_t lo, size_t hi) {
+    if (hi - lo <= 1 || same_choice(cs.collective, in_.sizes[lo], in_.sizes[hi])) return;
+    size_t mid = (lo + hi) / 2;
+    measure_at(cs.collective, in_.sizes[mid], contenders(cs, in_.sizes[lo], in_.sizes[hi]), in_.repetitions,
+               "refinement of " + std::string(nccl::name(cs.collective)) + " between " +
+                   human_byte_size(in_.sizes[lo]) + " and " + human_byte_size(in_.sizes[hi]) + " (budget)");
+    if (!table_.at(cs.collective, in_.sizes[mid])) return;
+    bisect(cs, lo, mid);
+    bisect(cs, mid, hi);
+  }
+
+  void bisect_phase(const CollectiveSpace& cs) {
+    std::vector<size_t> measured;
+    for (size_t i : coarse_indices())
+      if (table_.at(cs.collective, in_.sizes[i])) measured.push_back(i);
+    for (size_t k = 0; k + 1 < measured.size(); ++k) bisect(cs, measured[k], measured[k + 1]);
+  }
+
+  void crossover_phase(const CollectiveSpace& cs) {
+    for (size_t i = 0; i + 1 < in_.sizes.size(); ++i) {
+      uint64_t a = in_.sizes[i], b = in_.sizes[i + 1];
+      if (!table_.at(cs.collective, a) || !table_.at(cs.collective, b) || same_choice(cs.collective, a, b))
+        continue;
+      uint64_t g = std::max<uint64_t>(1, in_.granularity);
+      uint64_t mid = (a + (b - a) / 2) / g * g;
+      if (mid <= a || mid >= b) continue;
+      measure_at(cs.collective, mid, contenders(cs, a, b), in_.repetitions,
+                 "crossover of " + std::string(nccl::name(cs.collective)) + " between " + human_byte_size(a) +
+                     " and " + human_byte_size(b) + " (budget)");
+    }
+  }
+
+  const AdaptiveOptions& o_;
+  const StrategyInput& in_;
+  const MeasureFn& measure_;
+  MeasurementTable table_;
+  std::map<Collective, std::vector<Candidate>> active_;
+  StrategyReport report_;
+  bool stopped_ = false;
+};
+
+class AdaptiveStrategy : public Strategy {
+ public:
+  explicit AdaptiveStrategy(AdaptiveOptions o) : o_(o) {}
+  std::string_view name() const override { return "adaptive"; }
+
+  // The coarse pass with every candidate, plus about three refinement sizes per coarse interval for a third
+  // of the intervals with three contenders each: a planning estimate, not a promise.
+  uint64_t planned_measurements(const StrategyInput& in) const override {
+    size_t stride = static_cast<size_t>(std::max(1, o_.coarse_stride));
+    uint64_t coarse = (in.sizes.size() + stride - 1) / stride + ((in.sizes.size() - 1) % stride ? 1 : 0);
+    uint64_t n = 0;
+    for (const auto& cs : in.collectives) n += coarse * (cs.candidates.size() + 1) + (coarse / 3 + 1) * 3 * 3;
+    return n;
+  }
+
+  StrategyReport run(const StrategyInput& in, const MeasureFn& measure) const override {
+    if (in.sizes.empty()) return {};
+    AdaptiveRun r(o_, in, measure);
+    return r.run();
+  }
+
+ private:
+  AdaptiveOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_adaptive_strategy(const AdaptiveOptions& options) {
+  return std::make_unique<AdaptiveStrategy>(options);
+}
+
+}  // namespace autotune::search

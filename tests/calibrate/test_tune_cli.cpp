@@ -1,0 +1,238 @@
+// nccl-autotune tune end to end against the simulator: the command writes a valid profile whose rules beat
+// NCCL's default where the simulator's truth says so, and a run killed midway resumes to the same profile.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cli_test_support.hpp"
+#include "common/atomic_file.hpp"
+#include "common/run_lock.hpp"
+#include "measure/runner_factory.hpp"
+#include "profiles/profile_toml.hpp"
+#include "search/journal.hpp"
+#include "simulator/sim_cluster.hpp"
+#include "simulator/sim_model.hpp"
+#include "support/skip.hpp"
+#include "topology/examples.hpp"
+
+namespace fs = std::filesystem;
+using namespace autotune;
+
+namespace {
+
+using test::check_same_rules;
+using test::kBinary;
+using test::only_file;
+
+fs::path temp_dir(const std::string& name) {
+  return test::fresh_temp_dir("tune-cli", name);
+}
+
+int run(const std::string& args) {
+  int status = std::system((kBinary + " " + args + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// "+4.1%..+7.5% (90%)", as profile show prints a rule's interval.
+std::string report_gain(const profiles::Rule& r) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.1f%%..%+.1f%% (%.0f%%)", r.gain->low * 100, r.gain->high * 100,
+                r.gain->confidence * 100);
+  return buf;
+}
+
+size_t count_lines(const fs::path& p) {
+  std::ifstream in(p);
+  return static_cast<size_t>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCCL's default in truth") {
+  for (std::string strategy : {"exhaustive", "adaptive"}) {
+    fs::path dir = temp_dir(strategy);
+    REQUIRE(run("tune --simulate --example h100-8x --strategy " + strategy + " --store " + dir.string()) ==
+            0);
+    auto profile = profiles::read_profile(only_file(dir, ".toml"));  // validates
+    CHECK(profile.provenance.source == profiles::Source::simulated);
+    CHECK_FALSE(profile.rules.empty());
+    CHECK(fs::exists(only_file(dir, ".jsonl")));
+    auto topo = topology::load_example("h100-8x");
+    sim::SimModel model(sim::describe_cluster(topo, 1), {}, measure::RunnerOptions{}.deviations);
+    for (const auto& r : profile.rules)
+      for (uint64_t b = 8; b <= (8ull << 30); b *= 2) {
+        if (b < r.min_bytes || b > r.max_bytes) continue;
+        auto forced = model.resolve(r.collective, b, {r.algorithm, r.protocol, r.channels});
+        REQUIRE(forced);
+        double t_rule = model.true_time_us(r.collective, b, *forced);
+        double t_default = model.true_time_us(r.collective, b, model.nccl_default(r.collective, b));
+        INFO(strategy << " " << nccl::name(r.collective) << " " << b << " B " << nccl::name(r.algorithm)
+                      << "/" << nccl::name(r.protocol));
+        CHECK(t_rule < t_default);
+      }
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("tune on an existing name without --resume keeps the previous journal whole and says so") {
+  fs::path dir = temp_dir("keep-journal");
+  const std::string args =
+      "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K "
+      "--store " +
+      dir.string();
+  REQUIRE(run(args) == 0);
+  const fs::path journal = only_file(dir, ".jsonl");
+  const std::string first = autotune::read_file(journal);
+  const fs::path err = dir / "stderr";
+  int status = std::system((kBinary + " " + args + " >/dev/null 2>" + err.string()).c_str());
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::vector<fs::path> journals;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") journals.push_back(e.path());
+  REQUIRE(journals.size() == 2);
+  const fs::path kept = journals[0] == journal ? journals[1] : journals[0];
+  CHECK(autotune::read_file(kept) == first);
+  CHECK_THAT(autotune::read_file(err), Catch::Contains("journal is kept as " + kept.string()));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a second calibration of the same store and name is refused at once, the journal untouched") {
+  fs::path dir = temp_dir("locked");
+  const std::string args =
+      "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K --store " + dir.string();
+  REQUIRE(run(args) == 0);
+  const fs::path journal = only_file(dir, ".jsonl");
+  const std::string before = autotune::read_file(journal);
+  // This process holds the calibration's lock as a running tune would; the command is another process.
+  const RunLock held = search::lock_journal(journal, "a calibration of the test");
+  const fs::path err = dir / "stderr";
+  for (const char* extra : {" --resume", ""}) {
+    int status = std::system((kBinary + " " + args + extra + " >/dev/null 2>" + err.string()).c_str());
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK_THAT(autotune::read_file(err), Catch::Contains("found a calibration of the test (host ") &&
+                                             Catch::Contains("pid " + std::to_string(::getpid())));
+  }
+  CHECK(autotune::read_file(journal) == before);
+  std::vector<fs::path> journals;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") journals.push_back(e.path());
+  CHECK(journals.size() == 1);  // nothing renamed aside
+  fs::remove_all(dir);
+}
+
+TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
+  fs::path dir = temp_dir("show-by-name");
+  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 64M --store " +
+              dir.string()) == 0);
+  const fs::path file = only_file(dir, ".toml");
+  const auto profile = profiles::read_profile(file);
+  REQUIRE_FALSE(profile.rules.empty());
+  REQUIRE(profile.rules[0].gain);
+  CHECK(profile.cluster.nics_per_node == 8);  // the example's NICs (every profile said 0)
+  for (std::string how : {file.string(), std::string("h100-8x-2n-sim")}) {
+    INFO(how);
+    const fs::path show = dir / "show", exported = dir / "export";
+    std::system(
+        (kBinary + " profile show " + how + " --store " + dir.string() + " > " + show.string()).c_str());
+    std::system((kBinary + " profile export " + how + " --format toml --store " + dir.string() + " > " +
+                 exported.string())
+                    .c_str());
+    CHECK_THAT(autotune::read_file(show), Catch::Contains(report_gain(profile.rules[0])));
+    CHECK(profiles::parse_profile(autotune::read_file(exported), "export").rules[0].gain ==
+          profile.rules[0].gain);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tune --simulate killed midway resumes to the same profile") {
+  fs::path whole = temp_dir("whole"), killed = temp_dir("killed");
+  // One collective up to 64 MiB: every default shape and NIC setting, some rules, about 3,400 journal lines
+  // (resuming does not depend on how many collectives or how large; all five took 8x as long).
+  const std::string common =
+      "tune --simulate --example h100-8x-2nic --nodes 2 --strategy exhaustive --seed 7 --collectives "
+      "allreduce "
+      "--max-bytes 64M ";
+  REQUIRE(run(common + "--store " + whole.string()) == 0);
+  auto reference = profiles::read_profile(only_file(whole, ".toml"));
+  REQUIRE_FALSE(reference.rules.empty());  // something to resume to
+
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    ::execl(kBinary.c_str(), kBinary.c_str(), "tune", "--simulate", "--example", "h100-8x-2nic", "--nodes",
+            "2", "--strategy", "exhaustive", "--seed", "7", "--collectives", "allreduce", "--max-bytes",
+            "64M", "--store", killed.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Kill it once the journal holds some batches.
+  bool killed_midway = false;
+  for (int i = 0; i < 20000; ++i) {
+    int status = 0;
+    if (::waitpid(child, &status, WNOHANG) == child) break;
+    fs::path journal;
+    for (const auto& e : fs::directory_iterator(killed))
+      if (e.path().extension() == ".jsonl") journal = e.path();
+    if (!journal.empty() && count_lines(journal) > 100) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      killed_midway = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  fs::path journal = only_file(killed, ".jsonl");
+  if (!killed_midway) {
+    // The run finished before it could be killed: cut its journal to a third, mid-line, as a kill would.
+    WARN("the run finished before the kill; simulating the kill by truncating the journal");
+    std::string text = read_file(journal);
+    write_file_atomically(journal, text.substr(0, text.size() / 3));
+    for (const auto& e : fs::directory_iterator(killed))
+      if (e.path().extension() == ".toml") fs::remove(e.path());
+  }
+  size_t lines_before = count_lines(journal);
+  REQUIRE(run(common + "--resume --store " + killed.string()) == 0);
+  CHECK(count_lines(journal) > lines_before);
+  check_same_rules(reference, profiles::read_profile(only_file(killed, ".toml")));
+  fs::remove_all(whole);
+  fs::remove_all(killed);
+}
+
+TEST_CASE("tune: bad options are input errors (exit 2)") {
+  fs::path dir = temp_dir("bad");
+  CHECK(run("tune --simulate --strategy greedy --store " + dir.string()) == 2);
+  CHECK(run("tune --simulate --min-bytes 1M --max-bytes 8 --store " + dir.string()) == 2);
+  CHECK(run("tune --simulate --budget soon --store " + dir.string()) == 2);
+  CHECK(run("tune --example h100-8x --store " + dir.string()) == 2);
+  CHECK(run("tune --simulate --dry-run --store " + dir.string()) == 0);
+  CHECK(fs::is_empty(dir));  // a dry run measures and writes nothing
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tune --simulate under mpirun -np 4 gives the profile one process gives") {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    AUTOTUNE_SKIP("mpirun not found: multi-process tune not tested");
+  }
+  fs::path one = temp_dir("mpi-one"), four = temp_dir("mpi-four");
+  const std::string args = " tune --simulate --example h100-8x --collectives allreduce,allgather --seed 3 ";
+  REQUIRE(run(args + "--store " + one.string()) == 0);
+  int status = std::system(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun "
+                            "--oversubscribe -np 4 " +
+                            kBinary + args + "--store " + four.string() + " >/dev/null 2>&1")
+                               .c_str());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  check_same_rules(profiles::read_profile(only_file(one, ".toml")),
+                   profiles::read_profile(only_file(four, ".toml")));
+  fs::remove_all(one);
+  fs::remove_all(four);
+}

@@ -1,0 +1,229 @@
+#include <unistd.h>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "common/atomic_file.hpp"
+#include "common/input_error.hpp"
+#include "search/journal.hpp"
+
+namespace fs = std::filesystem;
+using namespace autotune::search;
+using namespace autotune::nccl;
+using namespace autotune::runners;
+using autotune::nccl::Algorithm;
+using autotune::nccl::Collective;
+using autotune::nccl::Protocol;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("autotune-test-journal-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+JournalRecord sample_record(uint64_t bytes) {
+  JournalRecord r;
+  r.setting = {"hca=mlx5_0", {{"NCCL_IB_HCA", "=mlx5_0"}}};
+  r.scale = {2, 16};
+  r.attempt = 1;
+  r.measurement.request.collective = Collective::allgather;
+  r.measurement.request.bytes = bytes;
+  r.measurement.request.candidate = {Algorithm::ring, Protocol::ll128, 8};
+  r.measurement.request.repetitions = 3;
+  r.measurement.outcome = Outcome::ok;
+  r.measurement.times_us = {10.5, 11.0, 10.75};
+  r.measurement.mean_times_us = {10.0, 10.5, 10.25};
+  r.measurement.algbw_gbps = 99.5;
+  r.measurement.busbw_gbps = 93.28125;
+  r.measurement.used_algorithm = Algorithm::ring;
+  r.measurement.used_protocol = Protocol::ll128;
+  r.measurement.used_channels = 8;
+  r.source = "simulated";
+  r.runner = "simulator: 2 x 8 H100";
+  r.time = "2026-11-30T04:00:00Z";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("journal: header, records and job events round-trip through the file") {
+  fs::path dir = temp_dir("roundtrip");
+  fs::path path = dir / "j.jsonl";
+  JournalHeader h;
+  h.created = "2026-11-30T04:00:00Z";
+  h.source = "simulated";
+  h.fingerprint = "h100-sxm-8x.nvswitch.ib-ndr-8";
+  h.nodes = 2;
+  h.gpus_per_node = 8;
+  h.strategy = "adaptive";
+  h.collectives = {Collective::allreduce, Collective::allgather};
+  h.min_bytes = 8;
+  h.max_bytes = 8ull << 30;
+  h.scales = {{1, 8}, {2, 16}};
+  h.settings = {{"default", {}}, {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
+  h.seed = 42;
+  h.repetitions = 5;
+  h.runner = "simulator: 2 x 8 H100";
+  h.health = "2 node(s) checked by check (simulated): none blocks";
+  h.health_findings = {"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%"};
+  JournalRecord failed = sample_record(64);
+  failed.measurement.outcome = Outcome::wrong_result;
+  failed.measurement.detail = "3 wrong elements";
+  failed.measurement.request.candidate = {};  // NCCL's default
+  failed.measurement.used_algorithm.reset();
+  failed.measurement.used_protocol.reset();
+  {
+    JournalWriter w(path);
+    w.write(h);
+    std::vector<JournalRecord> batch = {sample_record(1024), failed};
+    w.write(batch);
+    w.write(JournalJobEvent{"cross_nic=1", "failed", "srun: error: node down\n", "2026-11-30T04:01:00Z"});
+  }
+  auto entries = read_journal(path);
+  REQUIRE(entries.size() == 4);
+  REQUIRE(entries[0].header());
+  CHECK(entries[0].line == 1);
+  const JournalHeader& hr = *entries[0].header();
+  CHECK(hr.version == kJournalVersion);
+  CHECK(hr.fingerprint == h.fingerprint);
+  CHECK(hr.collectives == h.collectives);
+  CHECK(hr.max_bytes == h.max_bytes);
+  CHECK(hr.scales == h.scales);
+  CHECK(hr.settings == h.settings);
+  CHECK(hr.seed == 42);
+  CHECK(hr.runner == h.runner);
+  CHECK(hr.health == h.health);
+  CHECK(hr.health_findings == h.health_findings);
+
+  REQUIRE(entries[1].record());
+  const JournalRecord& r = *entries[1].record();
+  JournalRecord expect = sample_record(1024);
+  CHECK(r.setting == expect.setting);
+  CHECK(r.scale == expect.scale);
+  CHECK(r.attempt == 1);
+  CHECK(r.measurement.request.collective == Collective::allgather);
+  CHECK(r.measurement.request.bytes == 1024);
+  CHECK(r.measurement.request.candidate == expect.measurement.request.candidate);
+  CHECK(r.measurement.request.repetitions == 3);
+  CHECK(r.measurement.times_us == expect.measurement.times_us);
+  CHECK(r.measurement.mean_times_us == expect.measurement.mean_times_us);
+  CHECK(r.measurement.busbw_gbps == expect.measurement.busbw_gbps);
+  CHECK(r.measurement.used_algorithm == Algorithm::ring);
+  CHECK(r.measurement.used_channels == 8);
+  CHECK(r.source == "simulated");
+
+  REQUIRE(entries[2].record());
+  CHECK(entries[2].record()->measurement.outcome == Outcome::wrong_result);
+  CHECK(entries[2].record()->measurement.detail == "3 wrong elements");
+  CHECK(entries[2].record()->measurement.request.candidate.is_default());
+  CHECK_FALSE(entries[2].record()->measurement.used_algorithm);
+
+  REQUIRE(entries[3].job_event());
+  CHECK(entries[3].job_event()->status == "failed");
+  CHECK(entries[3].job_event()->detail == "srun: error: node down\n");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: a torn last line is ignored by the reader and cut by the next writer") {
+  fs::path dir = temp_dir("torn");
+  fs::path path = dir / "j.jsonl";
+  std::string full = to_json_line(sample_record(8)) + "\n";
+  std::string second = to_json_line(sample_record(16));
+  autotune::write_file_atomically(path, full + second.substr(0, second.size() / 2));
+  auto entries = read_journal(path);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].record()->measurement.request.bytes == 8);
+  {
+    JournalWriter w(path);
+    std::vector<JournalRecord> batch = {sample_record(32)};
+    w.write(batch);
+  }
+  entries = read_journal(path);
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[1].record()->measurement.request.bytes == 32);
+  CHECK(entries[1].line == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: a bad line in the middle names the file and line") {
+  fs::path dir = temp_dir("bad");
+  fs::path path = dir / "j.jsonl";
+  std::string good = to_json_line(sample_record(8)) + "\n";
+  autotune::write_file_atomically(path, good + "{not json\n" + good);
+  try {
+    read_journal(path);
+    FAIL("expected an InputError");
+  } catch (const autotune::InputError& e) {
+    CHECK(e.file() == path.string());
+    CHECK(e.line() == 2);
+  }
+  std::string bad_outcome = good;
+  bad_outcome.replace(bad_outcome.find("\"ok\""), 4, "\"meh\"");
+  autotune::write_file_atomically(path, good + bad_outcome);
+  try {
+    read_journal(path);
+    FAIL("expected an InputError");
+  } catch (const autotune::InputError& e) {
+    CHECK(e.line() == 2);
+    CHECK_THAT(e.message(), Catch::Contains("outcome"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: lines of unknown types and unknown fields are skipped for forward compatibility") {
+  fs::path dir = temp_dir("unknown");
+  fs::path path = dir / "j.jsonl";
+  std::string rec = to_json_line(sample_record(8));
+  rec.insert(1, "\"future_field\":[1,2],");
+  autotune::write_file_atomically(path, "{\"type\":\"annotation\",\"text\":\"x\"}\n" + rec + "\n");
+  auto entries = read_journal(path);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].line == 2);
+  CHECK(entries[0].record()->measurement.request.bytes == 8);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: a fresh calibration keeps the previous journal aside, named with its time") {
+  fs::path dir = temp_dir("keep");
+  const fs::path journal = dir / "c.journal.jsonl";
+  CHECK_FALSE(keep_previous_journal(journal));  // nothing there: nothing to keep
+  JournalHeader h;
+  h.source = "simulated";
+  h.created = "2026-11-30T04:37:15Z";
+  {
+    JournalWriter w(journal);
+    w.write(h);
+    w.write(std::vector<JournalRecord>{sample_record(1024)});
+  }
+  const std::string before = autotune::read_file(journal);
+  auto kept = keep_previous_journal(journal);
+  REQUIRE(kept);
+  CHECK(kept->journal == dir / "c.journal.20261130T043715Z.jsonl");
+  CHECK(kept->parts.empty());
+  CHECK(autotune::read_file(kept->journal) == before);  // whole, not truncated
+  CHECK_FALSE(fs::exists(journal));
+  CHECK_THAT(kept->describe(), Catch::Contains(kept->journal.string()));
+  // A second calibration started the same second: its journal is kept under the next free name, with its
+  // parts folder.
+  {
+    JournalWriter w(journal);
+    w.write(h);
+  }
+  fs::create_directories(journal_parts_dir(journal));
+  autotune::write_file_atomically(journal_parts_dir(journal) / "job0.jsonl", "part\n");
+  auto again = keep_previous_journal(journal);
+  REQUIRE(again);
+  CHECK(again->journal == dir / "c.journal.20261130T043715Z-2.jsonl");
+  CHECK(again->parts == dir / "c.journal.20261130T043715Z-2.parts");
+  CHECK(autotune::read_file(again->parts / "job0.jsonl") == "part\n");
+  // An empty file holds nothing worth keeping.
+  autotune::write_file_atomically(journal, "");
+  CHECK_FALSE(keep_previous_journal(journal));
+  CHECK_FALSE(fs::exists(journal));
+  fs::remove_all(dir);
+}
