@@ -72,7 +72,7 @@ std::string figures(const Evidence& e) {
 // The rule's verdict from one range's evidence; nullopt when production says nothing beyond the noise.
 std::optional<LearnChange> judge(const profiles::Rule& r, const std::vector<const Evidence*>& mine,
                                  const std::vector<const Evidence*>& others,
-                                 const search::DeriveOptions& options) {
+                                 const search::DeriveOptions& options, const CalibrationDefaults& defaults) {
   for (const Evidence* own : mine) {
     for (const Evidence* alt : others) {
       if (alt->bytes_log2 != own->bytes_log2 || alt->nodes != own->nodes || alt->ranks != own->ranks ||
@@ -103,12 +103,17 @@ std::optional<LearnChange> judge(const profiles::Rule& r, const std::vector<cons
       }
     }
   }
-  if (!r.default_busbw_gbps || !(*r.default_busbw_gbps > 0.0)) return std::nullopt;
   for (const Evidence* own : mine) {
     if (own->count < kMinCalls) continue;
-    // NCCL's default at calibration, as a time for this size: busbw = bytes * factor / time.
-    const double default_us = own->mean_bytes * nccl::bus_bandwidth_factor(r.collective, own->ranks) /
-                              (*r.default_busbw_gbps * 1e3);
+    // NCCL's default at calibration: the rule's own record of it, else the journal's at this shape and size
+    // (a rule made by hand, imported or older is judged by the same test as any other).
+    std::optional<double> default_busbw = r.default_busbw_gbps;
+    if (!default_busbw || !(*default_busbw > 0.0))
+      default_busbw = defaults.busbw_near(r.collective, own->nodes, own->ranks, own->mean_bytes);
+    if (!default_busbw || !(*default_busbw > 0.0)) continue;
+    // As a time for this size: busbw = bytes * factor / time.
+    const double default_us =
+        own->mean_bytes * nccl::bus_bandwidth_factor(r.collective, own->ranks) / (*default_busbw * 1e3);
     if (own->p25_us > default_us * (1.0 + options.min_gain))
       return LearnChange{LearnChange::Kind::dropped, r, std::nullopt,
                          "production: the rule's " + figures(*own) +
@@ -133,24 +138,6 @@ std::string_view name(LearnChange::Kind k) {
   return "?";
 }
 
-std::vector<TelemetryFile> read_telemetry(const std::filesystem::path& dir, const std::string& cluster) {
-  std::vector<TelemetryFile> out;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return out;
-  std::vector<std::filesystem::path> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string n = entry.path().filename().string();
-    if (n.empty() || n[0] == '.' || entry.path().extension() != ".telemetry") continue;
-    names.push_back(entry.path());
-  }
-  std::sort(names.begin(), names.end());
-  for (const auto& p : names) {
-    profiles::Telemetry t = profiles::parse_telemetry(read_file(p), p.string());
-    if (t.cluster == profiles::telemetry_word(cluster)) out.push_back({p, std::move(t)});
-  }
-  return out;
-}
-
 std::vector<Evidence> pool(const std::vector<TelemetryFile>& files) {
   std::map<EvidenceKey, Evidence> by_key;
   for (const TelemetryFile& f : files)
@@ -170,24 +157,73 @@ std::vector<Evidence> pool(const std::vector<TelemetryFile>& files) {
       e.min_us = std::min(e.min_us, r.min_us), e.max_us = std::max(e.max_us, r.max_us);
       e.count += r.count;
       e.sources.push_back(f.file.string() + ":" + std::to_string(r.line));
+      e.jobs.insert(f.telemetry.job);
+      e.users.insert(f.user);
     }
   std::vector<Evidence> out;
   for (auto& [k, e] : by_key) out.push_back(std::move(e));
   return out;
 }
 
+std::string contributors_text(const Evidence& e) {
+  auto list = [](const std::set<std::string>& s) {
+    std::string out;
+    for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  return std::to_string(e.jobs.size()) + (e.jobs.size() == 1 ? " job (" : " jobs (") + list(e.jobs) +
+         ") of " + std::to_string(e.users.size()) + (e.users.size() == 1 ? " user (" : " users (") +
+         list(e.users) + ")";
+}
+
+std::optional<double> CalibrationDefaults::busbw_near(nccl::Collective c, int nodes, int ranks,
+                                                      double bytes) const {
+  std::optional<double> best;
+  double distance = 1e300;
+  for (const Point& p : points) {
+    if (p.collective != c || p.nodes != nodes || p.ranks != ranks) continue;
+    const double d = std::abs(std::log2(static_cast<double>(p.bytes) / bytes));
+    if (d <= 1.0 && d < distance) distance = d, best = p.busbw_gbps;
+  }
+  return best;
+}
+
+CalibrationDefaults calibration_defaults(std::span<const search::JournalRecord> records) {
+  CalibrationDefaults out;
+  for (const search::JournalRecord& r : records) {
+    const auto& m = r.measurement;
+    if (r.source == "production" || !r.setting.is_default() || !m.request.candidate.is_default() ||
+        m.outcome != runners::Outcome::ok || !(m.busbw_gbps > 0.0))
+      continue;
+    out.points.push_back({m.request.collective, r.scale.nodes, r.scale.ranks, m.request.bytes, m.busbw_gbps});
+  }
+  return out;
+}
+
 LearnResult learn(const profiles::Profile& current, const std::vector<TelemetryFile>& files,
-                  const search::DeriveOptions& options) {
+                  const LearnOptions& options, const CalibrationDefaults& defaults) {
   LearnResult result;
   result.profile = current;
   result.files = files.size();
   result.evidence = pool(files);
+  std::vector<const Evidence*> counted;
+  for (const Evidence& e : result.evidence) {
+    if (static_cast<int>(e.jobs.size()) >= options.min_jobs &&
+        static_cast<int>(e.users.size()) >= options.min_users) {
+      counted.push_back(&e);
+      continue;
+    }
+    result.held_back.push_back(choice_text(e) + " at " + std::to_string(e.nodes) + "x" +
+                               std::to_string(e.ranks_per_node) + ", " + fmt(e.mean_bytes) +
+                               " B: " + contributors_text(e) + ", needs " + std::to_string(options.min_jobs) +
+                               " jobs of " + std::to_string(options.min_users) + " users");
+  }
   std::vector<profiles::Rule> rules;
   for (const profiles::Rule& r : current.rules) {
     std::vector<const Evidence*> mine, others;
-    for (const Evidence& e : result.evidence)
-      if (covers(r, e)) (runs_rule(r, e) ? mine : others).push_back(&e);
-    auto change = judge(r, mine, others, options);
+    for (const Evidence* e : counted)
+      if (covers(r, *e)) (runs_rule(r, *e) ? mine : others).push_back(e);
+    auto change = judge(r, mine, others, options.derive, defaults);
     if (!change) {
       rules.push_back(r);
       continue;
@@ -199,7 +235,8 @@ LearnResult learn(const profiles::Profile& current, const std::vector<TelemetryF
   return result;
 }
 
-std::vector<search::JournalRecord> production_records(const std::vector<Evidence>& evidence) {
+std::vector<search::JournalRecord> production_records(const std::vector<Evidence>& evidence,
+                                                      const std::string& learn_id) {
   std::vector<search::JournalRecord> out;
   const std::string now = utc_timestamp_now();
   for (const Evidence& e : evidence) {
@@ -220,6 +257,7 @@ std::vector<search::JournalRecord> production_records(const std::vector<Evidence
     rec.runner = "telemetry (" + std::to_string(e.count) + " calls, " + std::to_string(e.sources.size()) +
                  " rank files)";
     rec.time = now;
+    rec.learn_id = learn_id;
     out.push_back(std::move(rec));
   }
   return out;

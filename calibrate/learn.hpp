@@ -9,31 +9,28 @@
 //    becomes the runner-up); a runner-up explored that did not win retires (the range is decided: no more
 //    exploration there);
 //  - a rule whose production times are, all of their interquartile range, slower than NCCL's default was at
-//    calibration (its default_busbw_gbps) by more than min_gain is dropped: NCCL decides there again.
-// Pure functions over values, but read_telemetry reads files. Not thread-safe.
+//    calibration (its default_busbw_gbps; for a rule without it, made by hand, imported or older, NCCL's
+//    default in the calibration journal at that shape and size) by more than min_gain is dropped: NCCL
+//    decides there again.
+// Evidence counts only when it comes from enough jobs and users (LearnOptions): one user's jobs alone do not
+// steer the cluster. Which telemetry is believed at all: calibrate/telemetry_trust.hpp. Pure functions over
+// values. Not thread-safe.
 
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "calibrate/telemetry_trust.hpp"
 #include "profiles/profile.hpp"
 #include "profiles/telemetry_file.hpp"
 #include "search/derive.hpp"
 #include "search/journal.hpp"
 
 namespace autotune::calibrate {
-
-struct TelemetryFile {
-  std::filesystem::path file;
-  profiles::Telemetry telemetry;
-};
-
-// Every *.telemetry file in `dir` (temporary files of an interrupted write, which start with '.', are not
-// read) whose cluster is `cluster`, sorted by name. A file that is not whole telemetry of this format (torn,
-// foreign) throws InputError naming the file and line. A missing directory gives none.
-std::vector<TelemetryFile> read_telemetry(const std::filesystem::path& dir, const std::string& cluster);
 
 // Production evidence for one (shape, collective, size bucket, choice), pooled over files and ranks.
 struct Evidence {
@@ -47,8 +44,12 @@ struct Evidence {
   double mean_bytes = 0;
   double min_us = 0, p25_us = 0, p50_us = 0, p75_us = 0, max_us = 0;  // count-weighted over the rows
   std::vector<std::string> sources;                                   // file:line of each row pooled
+  std::set<std::string> jobs, users;                                  // who contributed
 };
 std::vector<Evidence> pool(const std::vector<TelemetryFile>& files);
+
+// "2 jobs (j1, j2) of 1 user (alice)": who an aggregate's evidence comes from.
+std::string contributors_text(const Evidence& e);
 
 struct LearnChange {
   enum class Kind { replaced, dropped, runner_up_retired };
@@ -63,17 +64,43 @@ struct LearnResult {
   profiles::Profile profile;  // the revised profile (rules only; the caller sets provenance)
   std::vector<LearnChange> changes;
   std::vector<Evidence> evidence;
+  std::vector<std::string> held_back;  // evidence not counted for want of jobs or users, and why
   size_t files = 0;
 };
 
 // Collectives of one choice in one range needed before production evidence counts.
 inline constexpr uint64_t kMinCalls = 16;
 
+struct LearnOptions {
+  search::DeriveOptions derive;
+  // Evidence counts only from at least this many distinct jobs and users (the telemetry files' owners). The
+  // store's owner, who runs learn, may lower them (a cluster with one user).
+  int min_jobs = 2;
+  int min_users = 2;
+};
+
+// NCCL's default as the calibration measured it (the journal's ok records of NCCL's own choice under its
+// process-wide defaults, production records left out), for rules that carry no default_busbw_gbps.
+struct CalibrationDefaults {
+  struct Point {
+    nccl::Collective collective;
+    int nodes, ranks;
+    uint64_t bytes;
+    double busbw_gbps;
+  };
+  std::vector<Point> points;
+  // The point of this collective and shape whose size is closest to `bytes` within [bytes/2, 2*bytes].
+  std::optional<double> busbw_near(nccl::Collective c, int nodes, int ranks, double bytes) const;
+};
+CalibrationDefaults calibration_defaults(std::span<const search::JournalRecord> records);
+
 LearnResult learn(const profiles::Profile& current, const std::vector<TelemetryFile>& files,
-                  const search::DeriveOptions& options);
+                  const LearnOptions& options, const CalibrationDefaults& defaults = {});
 
 // The pooled evidence as journal records (source "production", runner "telemetry"): times_us holds min,
-// p25, p50, p75 and max, so tune's quantiles over them are the telemetry's.
-std::vector<search::JournalRecord> production_records(const std::vector<Evidence>& evidence);
+// p25, p50, p75 and max, so tune's quantiles over them are the telemetry's; `learn_id` marks the learn
+// transaction that folds them (calibrate/learn_transaction.hpp).
+std::vector<search::JournalRecord> production_records(const std::vector<Evidence>& evidence,
+                                                      const std::string& learn_id = "");
 
 }  // namespace autotune::calibrate

@@ -379,6 +379,8 @@ std::vector<search::JournalRecord> merge_parts(const OrchestratorOptions& o, con
     auto files = job_files(o.journal, i);
     search::JournalContents part;
     if (std::filesystem::exists(files.part)) part = search::load_journal(files.part);
+    if (o.say)
+      for (const auto& line : part.skipped) o.say(line);
     if (part.header) adopt_part_header(header, *part.header);
     for (auto& job : job_results(setting, part, run, i, header, records)) {
       result.measured += job.measured;
@@ -430,6 +432,10 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
       if (!run.failure[i].empty()) why += "; " + o.settings[i].id + ": " + run.failure[i];
     throw std::runtime_error("no job measured anything" + why);
   }
+  if (o.budget)
+    if (auto left = search::undecided(records, result.header.collectives, result.header.scales);
+        !left.empty())
+      throw std::runtime_error(search::budget_undecided_message(left, records.size()));
   result.derivation = search::derive(records, search::DeriveOptions{o.min_gain});
   result.profile = build_profile(result.derivation, result.header);
   return result;

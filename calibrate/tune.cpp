@@ -195,6 +195,8 @@ void Calibration::open_journal() {
   bool had_header = false;
   if (o_.resume && std::filesystem::exists(o_.journal)) {
     search::JournalContents old = search::load_journal(o_.journal);
+    if (o_.say)
+      for (const auto& line : old.skipped) o_.say(line + ": measured again");
     if (old.header) {
       check_resumable(*old.header, result_.header, o_.journal.string());
       result_.header = *old.header;
@@ -400,6 +402,12 @@ TuneResult Calibration::run() {
       if (j.failed) why += "; " + j.setting.id + " (" + runners::describe_shape(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
+  if (o_.budget) {
+    std::vector<nccl::Collective> collectives;
+    for (const auto& cs : space.collectives) collectives.push_back(cs.collective);
+    if (auto left = search::undecided(records_, collectives, space.scales); !left.empty())
+      throw std::runtime_error(search::budget_undecided_message(left, records_.size()));
+  }
   result_.derivation = search::derive(records_, input_.derive);
   result_.profile = build_profile(result_.derivation, result_.header);
   return std::move(result_);
@@ -416,6 +424,7 @@ TuneResult tune_from_journal(const std::filesystem::path& journal, const search:
   search::JournalContents all = search::load_journal(journal);
   if (!all.header) throw InputError(journal.string(), 1, "expected a journal header line first, found none");
   result.header = *all.header;
+  result.journal_skipped = all.skipped;
   result.plan.strategy = all.header->strategy;
   result.replayed = all.records.size();
   result.derivation = search::derive(all.records, options);

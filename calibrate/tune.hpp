@@ -90,6 +90,8 @@ struct TuneResult {
   profiles::Profile profile;
   uint64_t measured = 0;
   uint64_t replayed = 0;
+  std::vector<std::string>
+      journal_skipped;  // journal lines that could not be read, each named (--from-journal)
 };
 
 // The plan without measuring anything (--dry-run). The time estimate assumes 100 GB/s of bus bandwidth,

@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "common/utc_time.hpp"
 #include "common/input_error.hpp"
+#include "common/run_lock.hpp"
 #include "nccl/version.hpp"
 #include "nccl_tests/import_nccl_tests.hpp"
 #include "profiles/store.hpp"
@@ -104,9 +105,11 @@ std::filesystem::path journal_for(const ImportArgs& a, const nccl_tests::ImportR
 
 // Appends to the journal (a new one gets the header); a file that is not a journal is refused first.
 void append(const std::filesystem::path& journal_path, nccl_tests::ImportResult& result) {
+  const RunLock lock = search::lock_journal(journal_path, "an import into " + journal_path.string());
   const bool fresh = !std::filesystem::exists(journal_path) || std::filesystem::file_size(journal_path) == 0;
   if (!fresh) {
     auto existing = search::load_journal(journal_path);
+    for (const auto& line : existing.skipped) std::cerr << "warning: " << line << "\n";
     if (existing.header && existing.header->source != result.header.source)
       std::cerr << "warning: " << journal_path.string() << " holds " << existing.header->source
                 << " measurements; these are marked \"" << result.header.source << "\" line by line\n";

@@ -5,16 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/learn.hpp"
+#include "calibrate/learn_transaction.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
-#include "common/utc_time.hpp"
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
-#include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
-#include "search/journal.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -50,23 +47,56 @@ Target resolve(const po::variables_map& vm) {
   return {found.front().file, store};
 }
 
-void print(const calibrate::LearnResult& result, const std::string& format, const std::string& published) {
-  if (format == "json") {
-    nlohmann::json changes = nlohmann::json::array();
-    for (const auto& c : result.changes)
-      changes.push_back({{"kind", calibrate::name(c.kind)},
-                         {"before", rule_json(c.before)},
-                         {"after", c.after ? rule_json(*c.after) : nlohmann::json()},
-                         {"why", c.why}});
-    nlohmann::json out = {{"telemetry_files", result.files},
-                          {"evidence", result.evidence.size()},
-                          {"changes", changes},
-                          {"published", published.empty() ? nlohmann::json() : nlohmann::json(published)}};
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
+nlohmann::json evidence_json(const calibrate::Evidence& e) {
+  return {{"collective", nccl::name(e.collective)},
+          {"nodes", e.nodes},
+          {"ranks", e.ranks},
+          {"bytes", e.mean_bytes},
+          {"choice", std::string(nccl::name(e.algorithm)) + "/" + std::string(nccl::name(e.protocol)) + "/" +
+                         std::to_string(e.channels)},
+          {"calls", e.count},
+          {"p50_us", e.p50_us},
+          {"jobs", e.jobs},
+          {"users", e.users}};
+}
+
+void print_json(const calibrate::LearnOutcome& o) {
+  const auto& result = o.result;
+  nlohmann::json changes = nlohmann::json::array(), evidence = nlohmann::json::array(),
+                 refused = nlohmann::json::array();
+  for (const auto& c : result.changes)
+    changes.push_back({{"kind", calibrate::name(c.kind)},
+                       {"before", rule_json(c.before)},
+                       {"after", c.after ? rule_json(*c.after) : nlohmann::json()},
+                       {"why", c.why}});
+  for (const auto& e : result.evidence) evidence.push_back(evidence_json(e));
+  for (const auto& r : o.refused) refused.push_back({{"file", r.file.string()}, {"why", r.why}});
+  nlohmann::json out = {{"telemetry_files", result.files},
+                        {"evidence", result.evidence.size()},
+                        {"contributors", evidence},
+                        {"held_back", result.held_back},
+                        {"refused", refused},
+                        {"changes", changes},
+                        {"published", o.published.empty() ? nlohmann::json() : nlohmann::json(o.published)}};
+  std::cout << out.dump(2) << "\n";
+}
+
+void print(const calibrate::LearnOutcome& o, const std::string& format, bool dry_run) {
+  for (const auto& line : o.journal_skipped) std::cerr << "warning: " << line << "\n";
+  for (const auto& r : o.refused)
+    std::cerr << "refused (not counted): " << r.file.string() << ": " << r.why << "\n";
+  if (!o.finished_pending.empty()) std::cerr << "learn: " << o.finished_pending << "\n";
+  if (format == "json") return print_json(o);
+  const auto& result = o.result;
   std::cout << "learn: " << result.files << " telemetry files, " << result.evidence.size()
             << " (shape, collective, size, choice) aggregates\n";
+  if (dry_run)
+    for (const auto& e : result.evidence)
+      std::cout << "  evidence: " << nccl::name(e.collective) << " " << nccl::name(e.algorithm) << "/"
+                << nccl::name(e.protocol) << "/" << e.channels << " at " << e.nodes << "x" << e.ranks_per_node
+                << ", " << static_cast<uint64_t>(e.mean_bytes) << " B: " << e.count << " calls from "
+                << calibrate::contributors_text(e) << "\n";
+  for (const auto& h : result.held_back) std::cout << "  not counted: " << h << "\n";
   if (result.changes.empty())
     std::cout << "no change: production evidence does not beat the rules beyond the noise\n";
   for (const auto& c : result.changes)
@@ -78,37 +108,7 @@ void print(const calibrate::LearnResult& result, const std::string& format, cons
                             std::string(nccl::name(c.after->protocol))
                       : std::string())
               << "\n    " << c.why << "\n";
-  if (!published.empty()) std::cout << "published " << published << "\n";
-}
-
-// Appends the production records to the cluster's journal (a header first when the journal is new).
-void fold(const profiles::Profile& profile, const std::filesystem::path& store,
-          const std::vector<search::JournalRecord>& records, const std::string& command) {
-  const auto path =
-      profiles::Store(store).journal_path_for(profile.cluster.name, profile.provenance.nccl_version);
-  const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
-  if (!fresh) search::load_journal(path);  // refuses a file that is not a journal, before appending
-  std::filesystem::create_directories(path.parent_path());
-  search::JournalWriter writer(path);
-  if (fresh) {
-    search::JournalHeader h;
-    h.created = utc_timestamp_now();
-    h.command = command;
-    h.source = "production";
-    h.runner = "telemetry";
-    h.nccl_version = profile.provenance.nccl_version;
-    h.cluster = profile.cluster.name;
-    h.fingerprint = profile.cluster.fingerprint;
-    h.strategy = "production";
-    writer.write(h);
-  }
-  writer.write(records);
-}
-
-// The files folded move to telemetry/learned/, so the next learn does not count them twice.
-void retire(const std::vector<calibrate::TelemetryFile>& files, const std::filesystem::path& dir) {
-  std::filesystem::create_directories(dir / "learned");
-  for (const auto& f : files) std::filesystem::rename(f.file, dir / "learned" / f.file.filename());
+  if (!o.published.empty()) std::cout << "published " << o.published << "\n";
 }
 
 }  // namespace
@@ -117,7 +117,7 @@ int cmd_learn(const Args& args) {
   CommandSpec spec;
   spec.usage =
       "nccl-autotune learn [PROFILE | --cluster NAME] [--store DIR] [--dry-run] [--format text|json] "
-      "[--min-gain F]";
+      "[--min-gain F] [--min-jobs N] [--min-users N]";
   spec.description =
       "Folds the jobs' telemetry (<store>/telemetry/, written by the plugin under [online] telemetry = "
       "true)\n"
@@ -128,11 +128,14 @@ int cmd_learn(const Args& args) {
       "(the store's versioned save). --dry-run shows the changes and writes nothing.";
   std::string format = "text";
   double min_gain = search::DeriveOptions{}.min_gain;
+  int min_jobs = calibrate::LearnOptions{}.min_jobs, min_users = calibrate::LearnOptions{}.min_users;
   spec.options.add_options()("profile", po::value<std::string>(), "the profile to revise")(
       "cluster", po::value<std::string>(), "the store's newest profile for this cluster name")(
       "store", po::value<std::string>(), "profile store (default: the profile's, or $NCCL_AUTOTUNE_STORE)")(
       "dry-run", "show what would change; write nothing")("format", po::value(&format), "text or json")(
-      "min-gain", po::value(&min_gain), "smallest gain that counts (default 0.03)");
+      "min-gain", po::value(&min_gain), "smallest gain that counts (default 0.03)")(
+      "min-jobs", po::value(&min_jobs), "jobs whose telemetry a change needs (default 2)")(
+      "min-users", po::value(&min_users), "users whose jobs a change needs (default 2)");
   spec.positional.add("profile", 1);
   auto vm = parse_command_line(spec, args);
   if (!vm) return kExitOk;
@@ -141,28 +144,19 @@ int cmd_learn(const Args& args) {
   if (!(min_gain >= 0.0 && min_gain < 10.0))
     throw InputError("<arguments>", 0,
                      "--min-gain: expected a number 0..10; found " + std::to_string(min_gain));
+  if (min_jobs < 1 || min_jobs > 1000 || min_users < 1 || min_users > 1000)
+    throw InputError("<arguments>", 0, "--min-jobs, --min-users: expected 1..1000");
   const Target target = resolve(*vm);
-  const profiles::Profile current = profiles::read_profile(target.profile);
-  const auto dir = target.store / "telemetry";
-  const auto files = calibrate::read_telemetry(dir, current.cluster.name);
-  calibrate::LearnResult result = calibrate::learn(current, files, search::DeriveOptions{min_gain});
-  std::string published;
-  if (!vm->count("dry-run")) {
-    std::string command = "nccl-autotune learn";
-    for (const auto& a : args) command += " " + a;
-    if (!result.evidence.empty())
-      fold(current, target.store, calibrate::production_records(result.evidence), command);
-    if (!result.changes.empty()) {
-      profiles::Profile next = result.profile;
-      next.provenance.created = utc_timestamp_now();
-      next.provenance.command = command;
-      const auto saved = profiles::Store(target.store).save(next);
-      published = saved.string() + " (digest " +
-                  profiles::digest_text(profiles::profile_digest(read_file(saved))) + ")";
-    }
-    if (!files.empty()) retire(files, dir);
-  }
-  print(result, format, published);
+  calibrate::LearnRequest request;
+  request.profile = target.profile;
+  request.store = target.store;
+  request.options.derive.min_gain = min_gain;
+  request.options.min_jobs = min_jobs;
+  request.options.min_users = min_users;
+  request.dry_run = vm->count("dry-run") > 0;
+  request.command = "nccl-autotune learn";
+  for (const auto& a : args) request.command += " " + a;
+  print(calibrate::run_learn(request), format, request.dry_run);
   return kExitOk;
 }
 

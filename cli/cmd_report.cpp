@@ -68,6 +68,7 @@ int cmd_report(const Args& args) {
     journal = search::load_journal(in);
     if (!profile_path.empty()) profile = profiles::read_profile(profile_path);
   }
+  for (const auto& line : journal.skipped) std::cerr << "warning: " << line << "\n";
   std::string probe;
   if (!probe_path.empty()) probe = read_file(probe_path);
   report::write_report(output, journal, profile, probe);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "autotune/version.hpp"
@@ -23,6 +24,7 @@
 #include "common/host_name.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
+#include "common/run_lock.hpp"
 #include "common/text.hpp"
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
@@ -403,6 +405,7 @@ int cmd_tune(const Args& args) {
   profiles::Store store(a.store_dir.empty() ? profiles::Store::default_dir()
                                             : std::filesystem::path(a.store_dir));
   auto finish = [&](const calibrate::TuneResult& r, const std::filesystem::path& journal) {
+    for (const auto& line : r.journal_skipped) std::fprintf(stderr, "warning: %s\n", line.c_str());
     std::string path = store.save(r.profile).string();
     if (!a.report.empty()) {
       report::write_report(a.report, search::load_journal(journal), r.profile);
@@ -416,9 +419,14 @@ int cmd_tune(const Args& args) {
   };
   if (!a.from_journal.empty() && vm->count("add-shapes"))
     throw InputError("<arguments>", 0, "expected --add-shapes with a calibration, not with --from-journal");
-  if (!a.from_journal.empty())
-    return finish(calibrate::tune_from_journal(a.from_journal, {parse_gain(a.min_gain, "--min-gain")}),
-                  a.from_journal);
+  if (!a.from_journal.empty()) {
+    const auto r = calibrate::tune_from_journal(a.from_journal, {parse_gain(a.min_gain, "--min-gain")});
+    // It publishes under the calibration's name: not while a calibration of that name runs.
+    const RunLock lock = search::lock_journal(
+        store.journal_path_for(r.profile.cluster.name, r.profile.provenance.nccl_version),
+        "a re-derivation (--from-journal) of " + r.profile.cluster.name);
+    return finish(r, a.from_journal);
+  }
 
   const calibrate::CalibrationRequest request = tune_request(a, *vm, args);
   const auto& processes = runners::job_processes();
@@ -428,6 +436,11 @@ int cmd_tune(const Args& args) {
     if (processes.is_root()) print_plan(setup);
     return kExitOk;
   }
+  // One calibration per store and name: a second refuses before it touches the journal (a worker runs
+  // under its orchestrator's lock).
+  std::optional<RunLock> lock;
+  if (processes.is_root() && setup.mode != calibrate::CalibrationMode::worker)
+    lock = search::lock_journal(setup.tune.journal, "a calibration of " + setup.tune.header.cluster);
   if (processes.is_root())
     setup.tune.say = [](const std::string& line) { std::fprintf(stderr, "tune: %s\n", line.c_str()); };
   if (setup.mode == calibrate::CalibrationMode::orchestrator) {

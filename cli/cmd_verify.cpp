@@ -186,8 +186,11 @@ int cmd_verify(const Args& args) {
       ::setenv(k.c_str(), v.c_str(), 1);
   const calibrate::VerifyResult result =
       calibrate::verify_profile(profile, options, calibrate::verify_runners(target, profile));
+  // A check that could check nothing must not pass as one that found everything well (nor date a version).
+  const bool nothing_checked = !result.rules.empty() && result.count(calibrate::Verdict::not_checked) ==
+                                                            static_cast<int>(result.rules.size());
   std::string written;
-  if (vm->count("write")) written = write_new_version(store, profile, result, args);
+  if (vm->count("write") && !nothing_checked) written = write_new_version(store, profile, result, args);
   if (a.format == "json") {
     std::cout << result_json(result, file, written).dump(2) << "\n";
   } else {
@@ -196,6 +199,15 @@ int cmd_verify(const Args& args) {
       std::printf(
           "wrote %s without the %d rule(s) that no longer win\n", written.c_str(),
           result.count(calibrate::Verdict::no_longer_wins) + result.count(calibrate::Verdict::now_loses));
+  }
+  if (nothing_checked) {
+    std::fprintf(
+        stderr,
+        "nccl-autotune verify: none of the %zu rules could be checked (%llu measurements): this is not "
+        "a pass%s\n",
+        result.rules.size(), static_cast<unsigned long long>(result.measurements),
+        vm->count("write") ? "; no version written" : "");
+    return kExitFailed;
   }
   return result.count(calibrate::Verdict::now_loses) > 0 ? kExitFailed : kExitOk;
 }

@@ -8,7 +8,7 @@ src="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:?usage: make_seeds.sh OUT_DIR}"
 shared="$src/../shared/fixtures/topology"
 rm -rf "$out"
-for t in profile_toml env_values nccl_xml hwloc_xml probe_json journal nccl_csv nccl_tests_log plugin compiled_rules; do
+for t in profile_toml env_values nccl_xml hwloc_xml probe_json journal telemetry nccl_csv nccl_tests_log plugin compiled_rules; do
   mkdir -p "$out/fuzz_$t"
 done
 
@@ -118,6 +118,12 @@ done
 # Journal: the format document's examples and the journal tests' texts.
 for f in "$src"/docs/*.md; do fenced_blocks '|json|jsonl' "$f" | grep -z '^{' | save fuzz_journal "$(basename "$f" .md)" || true; done
 for f in "$src"/tests/search/*.cpp "$src"/tests/calibrate/*.cpp "$src"/tests/simulator/*.cpp "$src"/tests/runners/*.cpp; do raw_strings "$f" | save fuzz_journal "$(basename "$f")"; done
+
+# Telemetry: the bad-inputs table's stores (a torn file, a foreign one) and the online tests' texts.
+copy_files fuzz_telemetry "$src"/tests/bad_inputs/inputs/*-store/telemetry/*.telemetry
+for f in "$src"/tests/tuner*/test_learn*.cpp "$src"/tests/profiles/test_online_profile.cpp; do
+  [[ -f "$f" ]] && raw_strings "$f" | grep -z 'telemetry' | save fuzz_telemetry "$(basename "$f")" || true
+done
 
 # NCCL example-plugin CSV and nccl-tests logs: the fixtures of their tests.
 copy_files fuzz_nccl_csv "$src"/tests/**/*.csv

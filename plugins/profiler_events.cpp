@@ -62,7 +62,9 @@ void start_coll(const CommContext* comm, void** handle, const ncclProfilerCollDe
   // AllGather and Broadcast count bytes; the others elements. The tuner's size (the rules' bytes) is the
   // whole buffer for AllGather and ReduceScatter.
   const size_t element = (c == 0 || c == 2) ? 1 : datatype_bytes(d.datatype);
-  if (c < 0 || a < 0 || p < 0 || element == 0 || d.nChannels == 0) {
+  // A communicator NCCL describes as 0 nodes (or more nodes than ranks) has no shape a rule or learn can use.
+  if (c < 0 || a < 0 || p < 0 || element == 0 || d.nChannels == 0 || comm->nodes < 1 ||
+      comm->ranks < comm->nodes) {
     g_dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }

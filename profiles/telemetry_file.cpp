@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <sstream>
 
@@ -121,6 +122,7 @@ class Parser {
         fail(line, "expected a number >= 0 (bytes, microseconds); found \"" + std::string(f[10 + i]) + "\"");
       *values[i] = *v;
     }
+    if (auto problem = row_problem(r)) fail(line, *problem);
     return r;
   }
 
@@ -218,17 +220,52 @@ std::string telemetry_word(std::string_view s) {
   return out;
 }
 
+std::optional<std::string> row_problem(const TelemetryRow& r) {
+  if (r.nodes < 1 || r.ranks < r.nodes)
+    return "expected a shape with 1 <= nodes <= ranks; found nodes " + std::to_string(r.nodes) + ", ranks " +
+           std::to_string(r.ranks);
+  if (!nccl::is_allowed(r.collective, r.algorithm, r.protocol))
+    return "expected a choice NCCL can run for " + std::string(nccl::name(r.collective)) + "; found " +
+           std::string(nccl::name(r.algorithm)) + "/" + std::string(nccl::name(r.protocol));
+  const int per_node = r.ranks % r.nodes == 0 ? r.ranks / r.nodes : 0;
+  if (r.ranks_per_node != per_node)
+    return "expected ranks per node " + std::to_string(per_node) +
+           " (ranks / nodes when even, else 0); found " + std::to_string(r.ranks_per_node);
+  if (r.channels < 1 || r.channels > nccl::kMaxChannels)
+    return "expected channels 1.." + std::to_string(nccl::kMaxChannels) + "; found " +
+           std::to_string(r.channels);
+  const double low = std::ldexp(1.0, r.bytes_log2), high = std::ldexp(1.0, r.bytes_log2 + 1);
+  // The file keeps six digits: a mean at the bucket's edge may print a hair outside it.
+  if (r.count == 0 || !(r.mean_bytes >= low * (1 - 1e-6)) || !(r.mean_bytes <= high * (1 + 1e-6)))
+    return "expected a mean size in the bucket 2^" + std::to_string(r.bytes_log2) + " (" + number(low) +
+           ".." + number(high) + " bytes); found " + number(r.mean_bytes);
+  const double q[] = {r.min_us, r.p25_us, r.p50_us, r.p75_us, r.p90_us, r.p99_us, r.max_us};
+  for (double v : q)
+    if (!(v > 0.0 && v <= 1e9)) return "expected times in 0..1e9 us, above 0; found " + number(v);
+  for (size_t i = 1; i < std::size(q); ++i)
+    if (q[i] < q[i - 1])
+      return "expected min <= p25 <= p50 <= p75 <= p90 <= p99 <= max; found " + number(q[i - 1]) +
+             " before " + number(q[i]);
+  if (!(r.mean_us >= r.min_us * (1 - 1e-5) && r.mean_us <= r.max_us * (1 + 1e-5)))
+    return "expected the mean within min..max (" + number(r.min_us) + ".." + number(r.max_us) +
+           " us); found " + number(r.mean_us);
+  return std::nullopt;
+}
+
 std::string format_telemetry(const Telemetry& t) {
+  std::string rows;
+  size_t kept = 0, refused = 0;
+  bool truncated = t.truncated;
   std::string head = std::string(kMagic) + ": GPU times per choice NCCL ran (docs/online.md)\n";
   head += "telemetry " + std::to_string(kTelemetryFormat) + "\n";
   head +=
       "digest " + word(t.digest) + "\ncluster " + word(t.cluster) + "\nnccl " + word(t.nccl_version) + "\n";
   head += "job " + word(t.job) + "\nrank " + word(t.rank) + "\nhost " + word(t.host) + "\n";
-  head += "written " + std::to_string(t.written) + "\ndropped " + std::to_string(t.dropped) + "\n";
-  std::string rows;
-  size_t kept = 0;
-  bool truncated = t.truncated;
+  for (const TelemetryRow& r : t.rows)
+    if (row_problem(r)) ++refused;
+  head += "written " + std::to_string(t.written) + "\ndropped " + std::to_string(t.dropped + refused) + "\n";
   for (const TelemetryRow& r : t.rows) {
+    if (row_problem(r)) continue;
     std::string line = row_text(r);
     if (head.size() + rows.size() + line.size() + 64 > kMaxTelemetryBytes) {
       truncated = true;

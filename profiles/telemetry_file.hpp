@@ -7,6 +7,7 @@
 // Pure functions; thread-compatible.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,11 +44,20 @@ struct Telemetry {
   std::vector<TelemetryRow> rows;
 };
 
+// What no row can be, judged by the same code when the plugin writes a row and when learn reads one: a shape
+// outside 1 <= nodes <= ranks (ranks_per_node ranks/nodes when even, else 0), a choice NCCL cannot run
+// for the collective (nccl::is_allowed), channels outside 1..64, a
+// mean size outside its bucket [2^b, 2^(b+1)), quantiles out of order (min <= p25 <= p50 <= p75 <= p90 <=
+// p99 <= max, the mean within min..max), a time of 0 or beyond 1e9 us. nullopt when the row is whole;
+// else "expected ..., found ...".
+std::optional<std::string> row_problem(const TelemetryRow& r);
+
 // Words are written with whitespace replaced by '_'. Rows beyond kMaxTelemetryBytes are left out and the
-// header says `truncated`.
+// header says `truncated`; rows row_problem() refuses are left out and counted in `dropped`.
 std::string format_telemetry(const Telemetry& t);
 // Throws InputError(file, line, "expected ..., found ...") for anything but a whole file of this format:
-// a foreign file (first lines), a bad row, a file cut short (no `end`, or its count differs).
+// a foreign file (first lines), a bad row (row_problem() included), a file cut short (no `end`, or its
+// count differs).
 Telemetry parse_telemetry(std::string_view text, std::string_view file);
 // A word as the file holds it: whitespace replaced by '_', "-" for an empty one (a cluster name compares
 // with the file's through here).

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
@@ -410,6 +412,41 @@ Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& o
                          "', found none that succeeded: nothing to compare candidates with");
   list_failures(settings, out);
   return out;
+}
+
+std::vector<std::string> undecided(std::span<const JournalRecord> records,
+                                   std::span<const Collective> collectives, std::span<const Scale> scales) {
+  // Per (collective, scale, bytes): bit 1 NCCL's choice ok, bit 2 a candidate measured.
+  std::map<std::tuple<int, int, int, uint64_t>, int> seen;
+  for (const JournalRecord& r : records) {
+    const auto& m = r.measurement;
+    if (r.source == "production" || !r.setting.is_default()) continue;
+    const bool is_default = m.request.candidate.is_default();
+    if (is_default && m.outcome != runners::Outcome::ok) continue;
+    seen[{static_cast<int>(m.request.collective), r.scale.nodes, r.scale.ranks, m.request.bytes}] |=
+        is_default ? 1 : 2;
+  }
+  std::vector<std::string> out;
+  for (Collective c : collectives)
+    for (const Scale& s : scales) {
+      bool decided = false;
+      for (auto it = seen.lower_bound({static_cast<int>(c), s.nodes, s.ranks, 0});
+           !decided && it != seen.end() && std::get<0>(it->first) == static_cast<int>(c) &&
+           std::get<1>(it->first) == s.nodes && std::get<2>(it->first) == s.ranks;
+           ++it)
+        decided = it->second == 3;
+      if (!decided) out.push_back(std::string(nccl::name(c)) + " at " + runners::describe_shape(s));
+    }
+  return out;
+}
+
+std::string budget_undecided_message(const std::vector<std::string>& undecided, size_t measurements) {
+  std::string what;
+  for (const auto& u : undecided) what += (what.empty() ? "" : ", ") + u;
+  return "the budget ended before " + what +
+         " could be decided at any size (no size measured with both NCCL's own choice and a candidate): no "
+         "profile written, the store's is untouched; the journal keeps the " +
+         std::to_string(measurements) + " measurements: --resume with a larger --budget continues";
 }
 
 }  // namespace autotune::search

@@ -129,4 +129,15 @@ struct Derivation {
 // measurements and are left out.
 Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& options);
 
+// A calibration under a budget decides a (collective, scale) only where some size was measured, under NCCL's
+// process-wide defaults, both with NCCL's own choice and with a candidate (ok or refused by NCCL). Empty when
+// every (collective, scale) of the plan was decided somewhere; else each one that was not ("allreduce at 1
+// node x 8 GPUs"). A budget that leaves any undecided must not publish: its profile would replace the
+// store's rules with NCCL's choice where nothing was compared.
+std::vector<std::string> undecided(std::span<const JournalRecord> records,
+                                   std::span<const Collective> collectives, std::span<const Scale> scales);
+
+// The error for undecided() with a budget: what was not decided, the measurements kept, how to go on.
+std::string budget_undecided_message(const std::vector<std::string>& undecided, size_t measurements);
+
 }  // namespace autotune::search

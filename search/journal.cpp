@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
@@ -118,6 +121,31 @@ std::optional<Protocol> parse_protocol_field(const Fields& f, const char* key) {
   return p;
 }
 
+constexpr int kMaxRanks = 1 << 20;
+constexpr double kMaxTimeUs = 1e9;     // a collective of over 16 minutes is no measurement
+constexpr double kMaxBandwidth = 1e6;  // GB/s, far above any fabric
+
+std::optional<std::string> scale_problem(const Scale& s) {
+  if (s.nodes < 1 || s.ranks < s.nodes || s.ranks > kMaxRanks)
+    return "expected a scale with 1 <= nodes <= ranks <= " + std::to_string(kMaxRanks) + ", found nodes " +
+           std::to_string(s.nodes) + ", ranks " + std::to_string(s.ranks);
+  return std::nullopt;
+}
+
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
+std::optional<std::string> numbers_problem(const char* key, const std::vector<double>& values, double max) {
+  for (double v : values)
+    if (!std::isfinite(v) || v < 0.0 || v > max)
+      return std::string("field \"") + key + "\": expected numbers 0.." + number_text(max) + ", found " +
+             number_text(v);
+  return std::nullopt;
+}
+
 ProcessSetting parse_setting(const Fields& f) {
   ProcessSetting s;
   s.id = f.get<std::string>("id");
@@ -129,9 +157,7 @@ Scale parse_scale(const Fields& f) {
   Scale s;
   s.nodes = f.get<int>("nodes");
   s.ranks = f.get<int>("ranks");
-  if (s.nodes < 1 || s.ranks < s.nodes)
-    f.fail("expected a scale with 1 <= nodes <= ranks, found nodes " + std::to_string(s.nodes) + ", ranks " +
-           std::to_string(s.ranks));
+  if (auto problem = scale_problem(s)) f.fail(*problem);
   return s;
 }
 
@@ -216,6 +242,8 @@ JournalRecord parse_record(const Fields& f) {
   r.source = f.get<std::string>("source");
   r.runner = f.get_or<std::string>("runner", "");
   r.time = f.get_or<std::string>("time", "");
+  r.learn_id = f.get_or<std::string>("learn", "");
+  if (auto problem = record_problem(r)) f.fail(*problem);
   return r;
 }
 
@@ -229,6 +257,25 @@ JournalJobEvent parse_job_event(const Fields& f) {
 }
 
 }  // namespace
+
+std::optional<std::string> record_problem(const JournalRecord& r) {
+  if (auto p = scale_problem(r.scale)) return p;
+  const Measurement& m = r.measurement;
+  const int channels = m.request.candidate.channels;
+  if (channels < 0 || channels > nccl::kMaxChannels || m.used_channels < 0 ||
+      m.used_channels > nccl::kMaxChannels)
+    return "expected channels 0.." + std::to_string(nccl::kMaxChannels) + ", found " +
+           std::to_string(channels < 0 || channels > nccl::kMaxChannels ? channels : m.used_channels);
+  if (m.request.repetitions < 0 || r.attempt < 0)
+    return "expected repetitions and attempt of at least 0, found " + std::to_string(m.request.repetitions) +
+           " and " + std::to_string(r.attempt);
+  if (auto p = numbers_problem("times_us", m.times_us, kMaxTimeUs)) return p;
+  if (auto p = numbers_problem("mean_times_us", m.mean_times_us, kMaxTimeUs)) return p;
+  if (auto p = numbers_problem("busbw_gbps", {m.algbw_gbps, m.busbw_gbps}, kMaxBandwidth)) return p;
+  if (auto p = numbers_problem("published_busbw_gbps", r.published_busbw_gbps, kMaxBandwidth)) return p;
+  if (r.source.empty()) return std::string("field \"source\": expected the record's source, found none");
+  return std::nullopt;
+}
 
 namespace {
 
@@ -299,6 +346,11 @@ std::optional<KeptJournal> keep_previous_journal(const std::filesystem::path& jo
   return kept;
 }
 
+RunLock lock_journal(const std::filesystem::path& journal, const std::string& what) {
+  if (journal.has_parent_path()) std::filesystem::create_directories(journal.parent_path());
+  return RunLock::acquire(journal.string() + ".lock", what);
+}
+
 std::string to_json_line(const JournalHeader& h) {
   json j;
   j["type"] = "header";
@@ -366,6 +418,7 @@ std::string to_json_line(const JournalRecord& r) {
   j["source"] = r.source;
   j["runner"] = r.runner;
   j["time"] = r.time;
+  if (!r.learn_id.empty()) j["learn"] = r.learn_id;
   return j.dump();
 }
 
@@ -406,12 +459,13 @@ std::optional<JournalEntry> parse_journal_line(std::string_view text, const std:
   return entry;
 }
 
-std::vector<JournalEntry> read_journal(const std::filesystem::path& path) {
+std::vector<JournalEntry> read_journal(const std::filesystem::path& path, std::vector<std::string>* skipped) {
   std::string content = read_file(path);
   std::vector<JournalEntry> entries;
   const std::string file = path.string();
   size_t pos = 0;
   int line = 0;
+  bool first = true;
   while (pos < content.size()) {
     size_t end = content.find('\n', pos);
     bool complete = end != std::string::npos;
@@ -419,11 +473,14 @@ std::vector<JournalEntry> read_journal(const std::filesystem::path& path) {
     pos = complete ? end + 1 : content.size();
     ++line;
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const bool is_first = std::exchange(first, false);
     try {
       if (auto entry = parse_journal_line(text, file, line)) entries.push_back(std::move(*entry));
-    } catch (const InputError&) {
+    } catch (const InputError& e) {
       if (!complete) break;  // torn last write
-      throw;
+      // The first line says what the file is: without it nothing after it can be trusted to be a journal.
+      if (!skipped || is_first) throw;
+      skipped->push_back(std::string(e.what()) + " (line skipped)");
     }
   }
   return entries;
@@ -431,7 +488,7 @@ std::vector<JournalEntry> read_journal(const std::filesystem::path& path) {
 
 JournalContents load_journal(const std::filesystem::path& path) {
   JournalContents contents;
-  for (auto& e : read_journal(path)) {
+  for (auto& e : read_journal(path, &contents.skipped)) {
     if (auto* h = std::get_if<JournalHeader>(&e.value)) {
       if (!contents.header) contents.header = std::move(*h);
     } else if (auto* r = std::get_if<JournalRecord>(&e.value)) {
@@ -477,6 +534,10 @@ void JournalWriter::write(const JournalHeader& header) {
 }
 
 void JournalWriter::write(std::span<const JournalRecord> batch) {
+  for (const auto& r : batch)
+    if (auto problem = record_problem(r))
+      throw std::invalid_argument("journal " + path_.string() +
+                                  ": record refused before writing: " + *problem);
   std::string text;
   for (const auto& r : batch) text += to_json_line(r) + "\n";
   write_lines(text);

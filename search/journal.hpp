@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/run_lock.hpp"
 #include "runners/process_setting.hpp"
 #include "runners/runner.hpp"
 
@@ -79,6 +80,9 @@ struct JournalRecord {
   // Imported records: the busbw nccl-tests printed for each half (out-of-place, in-place), beside the two
   // times in measurement.times_us; empty otherwise.
   std::vector<double> published_busbw_gbps = {};
+  // Production records: the learn transaction that folded them in (empty otherwise), so that a learn
+  // finished after a kill appends only what the killed one did not.
+  std::string learn_id = {};
 };
 
 // A job (one process-wide setting) started, finished or failed; `detail` holds the failed job's output.
@@ -102,19 +106,32 @@ std::string to_json_line(const JournalHeader& header);
 std::string to_json_line(const JournalRecord& record);
 std::string to_json_line(const JournalJobEvent& event);
 
+// What no journal may hold, judged by the same code before a record is written and after it is read: a
+// scale outside 1 <= nodes <= ranks <= 2^20, channels outside 0..64, a time or bandwidth that is not a
+// finite number in 0..1e9 us (0..1e6 GB/s), negative repetitions or attempts, no source. nullopt when the
+// record is whole; else what is wrong, as "expected ..., found ...".
+std::optional<std::string> record_problem(const JournalRecord& record);
+
 // Parses one line. Returns nullopt for a line of a type this version does not know (to be skipped). Throws
-// InputError(file, line, ...) for a line that is not valid JSON or lacks a required field.
+// InputError(file, line, ...) for a line that is not valid JSON, lacks a required field, or holds a record
+// record_problem() refuses.
 std::optional<JournalEntry> parse_journal_line(std::string_view text, const std::string& file, int line);
 
 // Reads a whole journal. A last line without its newline that does not parse is a write torn by a crash and
-// is ignored; any other bad line throws InputError naming the file and line. A missing file throws too.
-std::vector<JournalEntry> read_journal(const std::filesystem::path& path);
+// is ignored. Any other bad line is skipped and said in `skipped` ("file:line: what (line skipped)"), so
+// that one bad line (a hand edit, an older writer's bug) costs that line and not the whole journal; with
+// `skipped` null it throws InputError naming the file and line instead. A first line that is not a journal
+// header of this format, a missing file, or one that cannot be read throw in either case.
+std::vector<JournalEntry> read_journal(const std::filesystem::path& path,
+                                       std::vector<std::string>* skipped = nullptr);
 
-// Convenience over read_journal: the header (nullopt if the journal has none) and the records.
+// Convenience over read_journal (bad lines skipped): the header (nullopt if the journal has none), the
+// records, and the lines skipped, for the caller to warn about.
 struct JournalContents {
   std::optional<JournalHeader> header;
   std::vector<JournalRecord> records;
   std::vector<JournalJobEvent> job_events;
+  std::vector<std::string> skipped;
 };
 JournalContents load_journal(const std::filesystem::path& path);
 
@@ -127,7 +144,8 @@ struct JournalWriteError : std::runtime_error {
 // Appends lines to a journal file. Opening an existing journal first cuts a torn last line (one without its
 // newline) so that appended lines start clean. Every write call writes whole lines and hands them to the
 // operating system before returning (fflush): a killed process loses at most the batch it was measuring. A
-// write that fails throws JournalWriteError; a line it cut short is cut off by the next writer.
+// write that fails throws JournalWriteError; a line it cut short is cut off by the next writer. A record
+// record_problem() refuses throws std::invalid_argument before anything of its batch is written.
 // The file is synced to disk (fdatasync) when the writer closes; syncing every batch cost more than the
 // simulator's measurements themselves.
 class JournalWriter {
@@ -164,5 +182,10 @@ struct KeptJournal {
   std::string describe() const;   // "previous journal kept as ..."
 };
 std::optional<KeptJournal> keep_previous_journal(const std::filesystem::path& journal);
+
+// One writer per journal: a calibration (tune, its orchestrator) and learn's fold into it hold the lock
+// beside it, <journal>.lock (common/run_lock.hpp), from before the journal is kept aside or opened until
+// the profile is saved. Creates the journal's folder. A held lock throws InputError naming its holder.
+RunLock lock_journal(const std::filesystem::path& journal, const std::string& what);
 
 }  // namespace autotune::search

@@ -13,8 +13,10 @@
 
 #include "cli_test_support.hpp"
 #include "common/atomic_file.hpp"
+#include "common/run_lock.hpp"
 #include "measure/runner_factory.hpp"
 #include "profiles/profile_toml.hpp"
+#include "search/journal.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
 #include "support/skip.hpp"
@@ -100,6 +102,30 @@ TEST_CASE("tune on an existing name without --resume keeps the previous journal 
   const fs::path kept = journals[0] == journal ? journals[1] : journals[0];
   CHECK(autotune::read_file(kept) == first);
   CHECK_THAT(autotune::read_file(err), Catch::Contains("journal is kept as " + kept.string()));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a second calibration of the same store and name is refused at once, the journal untouched") {
+  fs::path dir = temp_dir("locked");
+  const std::string args =
+      "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K --store " + dir.string();
+  REQUIRE(run(args) == 0);
+  const fs::path journal = only_file(dir, ".jsonl");
+  const std::string before = autotune::read_file(journal);
+  // This process holds the calibration's lock as a running tune would; the command is another process.
+  const RunLock held = search::lock_journal(journal, "a calibration of the test");
+  const fs::path err = dir / "stderr";
+  for (const char* extra : {" --resume", ""}) {
+    int status = std::system((kBinary + " " + args + extra + " >/dev/null 2>" + err.string()).c_str());
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK_THAT(autotune::read_file(err), Catch::Contains("found a calibration of the test (host ") &&
+                                             Catch::Contains("pid " + std::to_string(::getpid())));
+  }
+  CHECK(autotune::read_file(journal) == before);
+  std::vector<fs::path> journals;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") journals.push_back(e.path());
+  CHECK(journals.size() == 1);  // nothing renamed aside
   fs::remove_all(dir);
 }
 

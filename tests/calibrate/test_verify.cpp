@@ -232,3 +232,24 @@ TEST_CASE("verify --simulate: a fresh profile still wins; a rule that loses fail
   CHECK_THAT(next.provenance.command, Catch::StartsWith("nccl-autotune verify"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("verify: when none of the rules can be measured it fails, and --write writes nothing") {
+  fs::path dir = test::fresh_temp_dir("verify", "nothing");
+  const std::string store = " --store " + dir.string();
+  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 1M" + store +
+              " >/dev/null 2>&1") == 0);
+  const fs::path file = test::only_file(dir, ".toml");
+  const std::string before = read_file(file);
+  // Not simulated: this process is one node, and the rules are for 2 nodes (here, without a GPU, nothing
+  // can be measured at all): every rule is "not checked".
+  CHECK(run("verify " + file.string() + " --write" + store + " > " + (dir / "out").string() + " 2>&1") == 1);
+  const std::string out = read_file(dir / "out");
+  INFO(out);
+  CHECK_THAT(out,
+             Catch::Contains("not checked (0 measurements") &&
+                 Catch::Contains("rules could be checked (0 measurements): this is not a pass; no version "
+                                 "written"));
+  CHECK(read_file(file) == before);
+  CHECK_FALSE(fs::exists(file.string() + ".prev"));
+  fs::remove_all(dir);
+}

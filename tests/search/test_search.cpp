@@ -403,13 +403,31 @@ TEST_CASE("tune: the budget stops measuring and says what was skipped") {
   o.budget = std::chrono::duration<double>(0.2);
   const ManualClock clock;  // each batch takes 20 ms of it
   o.clock = &clock;
-  auto r = tune(o, [&](const ProcessSetting&, const Scale&) {
-    return std::make_unique<SlowRunner>(FakeCluster{}, clock);
-  });
+  auto slow = [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); };
+  // Collective by collective, the budget ends before the last ones are measured at any size: nothing decided
+  // there, so no profile (it would replace the store's rules with NCCL's choice unjudged).
+  CHECK_THROWS_WITH(tune(o, slow), Catch::Contains("the budget ended before") &&
+                                       Catch::Contains("broadcast at 1x8") && Catch::Contains("no profile written"));
+  const auto kept = load_journal(o.journal);
+  CHECK_FALSE(kept.records.empty());  // what was measured is kept for --resume
+  // With the budget cut on the last collective only, a profile is written and says what was skipped.
+  o.space.collectives = {Collective::allreduce};
+  o.budget = std::chrono::duration<double>(0.3);  // some 15 of the 31 sizes at 20 ms each
+  auto r = tune(o, slow);
   REQUIRE(r.jobs.size() == 1);
   CHECK_FALSE(r.jobs[0].skipped.empty());
   CHECK(r.measured < r.plan.measurements);
   fs::remove_all(dir);
+}
+
+TEST_CASE("tune: a budget that decides nothing writes no profile") {
+  const TempDir tmp("budget-nothing");
+  TuneOptions o = options_for(tmp.path() / "j.jsonl", "adaptive");
+  o.budget = std::chrono::duration<double>(1e-6);
+  const ManualClock clock;
+  o.clock = &clock;
+  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
+                    Catch::Contains("the budget ended before allreduce at 1x8 (8 ranks), allgather at 1x8"));
 }
 
 TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use all of it") {
@@ -421,17 +439,15 @@ TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use al
   o.budget = std::chrono::duration<double>(1.0);
   const ManualClock clock;
   o.clock = &clock;
-  auto r = tune(o, [&](const ProcessSetting&, const Scale&) {
-    return std::make_unique<SlowRunner>(FakeCluster{}, clock);
-  });
-  REQUIRE(r.jobs.size() == 2);
-  CHECK(r.jobs[0].setting.id == "default");
-  CHECK(r.jobs[0].measured > 0);
+  // The budget ends inside the default job (collective by collective, broadcast is never reached): no
+  // profile, and the journal shows the order.
+  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
+                    Catch::Contains("the budget ended before"));
+  size_t by_default = 0, by_other = 0;
+  for (const auto& r : load_journal(o.journal).records) (r.setting.id == "default" ? by_default : by_other)++;
+  CHECK(by_default > 0);
   // The default job used the budget it was given: nothing was left for the other setting.
-  CHECK(r.jobs[1].measured == 0);
-  CHECK_FALSE(r.jobs[1].skipped.empty());
-  CHECK(r.derivation.setting.id == "default");
-  CHECK(r.profile.env.empty());
+  CHECK(by_other == 0);
   fs::remove_all(dir);
 }
 
