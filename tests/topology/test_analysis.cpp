@@ -6,6 +6,7 @@
 #include "topology/reader.hpp"
 
 using namespace autotune::topology;
+namespace nccl = autotune::nccl;
 
 namespace {
 PathType path_of(const Analysis& a, int gpu, const std::string& nic) {
