@@ -34,6 +34,11 @@
 namespace autotune::cli {
 namespace {
 
+// split()'s parts are views of the option's text; the request keeps its own copies.
+std::vector<std::string> owned(const std::vector<std::string_view>& parts) {
+  return {parts.begin(), parts.end()};
+}
+
 int parse_int(const std::string& text, const std::string& what) {
   try {
     size_t used = 0;
@@ -332,12 +337,12 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   r.add_shapes = vm.count("add-shapes") > 0;
   if (!a.excluded_nodes.empty())
     for (const auto& item : split(a.excluded_nodes, ','))
-      r.excluded_nodes.push_back(parse_int(item, "--excluded-nodes"));
+      r.excluded_nodes.push_back(parse_int(std::string(item), "--excluded-nodes"));
   if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
   r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
   if (!a.channels.empty())
-    for (const auto& item : split(a.channels, ',')) r.channels.push_back(parse_int(item, "--channels"));
+    for (const auto& item : split(a.channels, ',')) r.channels.push_back(parse_int(std::string(item), "--channels"));
   const int named = !a.shapes.empty() + !a.parallelism.empty() + !a.scales.empty();
   if (named > 1)
     throw InputError("<arguments>", 0,
@@ -346,9 +351,9 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   if (!a.parallelism.empty()) r.parallelism = calibrate::parse_parallelism(a.parallelism);
   if (!a.scales.empty())
     for (const auto& item : split(a.scales, ','))
-      r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(item, "--scales")));
-  if (!a.ib_hca.empty()) r.ib_hca = split(a.ib_hca, ';');
-  if (!a.cross_nic.empty()) r.cross_nic = split(a.cross_nic, ',');
+      r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(std::string(item), "--scales")));
+  if (!a.ib_hca.empty()) r.ib_hca = owned(split(a.ib_hca, ';'));
+  if (!a.cross_nic.empty()) r.cross_nic = owned(split(a.cross_nic, ','));
   r.strategy = a.strategy;
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "nccl_runner/runner_state.hpp"
+#include "runners/measure_plan.hpp"
+#include "runners/watchdog.hpp"
 
 namespace autotune::nccl_runner {
 

@@ -33,7 +33,7 @@ namespace {
 // calibration), and two jobs' telemetry showing the rule three times slower than that: learn drops it.
 struct LearnStore {
   reliability::TempDir dir{"learn-tx"};
-  fs::path store = dir.path / "store";
+  fs::path store = dir.path() / "store";
   fs::path profile;
   LearnRequest request;
 
@@ -219,11 +219,11 @@ TEST_CASE("learn transaction: a second learn on the store is refused at once, na
 TEST_CASE("learn transaction: a `learned` planted in telemetry/ stops it before anything is written",
           "[learn][trust]") {
   LearnStore s;
-  fs::create_directories(s.dir.path / "elsewhere");
-  fs::create_directory_symlink(s.dir.path / "elsewhere", s.store / "telemetry" / "learned");
+  fs::create_directories(s.dir.path() / "elsewhere");
+  fs::create_directory_symlink(s.dir.path() / "elsewhere", s.store / "telemetry" / "learned");
   const StoreState before = outcome_of(s);
   CHECK_THROWS_WITH(run_learn(s.request), Catch::Contains("learned") && Catch::Contains("not a link"));
   CHECK(outcome_of(s) == before);
-  CHECK(names(s.dir.path / "elsewhere").empty());
+  CHECK(names(s.dir.path() / "elsewhere").empty());
   CHECK_FALSE(fs::exists(profiles::Store::journal_beside(s.profile)));
 }

@@ -106,7 +106,8 @@ TEST_CASE("tune on an existing name without --resume keeps the previous journal 
 }
 
 TEST_CASE("a second calibration of the same store and name is refused at once, the journal untouched") {
-  fs::path dir = temp_dir("locked");
+  const TempDir tmp("locked");
+  const fs::path dir = tmp.path();
   const std::string args =
       "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K --store " + dir.string();
   REQUIRE(run(args) == 0);

@@ -234,7 +234,8 @@ TEST_CASE("verify --simulate: a fresh profile still wins; a rule that loses fail
 }
 
 TEST_CASE("verify: when none of the rules can be measured it fails, and --write writes nothing") {
-  fs::path dir = test::fresh_temp_dir("verify", "nothing");
+  const TempDir tmp("verify-nothing");
+  const fs::path dir = tmp.path();
   const std::string store = " --store " + dir.string();
   REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 1M" + store +
               " >/dev/null 2>&1") == 0);

@@ -13,7 +13,7 @@
 
 #include "profiles/profile.hpp"
 #include "profiles/profile_toml.hpp"
-#include "support/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace autotune::plugin::test {
 

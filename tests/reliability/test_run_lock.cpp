@@ -57,7 +57,7 @@ void kill_and_reap(pid_t child) {
 
 TEST_CASE("run lock: a second process is refused at once, naming host, pid and since when", "[lock]") {
   TempDir dir("run-lock");
-  const auto lock = dir.path / "x.lock";
+  const auto lock = dir.path() / "x.lock";
   const pid_t child = hold_in_child(lock);
   const auto t0 = std::chrono::steady_clock::now();
   try {
@@ -77,7 +77,7 @@ TEST_CASE("run lock: a second process is refused at once, naming host, pid and s
 
 TEST_CASE("run lock: a holder killed with SIGKILL leaves a lock the next run takes over", "[lock]") {
   TempDir dir("run-lock-stale");
-  const auto lock = dir.path / "x.lock";
+  const auto lock = dir.path() / "x.lock";
   const pid_t child = hold_in_child(lock);
   kill_and_reap(child);
   CHECK(autotune::lock_holder(lock).find("pid " + std::to_string(child)) != std::string::npos);
@@ -103,12 +103,12 @@ TEST_CASE("run lock: a holder killed with SIGKILL leaves a lock the next run tak
 TEST_CASE("run lock: a symbolic link or a FIFO as the lock file is refused, not followed or waited on",
           "[lock]") {
   TempDir dir("run-lock-planted");
-  std::ofstream(dir.path / "target") << "keep\n";
-  std::filesystem::create_symlink(dir.path / "target", dir.path / "link.lock");
-  CHECK_THROWS_AS(RunLock::acquire(dir.path / "link.lock", "x"), InputError);
-  REQUIRE(::mkfifo((dir.path / "fifo.lock").c_str(), 0600) == 0);
-  CHECK_THROWS_AS(RunLock::acquire(dir.path / "fifo.lock", "x"), InputError);
-  std::ifstream in(dir.path / "target");
+  std::ofstream(dir.path() / "target") << "keep\n";
+  std::filesystem::create_symlink(dir.path() / "target", dir.path() / "link.lock");
+  CHECK_THROWS_AS(RunLock::acquire(dir.path() / "link.lock", "x"), InputError);
+  REQUIRE(::mkfifo((dir.path() / "fifo.lock").c_str(), 0600) == 0);
+  CHECK_THROWS_AS(RunLock::acquire(dir.path() / "fifo.lock", "x"), InputError);
+  std::ifstream in(dir.path() / "target");
   std::string kept;
   std::getline(in, kept);
   CHECK(kept == "keep");

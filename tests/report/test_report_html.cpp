@@ -136,7 +136,7 @@ TEST_CASE("write_report writes the page to a file") {
   auto path =
       std::filesystem::temp_directory_path() / ("autotune-report-" + std::to_string(::getpid()) + ".html");
   ReportData d = sample();
-  JournalContents j{d.header, d.records, {}};
+  JournalContents j{d.header, d.records, {}, {}};
   write_report(path, j, std::nullopt);
   CHECK(read_file(path) == render_report_html(d));
   std::filesystem::remove(path);
