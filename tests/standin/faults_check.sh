@@ -15,8 +15,10 @@ kind=$2
 [ "$kind" = init-one ] || need_mpirun
 if [ "$kind" = init-one ]; then use_standin; else use_standin --ranks-per-node 1 --nodes 2; fi
 store=$work/store
+# A watchdog of 2 s (scale 0.2): short enough that a hang costs little, long enough that on a machine loaded
+# many times over its cores (0.05 was seen to time out every candidate there) only the hang times out.
 tune=(tune --store "$store" --collectives allreduce --min-bytes 64K --max-bytes 256K --strategy exhaustive --reps 2
-  --check-bytes 1M --watchdog-scale 0.05 --launcher "mpirun -np 2")
+  --check-bytes 1M --watchdog-scale 0.2 --launcher "mpirun -np 2")
 
 # tune under the fault, then the journal's measurements as "algo/proto outcome detail" lines
 calibrate() {
