@@ -45,7 +45,7 @@ def read(path):
 
 def production_folders(root):
     return sorted(d for d in os.listdir(root)
-                  if os.path.isdir(os.path.join(root, d)) and d not in NOT_PRODUCTION and not d.startswith(".")
+                  if os.path.isdir(os.path.join(root, d)) and d not in NOT_PRODUCTION and not d.startswith((".", "build-"))
                   and any(True for _ in source_files(root, d)))
 
 
