@@ -59,6 +59,23 @@ std::vector<nccl_tests::BenchRow> measure_both_halves(const measure::RunnerOptio
   return rows;
 }
 
+// What --algo, --proto and --channels force (empty and 0: NCCL decides).
+runners::Candidate forced_candidate(const std::string& algo, const std::string& proto, int channels) {
+  runners::Candidate candidate;
+  candidate.channels = channels;
+  if (!algo.empty()) {
+    candidate.algorithm = nccl::parse_algorithm(algo);
+    if (!candidate.algorithm)
+      throw InputError("<arguments>", 0, "an algorithm name for --algo, found '" + algo + "'");
+  }
+  if (!proto.empty()) {
+    candidate.protocol = nccl::parse_protocol(proto);
+    if (!candidate.protocol)
+      throw InputError("<arguments>", 0, "a protocol name for --proto, found '" + proto + "'");
+  }
+  return candidate;
+}
+
 }  // namespace
 
 int cmd_bench(const Args& args) {
@@ -105,18 +122,7 @@ int cmd_bench(const Args& args) {
   if (channels < 0)
     throw InputError("<arguments>", 0, "--channels of 0 or more, found " + std::to_string(channels));
 
-  runners::Candidate candidate;
-  candidate.channels = channels;
-  if (!algo.empty()) {
-    candidate.algorithm = nccl::parse_algorithm(algo);
-    if (!candidate.algorithm)
-      throw InputError("<arguments>", 0, "an algorithm name for --algo, found '" + algo + "'");
-  }
-  if (!proto.empty()) {
-    candidate.protocol = nccl::parse_protocol(proto);
-    if (!candidate.protocol)
-      throw InputError("<arguments>", 0, "a protocol name for --proto, found '" + proto + "'");
-  }
+  const runners::Candidate candidate = forced_candidate(algo, proto, channels);
   auto kinds = parse_collective_list(collectives, "--collectives");
   auto sizes =
       nccl_tests::size_sweep(require_byte_size(min_size, "-b"), require_byte_size(max_size, "-e"), factor);
