@@ -164,11 +164,12 @@ inline TruthCheck truth_check(const SimulatedCalibration& cal, double min_gain) 
 
 struct EdgeAgreement {
   int edges = 0;   // range edges of `of` inside the grid (not its first or last size)
-  int within = 0;  // of those, edges the other profile's rule with the same choice has within a factor 2
+  int within = 0;  // of those, edges the other profile's rule with the same choice has within `steps` grid steps
 };
 
 // The edges of `of`'s rules against `other`'s rules with the same collective and choice that overlap them.
-inline EdgeAgreement edge_agreement(const SimulatedCalibration& of, const SimulatedCalibration& other) {
+inline EdgeAgreement edge_agreement(const SimulatedCalibration& of, const SimulatedCalibration& other,
+                                    double steps = 1.0) {
   EdgeAgreement e;
   const uint64_t first = of.space.sizes.front(), last = of.space.sizes.back();
   auto same = [](const profiles::Rule& a, const profiles::Rule& b) {
@@ -176,8 +177,8 @@ inline EdgeAgreement edge_agreement(const SimulatedCalibration& of, const Simula
            a.algorithm == b.algorithm && a.protocol == b.protocol && a.channels == b.channels &&
            a.min_bytes <= b.max_bytes && b.min_bytes <= a.max_bytes;
   };
-  auto close = [](uint64_t a, uint64_t b) {
-    return std::fabs(std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b))) <= 1.0;
+  auto close = [steps](uint64_t a, uint64_t b) {
+    return std::fabs(std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b))) <= steps;
   };
   for (const auto& r : of.result.profile.rules) {
     const bool low = r.min_bytes > first, high = r.max_bytes < last;
