@@ -163,8 +163,9 @@ inline TruthCheck truth_check(const SimulatedCalibration& cal, double min_gain) 
 }
 
 struct EdgeAgreement {
-  int edges = 0;   // range edges of `of` inside the grid (not its first or last size)
-  int within = 0;  // of those, edges the other profile's rule with the same choice has within `steps` grid steps
+  int edges = 0;  // range edges of `of` inside the grid (not its first or last size)
+  int within =
+      0;  // of those, edges the other profile's rule with the same choice has within `steps` grid steps
 };
 
 // The edges of `of`'s rules against `other`'s rules with the same collective and choice that overlap them.
