@@ -18,7 +18,10 @@
 #             ASan in the plugin tests);
 #         and of the stand-in jobs, the two that repeat a smaller one's code on many more ranks
 #         (standin:bench_mpirun_np4 is bench_mpirun_np2 on 4 ranks; standin:layout_3d_mpirun is
-#         tune_shapes_mpirun's split communicators on 32 ranks).
+#         tune_shapes_mpirun's split communicators on 32 ranks), and the two that drive 8 stand-in GPUs from
+#         one process (standin:bench_one_process, standin:tune_one_process: 140 s to over 180 s under ASan,
+#         the stand-in's per-device work multiplied by 8 in one process; the same runner and tune code runs
+#         here under mpirun, and the one-process communicator set-up in standin:fault_init_one_process).
 #   tsan: ThreadSanitizer (preset tsan, build-tsan/): the code with threads: the plugin, profiles and store,
 #         and the plugin under many threads. Only those targets are built.
 # Any sanitizer report fails its test (halt_on_error), and any failed test fails the script.
@@ -35,7 +38,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 
 asan_skip_labels='gpu|slurm|packaging|chromium|realnccl'
-asan_skip_tests='^standin:(bench_mpirun_np4|layout_3d_mpirun)$'
+asan_skip_tests='^standin:(bench_mpirun_np4|layout_3d_mpirun|bench_one_process|tune_one_process)$'
 # Tests that launch ranks under mpirun (their names say "mpirun") run apart: Open MPI's components are
 # dlopen'd and closed again, and its libraries keep no frame pointers, so LeakSanitizer can only name the
 # owner of a leak with components kept loaded and the slow unwinder, which would double the rest's time.
