@@ -18,10 +18,10 @@
 #             ASan in the plugin tests);
 #           - standin: the jobs on the stand-in CUDA and NCCL (bench, tune, faults, run under mpirun). Built
 #             with clang's ASan + UBSan + libFuzzer coverage their measurements take over 180 s each
-#             (standin:bench_mpirun_np2, tune_orchestrated_mpirun, tune_one_process timed out; they took
-#             passed under GCC's ASan in the previous session); the calibration and launcher code they drive runs here under
-#             mpirun and in process on the simulator. To bring them back: the stand-in built without the
-#             coverage instrumentation, then measured.
+#             (standin:bench_mpirun_np2, tune_orchestrated_mpirun, tune_one_process timed out; they passed
+#             under GCC's ASan in the previous session); the calibration and launcher code they drive runs
+#             here under mpirun and in process on the simulator. To bring them back: the stand-in built
+#             without the coverage instrumentation, then measured.
 #   tsan: ThreadSanitizer (preset tsan, build-tsan/): the code with threads: the plugin, profiles and store,
 #         and the plugin under many threads. Only those targets are built.
 # Any sanitizer report fails its test (halt_on_error), and any failed test fails the script.
