@@ -20,7 +20,8 @@ packages=(
 daemons=(munge slurmctld slurmd)
 # Tests that fuzz and render pictures use these too; where they cannot be installed (Ubuntu ships chromium only
 # as a snap) a failure here is a warning, not an error: the suite skips the render check without chromium;
-# CI needs clang for its fuzz stage (Debian has it).
+# CI needs clang and its sanitizer runtime for the asan tree (preset asan: the ASan stage and the fuzzers;
+# Debian has both).
 optional=()
 if [[ "${AUTOTUNE_DEPS:-all}" == all ]]; then
   optional=(clang libclang-rt-14-dev chromium lmod)
@@ -65,7 +66,7 @@ for p in "${want[@]}"; do
     case "$p" in
       chromium) echo "install-deps: warning: could not install chromium; the report's render check will skip" ;;
       lmod) echo "install-deps: warning: could not install lmod; the package check will not load the modulefile" ;;
-      *) echo "install-deps: warning: could not install $p; scripts/fuzz.sh cannot build the fuzzers" ;;
+      *) echo "install-deps: warning: could not install $p; the asan preset (scripts/sanitizers.sh asan, scripts/fuzz.sh) cannot build" ;;
     esac
   fi
 done

@@ -5,13 +5,6 @@
 
 namespace autotune::search {
 
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
-using runners::Candidate;
-using runners::Measurement;
-using runners::Outcome;
-
 CandidateKey key_of(const Candidate& c) {
   return {c.algorithm ? static_cast<int>(*c.algorithm) : -1, c.protocol ? static_cast<int>(*c.protocol) : -1,
           c.channels};
