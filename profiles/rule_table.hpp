@@ -22,8 +22,6 @@
 
 namespace autotune::profiles {
 
-using nccl::kNumCollectives;
-
 struct CompiledRule {
   uint64_t min_bytes, max_bytes;  // inclusive: the segment's bytes (a chain's later entries repeat them)
   int32_t pipe_min, pipe_max;     // numPipeOps must lie in [pipe_min, pipe_max]; INT32_MIN..INT32_MAX = any
@@ -80,7 +78,7 @@ class RuleTable {
  private:
   // Collective c owns segments [begin_[c], begin_[c + 1]); segment i's first rule is rules_[i] and
   // min_bytes_[i] == rules_[i].min_bytes. The later rules of every chain follow all segments in rules_.
-  std::array<uint32_t, kNumCollectives + 1> begin_{};
+  std::array<uint32_t, nccl::kNumCollectives + 1> begin_{};
   std::vector<uint64_t> min_bytes_;
   std::vector<CompiledRule> rules_;
   size_t rule_count_ = 0;
@@ -89,7 +87,7 @@ class RuleTable {
 
 inline const CompiledRule* RuleTable::find(int collective_id, uint64_t bytes) const noexcept {
   // One unsigned compare rejects negative ids too.
-  if (static_cast<unsigned>(collective_id) >= static_cast<unsigned>(kNumCollectives)) return nullptr;
+  if (static_cast<unsigned>(collective_id) >= static_cast<unsigned>(nccl::kNumCollectives)) return nullptr;
   const size_t first = begin_[collective_id];
   size_t n = begin_[collective_id + 1] - first;
   if (n == 0) return nullptr;

@@ -6,15 +6,15 @@ namespace autotune::search {
 
 void spend_repetitions(const StrategyInput& in, const MeasureFn& measure, MeasurementTable& table,
                        StrategyReport& report) {
-  std::vector<Collective> collectives;
+  std::vector<nccl::Collective> collectives;
   for (const auto& cs : in.collectives) collectives.push_back(cs.collective);
   for (int round = 0; round < in.repetition_rounds; ++round) {
     bool any = false;
     // Each round doubles what the doubtful points hold (5, 10, 20, 40, ... repetitions): few rounds reach
     // many samples, and on GPUs one long measurement costs less than several short ones.
     const int repetitions = in.repetitions << round;
-    for (Collective c : collectives) {
-      std::vector<MeasureRequest> requests;
+    for (nccl::Collective c : collectives) {
+      std::vector<runners::MeasureRequest> requests;
       for (const Doubt& d : doubts(table, {c}, in.derive))
         for (const auto& cand : d.candidates) requests.push_back({c, d.bytes, cand, repetitions});
       if (requests.empty()) continue;

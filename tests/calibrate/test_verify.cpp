@@ -20,11 +20,8 @@ using namespace autotune::search;
 using namespace autotune::measure;
 using namespace autotune::calibrate;
 using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
 using autotune::nccl::Protocol;
-using autotune::runners::Candidate;
 using autotune::runners::Measurement;
-using autotune::runners::MeasureRequest;
 using autotune::runners::Outcome;
 
 using autotune::test::TempDir;
@@ -40,12 +37,12 @@ class ScriptedRunner : public runners::Runner {
     return {"scripted", "simulated", scale_.ranks,     scale_.nodes, scale_.ranks / scale_.nodes,
             "GPU",      "2.29.1",    "scripted runner"};
   }
-  std::vector<Measurement> run(std::span<const MeasureRequest> batch) override {
+  std::vector<Measurement> run(std::span<const runners::MeasureRequest> batch) override {
     std::vector<Measurement> out;
     for (const auto& r : batch) {
       Measurement m;
       m.request = r;
-      const Candidate& c = r.candidate;
+      const runners::Candidate& c = r.candidate;
       double factor = 1.0;
       if (c.algorithm == Algorithm::ring && c.protocol == Protocol::ll128) factor = 0.8;
       if (c.algorithm == Algorithm::tree && c.protocol == Protocol::ll) factor = 0.995;
@@ -73,7 +70,7 @@ class ScriptedRunner : public runners::Runner {
 
 profiles::Rule rule(Algorithm a, Protocol p, uint64_t lo, uint64_t hi, int nodes = 1, int ranks = 8) {
   profiles::Rule r;
-  r.collective = Collective::allreduce;
+  r.collective = nccl::Collective::allreduce;
   r.min_bytes = lo;
   r.max_bytes = hi;
   r.algorithm = a;

@@ -13,10 +13,8 @@
 #include "profiles/compiled_rules.hpp"
 
 using namespace autotune::plugin::test;
+using autotune::test::TempDir;
 using namespace autotune::nccl;
-using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
-using autotune::nccl::Protocol;
 using autotune::profiles::CountRange;
 
 int g_harness_nccl_version = 22809;
@@ -653,7 +651,8 @@ TEST_CASE("many communicators on many threads while the profile file is replaced
         // 1 = A, 2 = B: whichever the process read first, every communicator must see the same.
         const int seen = is_a ? 1 : is_b ? 2 : 0;
         int expected = 0;
-        if (seen == 0 || (!first_seen.compare_exchange_strong(expected, seen) && expected != seen)) ++failures;
+        if (seen == 0 || (!first_seen.compare_exchange_strong(expected, seen) && expected != seen))
+          ++failures;
         ++comms;
       }
     });

@@ -18,9 +18,6 @@ using namespace autotune::search;
 using namespace autotune::calibrate;
 using namespace autotune::nccl;
 using namespace autotune::runners;
-using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
-using autotune::nccl::Protocol;
 using autotune::search::testing::FakeCluster;
 using autotune::search::testing::FakeRunner;
 using autotune::test::ManualClock;
@@ -403,11 +400,14 @@ TEST_CASE("tune: the budget stops measuring and says what was skipped") {
   o.budget = std::chrono::duration<double>(0.2);
   const ManualClock clock;  // each batch takes 20 ms of it
   o.clock = &clock;
-  auto slow = [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); };
+  auto slow = [&](const ProcessSetting&, const Scale&) {
+    return std::make_unique<SlowRunner>(FakeCluster{}, clock);
+  };
   // Collective by collective, the budget ends before the last ones are measured at any size: nothing decided
   // there, so no profile (it would replace the store's rules with NCCL's choice unjudged).
   CHECK_THROWS_WITH(tune(o, slow), Catch::Contains("the budget ended before") &&
-                                       Catch::Contains("broadcast at 1x8") && Catch::Contains("no profile written"));
+                                       Catch::Contains("broadcast at 1x8") &&
+                                       Catch::Contains("no profile written"));
   const auto kept = load_journal(o.journal);
   CHECK_FALSE(kept.records.empty());  // what was measured is kept for --resume
   // With the budget cut on the last collective only, a profile is written and says what was skipped.
@@ -426,7 +426,8 @@ TEST_CASE("tune: a budget that decides nothing writes no profile") {
   o.budget = std::chrono::duration<double>(1e-6);
   const ManualClock clock;
   o.clock = &clock;
-  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
+  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&,
+                                const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
                     Catch::Contains("the budget ended before allreduce at 1x8 (8 ranks), allgather at 1x8"));
 }
 
@@ -441,7 +442,8 @@ TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use al
   o.clock = &clock;
   // The budget ends inside the default job (collective by collective, broadcast is never reached): no
   // profile, and the journal shows the order.
-  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
+  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&,
+                                const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
                     Catch::Contains("the budget ended before"));
   size_t by_default = 0, by_other = 0;
   for (const auto& r : load_journal(o.journal).records) (r.setting.id == "default" ? by_default : by_other)++;

@@ -17,9 +17,6 @@ using namespace autotune::measure;
 using namespace autotune::nccl;
 using namespace autotune::runners;
 using namespace autotune::sim;
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
 
 namespace {
 
@@ -210,7 +207,7 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO leave NCCL, its cost table and a tuner's for
   REQUIRE(why);
   CHECK(why->find("NCCL_ALGO=Ring") != std::string::npos);
   CHECK(ring.cost_table(Collective::allreduce, kGiB)[static_cast<size_t>(Algorithm::nvls) * kNumProtocols +
-                                                      static_cast<size_t>(Protocol::simple)] < 0.0f);
+                                                     static_cast<size_t>(Protocol::simple)] < 0.0f);
   Candidate nvls;
   nvls.algorithm = Algorithm::nvls;
   std::string reason;
@@ -221,7 +218,8 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO leave NCCL, its cost table and a tuner's for
   CHECK(per.nccl_default(Collective::allreduce, 8).algorithm == Algorithm::nvls);
   CHECK_FALSE(per.unsupported(Collective::allgather, Algorithm::ring, Protocol::simple));
   // NCCL_PROTO=^LL takes LL from the small sizes; naming LL128 turns it on where NCCL would not.
-  CHECK(h100_model(1, {{"NCCL_PROTO", "^LL"}}).nccl_default(Collective::allreduce, 8).protocol != Protocol::ll);
+  CHECK(h100_model(1, {{"NCCL_PROTO", "^LL"}}).nccl_default(Collective::allreduce, 8).protocol !=
+        Protocol::ll);
   SimModel pcie(describe_cluster(test::a100_pcie_node(), 1), {{"NCCL_PROTO", "LL128"}});
   CHECK(pcie.nccl_default(Collective::allreduce, kGiB).protocol == Protocol::ll128);
   CHECK_THROWS_AS(h100_model(1, {{"NCCL_ALGO", "fastest"}}), InputError);
