@@ -1,11 +1,13 @@
 #include "search/repetition_rounds.hpp"
 
+#include <algorithm>
+
 #include "search/derive.hpp"
 
 namespace autotune::search {
 
 void spend_repetitions(const StrategyInput& in, const MeasureFn& measure, MeasurementTable& table,
-                       StrategyReport& report) {
+                       StrategyReport& report, const SpentPoints& spent) {
   std::vector<nccl::Collective> collectives;
   for (const auto& cs : in.collectives) collectives.push_back(cs.collective);
   for (int round = 0; round < in.repetition_rounds; ++round) {
@@ -14,9 +16,14 @@ void spend_repetitions(const StrategyInput& in, const MeasureFn& measure, Measur
     // many samples, and on GPUs one long measurement costs less than several short ones.
     const int repetitions = in.repetitions << round;
     for (nccl::Collective c : collectives) {
+      // Nothing new to give rounds to: skip the collective (its doubts cost a bootstrap per size).
+      const auto sizes = table.sizes(c);
+      if (std::all_of(sizes.begin(), sizes.end(), [&](uint64_t b) { return spent.count({c, b}) > 0; }))
+        continue;
       std::vector<runners::MeasureRequest> requests;
       for (const Doubt& d : doubts(table, {c}, in.derive))
-        for (const auto& cand : d.candidates) requests.push_back({c, d.bytes, cand, repetitions});
+        if (!spent.count({c, d.bytes}))
+          for (const auto& cand : d.candidates) requests.push_back({c, d.bytes, cand, repetitions});
       if (requests.empty()) continue;
       any = true;
       auto got = measure(requests);
