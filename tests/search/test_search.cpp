@@ -12,6 +12,7 @@
 #include "support/fake_runner.hpp"
 #include "support/manual_clock.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/search/journal_records.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune::search;
@@ -22,6 +23,9 @@ using autotune::search::testing::FakeCluster;
 using autotune::search::testing::FakeRunner;
 using autotune::test::ManualClock;
 
+using autotune::search::test::kRingLL;
+using autotune::search::test::kRingSimple;
+using autotune::search::test::rec;
 using autotune::test::TempDir;
 
 namespace {
@@ -35,14 +39,6 @@ Measurement ok(Collective c, uint64_t bytes, Candidate cand, std::vector<double>
   m.used_protocol = used_p ? used_p : cand.protocol;
   return m;
 }
-
-JournalRecord rec(const Measurement& m, std::string setting = "default",
-                  std::map<std::string, std::string> env = {}) {
-  return {{setting, env}, {1, 8}, 0, m, "simulated", "test", ""};
-}
-
-const Candidate kRingSimple{Algorithm::ring, Protocol::simple, 0};
-const Candidate kRingLL{Algorithm::ring, Protocol::ll, 0};
 
 // Total true busbw over the grid of a profile's decisions (rule where one matches, else NCCL's default).
 double busbw_sum(const FakeCluster& fc, const std::vector<autotune::profiles::Rule>& rules,

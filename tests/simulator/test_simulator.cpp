@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "measure/runner_factory.hpp"
 #include "runners/bandwidth.hpp"
@@ -20,7 +21,7 @@ using namespace autotune::sim;
 
 namespace {
 
-constexpr uint64_t kGiB = 1ULL << 30;
+using autotune::kGiB;
 
 SimModel h100_model(int nodes = 1, std::map<std::string, std::string> env = {}, SimDeviations dev = {}) {
   return SimModel(describe_cluster(test::h100_node(), nodes), env, dev);
