@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `check --slurm-health` against the local Slurm cluster, through the wrapper the package installs as
+# HealthCheckProgram (packaging/slurm/nccl-autotune-healthcheck): a recorded node with a NIC at half rate
+# (tests/topology/fixtures/health/nic_rate_degraded.json) drains exactly n2, with the reason naming the NIC;
+# the healthy record resumes it; n3, drained by an administrator for another reason, is never resumed. Each
+# run's time is printed (the health check's cost, without the local collective: these nodes have no GPU).
+# Usage: health_program_check.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+fixtures=$source_root/tests/topology/fixtures/health
+program=$source_root/packaging/slurm/nccl-autotune-healthcheck
+# The wrapper runs the installed layout's bin/nccl-autotune; here it runs this build's.
+mkdir -p "$work/prefix/libexec/nccl-autotune" "$work/prefix/bin"
+cp "$program" "$work/prefix/libexec/nccl-autotune/"
+ln -s "$exe" "$work/prefix/bin/nccl-autotune"
+program=$work/prefix/libexec/nccl-autotune/nccl-autotune-healthcheck
+trap 'scontrol update NodeName=n2,n3 State=RESUME >/dev/null 2>&1; rm -rf "$work"' EXIT
+
+state() { scontrol show node "$1" | sed -n 's/^ *State=\([^ ]*\).*/\1/p'; }
+reason() { scontrol show node "$1" | sed -n 's/^ *Reason=\(.*\) \[.*\]$/\1/p'; }
+run_check() {  # NODE FIXTURE: runs the health check, prints its line and how long it took
+  local start end
+  start=$(date +%s%N)
+  "$program" --node "$1" --input "$fixtures/$2" --store "$NCCL_AUTOTUNE_STORE" >"$work/out.txt" 2>&1
+  rc=$?
+  end=$(date +%s%N)
+  cat "$work/out.txt"
+  echo "  (health check on $1 with $2: exit $rc, $(((end - start) / 1000000)) ms)"
+}
+
+for n in n1 n2 n3 n4; do
+  [[ $(state $n) != *DRAIN* ]] || fail "$n is drained before the test: $(reason $n)"
+done
+scontrol update NodeName=n3 State=DRAIN Reason="replacing DIMM 4" || fail "could not drain n3 as an administrator"
+
+run_check n2 nic_rate_degraded.json
+[ $rc = 1 ] || fail "a blocking finding: exit $rc, expected 1"
+[[ $(state n2) == *DRAIN* ]] || fail "n2 not drained: state $(state n2)"
+r=$(reason n2)
+[[ $r == "nccl-autotune: mlx5_"* ]] || fail "n2's reason does not name the NIC: '$r'"
+for n in n1 n4; do [[ $(state $n) != *DRAIN* ]] || fail "$n drained too: $(reason $n)"; done
+grep -q '^result = "block"$' "$NCCL_AUTOTUNE_STORE/status/check-n2.toml" || fail "the store did not record n2's check"
+grep -q '^drained = "true"$' "$NCCL_AUTOTUNE_STORE/status/check-n2.toml" || fail "the store did not record n2 drained"
+
+run_check n2 nic_rate_degraded.json
+[ "$(reason n2)" = "$r" ] || fail "a second run changed n2's reason: '$(reason n2)'"
+
+run_check n3 nic_rate_degraded.json
+[ "$(reason n3)" = "replacing DIMM 4" ] || fail "the check relabelled the administrator's drain of n3: '$(reason n3)'"
+run_check n3 healthy.json
+[ $rc = 0 ] || fail "a healthy node: exit $rc, expected 0"
+[[ $(state n3) == *DRAIN* ]] || fail "n3, drained by an administrator, was resumed"
+
+run_check n2 healthy.json
+[ $rc = 0 ] || fail "a healthy node: exit $rc, expected 0"
+[[ $(state n2) != *DRAIN* ]] || fail "n2 not resumed: state $(state n2), reason $(reason n2)"
+grep -q '^drained = "false"$' "$NCCL_AUTOTUNE_STORE/status/check-n2.toml" || fail "the store still has n2 drained"
+echo "OK: a NIC at half rate drains n2 alone with 'nccl-autotune: ...'; healthy again it resumes; the administrator's drain of n3 stays"
