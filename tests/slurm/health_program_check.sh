@@ -54,4 +54,38 @@ run_check n2 healthy.json
 [ $rc = 0 ] || fail "a healthy node: exit $rc, expected 0"
 [[ $(state n2) != *DRAIN* ]] || fail "n2 not resumed: state $(state n2), reason $(reason n2)"
 grep -q '^drained = "false"$' "$NCCL_AUTOTUNE_STORE/status/check-n2.toml" || fail "the store still has n2 drained"
+
+# Now as slurmd runs it: HealthCheckProgram in slurm.conf (slurmd gives it no arguments and an environment of
+# SLURMD_NODENAME alone), every 5 s on every node; each node's record is named in a file the test switches.
+conf_mark='# health_program_check.sh (removed when it ends)'
+# (SLURM_CONF: this cluster's configuration is not where scontrol looks by default.)
+printf '#!/bin/sh\nSLURM_CONF=%s exec "%s" --input "$(cat "%s/fixture-$SLURMD_NODENAME" 2>/dev/null || echo "%s/healthy.json")" --store "%s/slurmd-store"\n' \
+  "$SLURM_CONF" "$program" "$work" "$fixtures" "$work" >"$work/healthcheck"
+chmod 755 "$work/healthcheck" "$work"
+restore_conf() {
+  sed -i "/^$conf_mark\$/,\$d" "$SLURM_CONF"
+  scontrol reconfigure >/dev/null 2>&1
+}
+trap 'restore_conf; scontrol update NodeName=n2,n3 State=RESUME >/dev/null 2>&1; rm -rf "$work"' EXIT
+printf '%s\nHealthCheckProgram=%s\nHealthCheckInterval=5\n' "$conf_mark" "$work/healthcheck" >>"$SLURM_CONF"
+echo "$fixtures/nic_rate_degraded.json" >"$work/fixture-n2"
+scontrol update NodeName=n3 State=DRAIN Reason="replacing DIMM 4"
+scontrol reconfigure || fail "scontrol reconfigure with HealthCheckProgram"
+wait_for() {  # SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds
+  local limit=$1 what=$2
+  shift 2
+  for _ in $(seq $((limit * 4))); do "$@" && return 0; sleep 0.25; done
+  fail "$what not within $limit s (n2: $(state n2) '$(reason n2)', n3: $(state n3) '$(reason n3)')"
+}
+n2_ours() { [[ $(state n2) == *DRAIN* && $(reason n2) == "nccl-autotune: mlx5_"* ]]; }
+n2_back() { [[ $(state n2) != *DRAIN* ]]; }
+wait_for 30 "slurmd's health check draining n2" n2_ours
+for n in n1 n4; do [[ $(state $n) != *DRAIN* ]] || fail "slurmd's health check drained $n too: $(reason $n)"; done
+echo "$fixtures/healthy.json" >"$work/fixture-n2"
+wait_for 30 "slurmd's health check resuming n2" n2_back
+sleep 6  # at least one more round on n3
+[[ $(state n3) == *DRAIN* && $(reason n3) == "replacing DIMM 4" ]] || fail "n3's administrator drain did not stay: $(state n3) '$(reason n3)'"
+grep -q '^result = "ok"$' "$work/slurmd-store/status/check-n2.toml" || fail "slurmd's runs left no record of n2"
+restore_conf
+echo "OK (as HealthCheckProgram): slurmd's health check drained n2 on the NIC at half rate and resumed it once healthy; n3 stays"
 echo "OK: a NIC at half rate drains n2 alone with 'nccl-autotune: ...'; healthy again it resumes; the administrator's drain of n3 stays"
