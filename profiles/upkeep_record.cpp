@@ -17,14 +17,14 @@ bool known_command(const std::string& c) {
   return c == "verify" || c == "check";
 }
 
-int line_of(const toml::node& n) {
+int record_line(const toml::node& n) {
   return static_cast<int>(n.source().begin.line);
 }
 
 std::string required_string(const toml::table& t, const char* key, const std::string& file) {
   const auto* v = t.get(key);
   if (!v || !v->is_string())
-    throw InputError(file, v ? line_of(*v) : 1, std::string("expected ") + key + " = \"...\"");
+    throw InputError(file, v ? record_line(*v) : 1, std::string("expected ") + key + " = \"...\"");
   return v->as_string()->get();
 }
 
@@ -39,19 +39,19 @@ UpkeepRecord parse_record(const std::string& text, const std::string& file) {
   UpkeepRecord r;
   r.command = required_string(t, "command", file);
   if (!known_command(r.command))
-    throw InputError(file, line_of(*t.get("command")), "expected command = \"verify\" or \"check\"");
+    throw InputError(file, record_line(*t.get("command")), "expected command = \"verify\" or \"check\"");
   r.subject = required_string(t, "subject", file);
   r.result = required_string(t, "result", file);
   r.detail = t.get("detail") ? required_string(t, "detail", file) : "";
   const auto* time = t.get("time");
   if (!time || !time->is_integer() || time->as_integer()->get() < 0)
-    throw InputError(file, time ? line_of(*time) : 1, "expected time = <unix seconds>");
+    throw InputError(file, time ? record_line(*time) : 1, "expected time = <unix seconds>");
   r.time = time->as_integer()->get();
   if (const auto* facts = t.get("facts")) {
-    if (!facts->is_table()) throw InputError(file, line_of(*facts), "expected [facts] as a table");
+    if (!facts->is_table()) throw InputError(file, record_line(*facts), "expected [facts] as a table");
     for (const auto& [k, v] : *facts->as_table()) {
       if (!v.is_string())
-        throw InputError(file, line_of(v), "expected facts." + std::string(k.str()) + " as a string");
+        throw InputError(file, record_line(v), "expected facts." + std::string(k.str()) + " as a string");
       r.facts[std::string(k.str())] = v.as_string()->get();
     }
   }
