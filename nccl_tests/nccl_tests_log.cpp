@@ -18,13 +18,6 @@
 namespace autotune::nccl_tests {
 namespace {
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 std::optional<uint64_t> to_u64(std::string_view s) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -202,7 +195,7 @@ class Parser {
       }
       return;
     }
-    std::string t = trim(line);
+    std::string t(trim(line));
     if (t.empty()) return;
     if (t[0] == '#') {
       comment(t, line_no);
@@ -311,9 +304,10 @@ class Parser {
       log_.footer.avg_busbw_gbps = to_double(m[1]);
       footer_line_ = line_no;
     } else if (t.rfind("# error:", 0) == 0) {
-      warn(line_no, "nccl-tests reported: " + trim(t.substr(8)));
+      warn(line_no, "nccl-tests reported: " + std::string(trim(t.substr(8))));
     } else if (t.find("Reducing maxBytes") != std::string::npos) {
-      warn(line_no, "nccl-tests reduced the size range for lack of GPU memory: " + trim(t.substr(1)));
+      warn(line_no,
+           "nccl-tests reduced the size range for lack of GPU memory: " + std::string(trim(t.substr(1))));
     } else {
       auto tokens = split_whitespace(t.substr(1));
       bool is_columns = std::find(tokens.begin(), tokens.end(), "size") != tokens.end() &&
@@ -413,7 +407,7 @@ class Parser {
   }
 
   bool bad_row(int line_no, const std::string& line) {
-    warn(line_no, "ignored a row whose values are not numbers: '" + trim(line) + "'");
+    warn(line_no, "ignored a row whose values are not numbers: '" + std::string(trim(line)) + "'");
     return true;
   }
 
