@@ -10,12 +10,6 @@ namespace {
 
 constexpr double kScontrolLimitS = 30.0;
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
-
 bool ours(const SlurmNodeState& n) {
   return n.reason.starts_with(kSlurmReasonPrefix);
 }
@@ -32,10 +26,10 @@ std::string scontrol(const std::vector<std::string>& args, ProcessLauncher& laun
   std::error_code ec;
   const std::string out = std::filesystem::exists(scratch, ec) ? read_file(scratch) : "";
   std::filesystem::remove(scratch, ec);
-  std::string command;
-  for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
+  const std::string command = join(argv, " ");
   if (end.stopped) throw std::runtime_error(command + ": no answer in 30 s (slurmctld unreachable?)");
-  if (!end.status.ok()) throw std::runtime_error(command + ": " + end.status.describe() + ": " + trim(out));
+  if (!end.status.ok())
+    throw std::runtime_error(command + ": " + end.status.describe() + ": " + std::string(trim(out)));
   return out;
 }
 
@@ -49,7 +43,7 @@ SlurmNodeState parse_scontrol_node(std::string_view text) {
   SlurmNodeState n;
   bool found = false;
   for (std::string_view line : split(text, '\n')) {
-    const std::string t = trim(line);
+    const std::string t(trim(line));
     if (t.starts_with("Reason=")) {
       std::string r = t.substr(7);
       // Slurm appends who set it and when: "reason [root@2026-12-02T10:00:00]".
@@ -65,7 +59,9 @@ SlurmNodeState parse_scontrol_node(std::string_view text) {
       break;
     }
   }
-  if (!found) throw std::runtime_error("scontrol show node: expected a State= field; found: " + trim(text));
+  if (!found)
+    throw std::runtime_error("scontrol show node: expected a State= field; found: " +
+                             std::string(trim(text)));
   return n;
 }
 
