@@ -262,12 +262,12 @@ TEST_CASE(
   const TempDir tmp("verify-upkeep");
   const fs::path dir = tmp.path();
   const std::string store = " --store " + dir.string();
-  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 1M" + store +
-              " >/dev/null 2>&1") == 0);
+  REQUIRE(cli_status("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 1M" +
+                     store + " >/dev/null 2>&1") == 0);
   const std::string cluster = profiles::read_profile(test::only_file(dir, ".toml")).cluster.name;
   const std::string out = " > " + (dir / "out").string() + " 2>&1";
   // Never verified: --if-changed measures, and the store records the outcome and this node's versions.
-  REQUIRE(run("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
+  REQUIRE(cli_status("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
   CHECK_THAT(read_file(dir / "out"), Catch::Contains("still win"));
   auto record = profiles::read_upkeep_record(dir, "verify", cluster);
   REQUIRE(record);
@@ -275,12 +275,12 @@ TEST_CASE(
   CHECK(record->facts.count("nccl") == 1);
   CHECK(record->facts.count("driver") == 1);
   // Nothing changed since: nothing measured.
-  REQUIRE(run("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
+  REQUIRE(cli_status("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
   CHECK_THAT(read_file(dir / "out"), Catch::StartsWith("verify: nothing to do: NCCL "));
   // Another driver at the last verify: measured again, and recorded with this node's.
   record->facts["driver"] = "1.0-before-the-upgrade";
   profiles::write_upkeep_record(dir, *record);
-  REQUIRE(run("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
+  REQUIRE(cli_status("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
   CHECK_THAT(read_file(dir / "out"), Catch::Contains("still win"));
   CHECK(profiles::read_upkeep_record(dir, "verify", cluster)->facts.at("driver") != "1.0-before-the-upgrade");
 }
