@@ -49,7 +49,7 @@ int parse_int(const std::string& text, const std::string& what) {
   throw InputError("<arguments>", 0, what + ": expected a whole number, found '" + text + "'");
 }
 
-// "20m", "90s", "1h", "1h30m", or plain seconds.
+// "20m", "90s", "1h", "1h30m": every number with its unit (a bare "1" could be meant as minutes).
 double parse_duration(const std::string& text) {
   double total = 0;
   size_t i = 0;
@@ -63,7 +63,7 @@ double parse_duration(const std::string& text) {
     char* end = nullptr;
     const double v = std::strtod(number.c_str(), &end);
     if (end != number.c_str() + number.size() || !std::isfinite(v)) break;
-    char unit = j < text.size() ? text[j] : 's';
+    const char unit = j < text.size() ? text[j] : '?';
     double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : -1;
     if (scale < 0) break;
     total += v * scale;
@@ -71,8 +71,9 @@ double parse_duration(const std::string& text) {
     any = true;
   }
   if (!any || i != text.size() || total <= 0)
-    throw InputError("<arguments>", 0,
-                     "--budget: expected a duration like 20m, 90s or 1h30m, found '" + text + "'");
+    throw InputError(
+        "<arguments>", 0,
+        "--budget: expected a duration with units, like 20m, 90s or 1h30m, found '" + text + "'");
   return total;
 }
 
@@ -338,11 +339,12 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   if (!a.excluded_nodes.empty())
     for (const auto& item : split(a.excluded_nodes, ','))
       r.excluded_nodes.push_back(parse_int(std::string(item), "--excluded-nodes"));
-  if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
+  if (vm.count("collectives")) r.collectives = parse_collective_list(a.collectives, "--collectives");
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
   r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
   if (!a.channels.empty())
-    for (const auto& item : split(a.channels, ',')) r.channels.push_back(parse_int(std::string(item), "--channels"));
+    for (const auto& item : split(a.channels, ','))
+      r.channels.push_back(parse_int(std::string(item), "--channels"));
   const int named = !a.shapes.empty() + !a.parallelism.empty() + !a.scales.empty();
   if (named > 1)
     throw InputError("<arguments>", 0,
@@ -351,16 +353,19 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   if (!a.parallelism.empty()) r.parallelism = calibrate::parse_parallelism(a.parallelism);
   if (!a.scales.empty())
     for (const auto& item : split(a.scales, ','))
-      r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(std::string(item), "--scales")));
+      r.scales.push_back(item == "all" ? std::nullopt
+                                       : std::optional<int>(parse_int(std::string(item), "--scales")));
   if (!a.ib_hca.empty()) r.ib_hca = owned(split(a.ib_hca, ';'));
   if (!a.cross_nic.empty()) r.cross_nic = owned(split(a.cross_nic, ','));
   r.strategy = a.strategy;
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain, "--min-gain");
-  if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
+  if (vm.count("budget")) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
   r.resume = vm.count("resume") > 0;
   r.name = a.name;
+  if (!r.name.empty()) profiles::check_cluster_name(r.name, "--name");
+  if (!a.store_dir.empty()) profiles::check_store_dir(a.store_dir);
   r.command = "nccl-autotune tune";
   for (const auto& word : args) r.command += " " + word;
   r.launcher = a.launcher;

@@ -1,6 +1,7 @@
 #include "common/text.hpp"
 
 #include <cctype>
+#include <cstdio>
 
 namespace autotune {
 
@@ -26,6 +27,22 @@ std::vector<std::string> split_whitespace(std::string_view text) {
     if (i > start) words.emplace_back(text.substr(start, i - start));
   }
   return words;
+}
+
+std::string printable(std::string_view text, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i == max_chars) return out + "...";
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (u >= 0x20 && u < 0x7f) {
+      out += text[i];
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", u);
+    out += hex;
+  }
+  return out;
 }
 
 }  // namespace autotune

@@ -19,11 +19,16 @@
 #include <variant>
 #include <vector>
 
+#include "common/input_file.hpp"
+
 #include "common/run_lock.hpp"
 #include "runners/process_setting.hpp"
 #include "runners/runner.hpp"
 
 namespace autotune::search {
+
+// A journal holds a few hundred bytes per measurement: a million of them stay well under the cap.
+inline constexpr InputKind kJournalInput{"a journal", uint64_t{1} << 30};
 
 using nccl::Collective;
 using runners::Measurement;
@@ -165,7 +170,6 @@ class JournalWriter {
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
 };
-
 
 // Where the job parts of an orchestrated calibration live: the folder <journal stem>.parts beside it.
 std::filesystem::path journal_parts_dir(const std::filesystem::path& journal);
