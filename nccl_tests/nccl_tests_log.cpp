@@ -18,10 +18,14 @@
 namespace autotune::nccl_tests {
 namespace {
 
+bool blank(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');  // std::isspace in the "C" locale, inlined
+}
+
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  while (b < e && blank(s[b])) ++b;
+  while (e > b && blank(s[e - 1])) --e;
   return std::string(s.substr(b, e - b));
 }
 
@@ -85,8 +89,6 @@ struct Patterns {
       R"(^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+) step: (\d+)\((factor|bytes)\) warmup iters: (\d+) iters: (\d+))"};
   const std::regex validation{R"(validation: (\d+))"};
   const std::regex graph{R"(graph: (\d+))"};
-  const std::regex rank_line{
-      R"(^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)"};
   const std::regex out_of_bounds{R"(^#\s*Out of bounds values\s*:\s*(\d+))"};
   const std::regex avg_busbw{R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))"};
   const std::regex timestamp{R"(^\d{4}-\d{2}-\d{2}$)"};
@@ -102,9 +104,7 @@ const Patterns& patterns() {
 // ']'. By hand, not std::regex: a log at scale (NCCL_DEBUG=INFO) is mostly such lines.
 std::optional<std::pair<size_t, size_t>> find_nccl_line(std::string_view line) {
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  const auto host_char = [](char c) {
-    return !std::isspace(static_cast<unsigned char>(c)) && c != ':' && c != '[' && c != ']';
-  };
+  const auto host_char = [](char c) { return !blank(c) && c != ':' && c != '[' && c != ']'; };
   // Steps back from `p` over at least one character that `is` accepts; npos when there is none.
   const auto back = [&](size_t p, auto is) {
     size_t q = p;
@@ -162,6 +162,40 @@ Layout layout_of(const std::vector<std::string>& columns) {
   }
   l.values = columns.size() - (l.timestamp ? 1 : 0);
   return l;
+}
+
+// "#  Rank  3 Group  0 Pid 31003 on gpu-a01 device  3 [0x4e] NVIDIA H100 80GB HBM3": what the pattern
+// ^#\s+Rank\s+(\d+)(\s+Group\s+\d+)?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$ takes
+// from it, by hand (a log at scale has a rank line per rank and test).
+struct RankFields {
+  std::string_view rank, pid, host, device, bus, name;
+};
+
+std::optional<RankFields> rank_fields(std::string_view t) {
+  size_t i = 0;
+  const auto next = [&]() {
+    while (i < t.size() && blank(t[i])) ++i;
+    const size_t start = i;
+    while (i < t.size() && !blank(t[i])) ++i;
+    return t.substr(start, i - start);
+  };
+  const auto digits = [](std::string_view w) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  RankFields f;
+  if (next() != "#" || next() != "Rank" || !digits(f.rank = next())) return std::nullopt;
+  std::string_view word = next();
+  if (word == "Group" && !digits(next())) return std::nullopt;
+  if (word == "Group") word = next();
+  if (word != "Pid" || !digits(f.pid = next()) || next() != "on" || (f.host = next()).empty() ||
+      next() != "device" || !digits(f.device = next()))
+    return std::nullopt;
+  while (i < t.size() && blank(t[i])) ++i;
+  const size_t close = t.find(']', i);
+  if (i == t.size() || t[i] != '[' || close == std::string_view::npos) return std::nullopt;
+  f.bus = t.substr(i + 1, close - i - 1);
+  f.name = t.substr(close + 1);
+  return f;
 }
 
 class Parser {
@@ -253,9 +287,13 @@ class Parser {
 
   // The header's numbers are digit runs the patterns matched; one too long for its type is an input error,
   // never an exception from the standard library.
+  int header_int(std::string_view digits, int line_no) const {
+    if (auto v = to_int(digits)) return *v;
+    throw InputError(file_, line_no,
+                     "expected a number up to 2147483647, found '" + std::string(digits) + "'");
+  }
   int header_int(const std::ssub_match& digits, int line_no) const {
-    if (auto v = to_int(digits.str())) return *v;
-    throw InputError(file_, line_no, "expected a number up to 2147483647, found '" + digits.str() + "'");
+    return header_int(digits.str(), line_no);
   }
   uint64_t header_u64(const std::ssub_match& digits, int line_no) const {
     if (auto v = to_u64(digits.str())) return *v;
@@ -326,14 +364,14 @@ class Parser {
       h.iters = header_int(m[8], line_no);
       if (std::regex_search(t, m, patterns().validation)) h.validation = header_int(m[1], line_no);
       if (std::regex_search(t, m, patterns().graph)) h.graph = header_int(m[1], line_no);
-    } else if (has("Rank") && std::regex_search(t, m, patterns().rank_line)) {
+    } else if (const auto f = has("Rank") ? rank_fields(t) : std::nullopt) {
       NcclTestsRank r;
-      r.rank = header_int(m[1], line_no);
-      r.pid = header_int(m[2], line_no);
-      r.host = m[3];
-      r.device = header_int(m[4], line_no);
-      r.bus_id = m[5];
-      r.gpu_name = trim(m[6].str());
+      r.rank = header_int(f->rank, line_no);
+      r.pid = header_int(f->pid, line_no);
+      r.host = f->host;
+      r.device = header_int(f->device, line_no);
+      r.bus_id = f->bus;
+      r.gpu_name = trim(f->name);
       h.ranks.push_back(std::move(r));
     } else if (has("Out of bounds") && std::regex_search(t, m, patterns().out_of_bounds)) {
       log_.footer.out_of_bounds = header_int(m[1], line_no);

@@ -255,11 +255,13 @@ TEST_CASE("empty option values and names that are no file name are refused befor
   const fs::path err = tmp.path() / "stderr";
   const std::string store = " --store " + (tmp.path() / "store").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"tune --simulate --budget ''" + store, "--budget: expected a duration with units, like 20m, 90s or "
-                                              "1h30m, found ''"},
+      {"tune --simulate --budget ''" + store,
+       "--budget: expected a duration with units, like 20m, 90s or "
+       "1h30m, found ''"},
       {"tune --simulate --collectives ''" + store,
        "--collectives: expected names from broadcast, reduce, allgather, reducescatter, allreduce; found ''"},
-      {"tune --simulate --name \"$(printf 'a\\nb')\"" + store, "--name \"a\\x0ab\": expected 1 to 100 letters"},
+      {"tune --simulate --name \"$(printf 'a\\nb')\"" + store,
+       "--name \"a\\x0ab\": expected 1 to 100 letters"},
   };
   for (const auto& [args, message] : cases) {
     INFO(args);
