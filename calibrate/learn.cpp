@@ -8,17 +8,12 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 #include "common/utc_time.hpp"
 #include "runners/runner.hpp"
 
 namespace autotune::calibrate {
 namespace {
-
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 using EvidenceKey = std::tuple<int, int, int, int, int, int, int, int>;
 
@@ -64,9 +59,9 @@ std::string choice_text(const Evidence& e) {
 }
 
 std::string figures(const Evidence& e) {
-  return choice_text(e) + " p50 " + fmt(e.p50_us) + " us (p25-p75 " + fmt(e.p25_us) + "-" + fmt(e.p75_us) +
-         ", " + std::to_string(e.count) + " calls) at " + std::to_string(e.nodes) + "x" +
-         std::to_string(e.ranks_per_node) + ", " + fmt(e.mean_bytes) + " B";
+  return choice_text(e) + " p50 " + three_digits(e.p50_us) + " us (p25-p75 " + three_digits(e.p25_us) + "-" +
+         three_digits(e.p75_us) + ", " + std::to_string(e.count) + " calls) at " + std::to_string(e.nodes) +
+         "x" + std::to_string(e.ranks_per_node) + ", " + three_digits(e.mean_bytes) + " B";
 }
 
 // The rule's verdict from one range's evidence; nullopt when production says nothing beyond the noise.
@@ -92,7 +87,7 @@ std::optional<LearnChange> judge(const profiles::Rule& r, const std::vector<cons
         after.samples = static_cast<int>(std::min<uint64_t>(alt->count, 1u << 30));
         return LearnChange{LearnChange::Kind::replaced, r, after,
                            "production: " + figures(*alt) + " beats the rule's " + figures(*own) + " by " +
-                               fmt(gain * 100) + " %, interquartile ranges apart"};
+                               three_digits(gain * 100) + " %, interquartile ranges apart"};
       }
       if (is_runner_up(r, *alt)) {
         profiles::Rule after = r;
@@ -119,7 +114,7 @@ std::optional<LearnChange> judge(const profiles::Rule& r, const std::vector<cons
                          "production: the rule's " + figures(*own) +
                              " is slower, all of its interquartile "
                              "range, than NCCL's default was at calibration (" +
-                             fmt(default_us) + " us): NCCL decides again"};
+                             three_digits(default_us) + " us): NCCL decides again"};
   }
   return std::nullopt;
 }
@@ -214,7 +209,7 @@ LearnResult learn(const profiles::Profile& current, const std::vector<TelemetryF
       continue;
     }
     result.held_back.push_back(choice_text(e) + " at " + std::to_string(e.nodes) + "x" +
-                               std::to_string(e.ranks_per_node) + ", " + fmt(e.mean_bytes) +
+                               std::to_string(e.ranks_per_node) + ", " + three_digits(e.mean_bytes) +
                                " B: " + contributors_text(e) + ", needs " + std::to_string(options.min_jobs) +
                                " jobs of " + std::to_string(options.min_users) + " users");
   }

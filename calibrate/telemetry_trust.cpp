@@ -16,18 +16,13 @@
 
 #include "common/input_error.hpp"
 #include "common/input_file.hpp"
+#include "common/text.hpp"
 #include "common/unique_fd.hpp"
 #include "nccl/version.hpp"
 #include "runners/bandwidth.hpp"
 
 namespace autotune::calibrate {
 namespace {
-
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 std::string user_name(uid_t uid) {
   struct passwd pw {};
@@ -103,8 +98,9 @@ std::optional<std::string> implausible(const profiles::TelemetryRow& r, const pr
   const auto bytes = static_cast<uint64_t>(r.mean_bytes);
   const double fastest = runners::busbw_gbps(r.collective, r.ranks, bytes, r.min_us);
   if (fastest > kMaxPlausibleBusbwGbps)
-    return "implausible: " + fmt(r.min_us) + " us for " + fmt(r.mean_bytes) + " B is " + fmt(fastest) +
-           " GB/s of bus bandwidth, beyond any fabric (" + fmt(kMaxPlausibleBusbwGbps) + " GB/s)";
+    return "implausible: " + three_digits(r.min_us) + " us for " + three_digits(r.mean_bytes) + " B is " +
+           three_digits(fastest) + " GB/s of bus bandwidth, beyond any fabric (" +
+           three_digits(kMaxPlausibleBusbwGbps) + " GB/s)";
   const profiles::CommShape shape{r.nodes, r.ranks, r.ranks_per_node, r.ranks_per_node};
   double best = 0.0;
   for (const auto& rule : profile.rules) {
@@ -114,9 +110,9 @@ std::optional<std::string> implausible(const profiles::TelemetryRow& r, const pr
   }
   const double median = runners::busbw_gbps(r.collective, r.ranks, bytes, r.p50_us);
   if (best > 0.0 && median > best * kMaxOverCalibrated)
-    return "implausible: a median of " + fmt(median) + " GB/s bus bandwidth, over " +
-           fmt(kMaxOverCalibrated) + " times the best the calibration measured for this shape (" + fmt(best) +
-           " GB/s)";
+    return "implausible: a median of " + three_digits(median) + " GB/s bus bandwidth, over " +
+           three_digits(kMaxOverCalibrated) + " times the best the calibration measured for this shape (" +
+           three_digits(best) + " GB/s)";
   return std::nullopt;
 }
 

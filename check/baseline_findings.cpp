@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include "common/text.hpp"
 
 namespace autotune::check {
 namespace {
@@ -47,12 +48,6 @@ struct Judge {
 
 std::string percent(double r) {
   return fmt::format("{:.0f}%", r * 100.0);
-}
-
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : separator) + i;
-  return out;
 }
 
 // The rail's NICs as a device name: "mlx5_1", "mlx5_0,mlx5_1", or "rail 3" when the node has none.

@@ -1,6 +1,7 @@
 #include "check/cluster_health.hpp"
 
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 
 namespace autotune::check {
 namespace {
@@ -9,12 +10,6 @@ using topology::Severity;
 
 std::string node_name(const topology::NodeHealth& n) {
   return "node " + std::to_string(n.node) + (n.host.empty() ? "" : " (" + n.host + ")");
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
 }
 
 }  // namespace

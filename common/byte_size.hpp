@@ -10,6 +10,8 @@
 
 namespace autotune {
 
+inline constexpr uint64_t kKiB = 1ULL << 10, kMiB = 1ULL << 20, kGiB = 1ULL << 30;
+
 // Digits, then optionally one of K, M, G, T (either case) and an optional trailing B ("64KB" = "64K").
 // nullopt for anything else, for a value that does not fit in 64 bits, and for signs or spaces.
 std::optional<uint64_t> parse_byte_size(std::string_view text);

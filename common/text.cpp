@@ -1,6 +1,5 @@
 #include "common/text.hpp"
 
-#include <cctype>
 #include <cstdio>
 
 namespace autotune {
@@ -17,14 +16,12 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
 }
 
 std::vector<std::string> split_whitespace(std::string_view text) {
-  // What std::isspace says in the "C" locale, without its call per character (logs of hundreds of MB).
-  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
   std::vector<std::string> words;
   size_t i = 0;
   while (i < text.size()) {
-    while (i < text.size() && space(text[i])) ++i;
+    while (i < text.size() && is_blank(text[i])) ++i;
     const size_t start = i;
-    while (i < text.size() && !space(text[i])) ++i;
+    while (i < text.size() && !is_blank(text[i])) ++i;
     if (i > start) words.emplace_back(text.substr(start, i - start));
   }
   return words;
@@ -42,6 +39,27 @@ std::string printable(std::string_view text, size_t max_chars) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "\\x%02x", u);
     out += hex;
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string three_digits(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 
 namespace autotune::nccl_tests {
 namespace {
@@ -126,13 +127,6 @@ class Reader {
   int line_;
 };
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  return s.substr(b);
-}
-
 void read_config(const Reader& r, const json& doc, NcclTestsLog& log) {
   NcclTestsHeader& h = log.header;
   const json& config = r.object(doc, "config", "config");
@@ -197,7 +191,7 @@ void read_results(const Reader& r, const json& doc, int line, NcclTestsLog& log)
     if (root.is_number_integer()) {
       row.root = r.integer<int>(res, "root", at + ".root");
     } else {
-      std::string text = trim(r.string(root, at + ".root"));
+      std::string text(trim(r.string(root, at + ".root")));
       char* end = nullptr;
       long v = std::strtol(text.c_str(), &end, 10);
       if (text.empty() || *end != '\0' || v < -1 || v > std::numeric_limits<int>::max())

@@ -18,17 +18,6 @@
 namespace autotune::nccl_tests {
 namespace {
 
-bool blank(char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r');  // std::isspace in the "C" locale, inlined
-}
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && blank(s[b])) ++b;
-  while (e > b && blank(s[e - 1])) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 std::optional<uint64_t> to_u64(std::string_view s) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -104,7 +93,7 @@ const Patterns& patterns() {
 // ']'. By hand, not std::regex: a log at scale (NCCL_DEBUG=INFO) is mostly such lines.
 std::optional<std::pair<size_t, size_t>> find_nccl_line(std::string_view line) {
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  const auto host_char = [](char c) { return !blank(c) && c != ':' && c != '[' && c != ']'; };
+  const auto host_char = [](char c) { return !is_blank(c) && c != ':' && c != '[' && c != ']'; };
   // Steps back from `p` over at least one character that `is` accepts; npos when there is none.
   const auto back = [&](size_t p, auto is) {
     size_t q = p;
@@ -174,9 +163,9 @@ struct RankFields {
 std::optional<RankFields> rank_fields(std::string_view t) {
   size_t i = 0;
   const auto next = [&]() {
-    while (i < t.size() && blank(t[i])) ++i;
+    while (i < t.size() && is_blank(t[i])) ++i;
     const size_t start = i;
-    while (i < t.size() && !blank(t[i])) ++i;
+    while (i < t.size() && !is_blank(t[i])) ++i;
     return t.substr(start, i - start);
   };
   const auto digits = [](std::string_view w) {
@@ -190,7 +179,7 @@ std::optional<RankFields> rank_fields(std::string_view t) {
   if (word != "Pid" || !digits(f.pid = next()) || next() != "on" || (f.host = next()).empty() ||
       next() != "device" || !digits(f.device = next()))
     return std::nullopt;
-  while (i < t.size() && blank(t[i])) ++i;
+  while (i < t.size() && is_blank(t[i])) ++i;
   const size_t close = t.find(']', i);
   if (i == t.size() || t[i] != '[' || close == std::string_view::npos) return std::nullopt;
   f.bus = t.substr(i + 1, close - i - 1);
@@ -265,7 +254,7 @@ class Parser {
       }
       return;
     }
-    std::string t = trim(line);
+    std::string t(trim(line));
     if (t.empty()) return;
     if (t[0] == '#') {
       comment(t, line_no);
@@ -380,9 +369,10 @@ class Parser {
       log_.footer.avg_busbw_gbps = to_double(m[1]);
       footer_line_ = line_no;
     } else if (t.rfind("# error:", 0) == 0) {
-      warn(line_no, "nccl-tests reported: " + trim(t.substr(8)));
+      warn(line_no, "nccl-tests reported: " + std::string(trim(t.substr(8))));
     } else if (t.find("Reducing maxBytes") != std::string::npos) {
-      warn(line_no, "nccl-tests reduced the size range for lack of GPU memory: " + trim(t.substr(1)));
+      warn(line_no,
+           "nccl-tests reduced the size range for lack of GPU memory: " + std::string(trim(t.substr(1))));
     } else {
       auto tokens = split_whitespace(t.substr(1));
       bool is_columns = std::find(tokens.begin(), tokens.end(), "size") != tokens.end() &&

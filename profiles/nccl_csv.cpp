@@ -9,6 +9,7 @@
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/name_table.hpp"
+#include "common/text.hpp"
 
 namespace autotune::profiles {
 
@@ -32,12 +33,6 @@ constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS
 
 constexpr const char* kFormat =
     "collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 std::optional<long long> to_signed(std::string_view s) {
   bool neg = !s.empty() && s.front() == '-';
@@ -63,7 +58,7 @@ std::optional<uint64_t> to_unsigned(std::string_view s) {
   return v;
 }
 
-std::string csv_quoted(std::string_view s) {
+std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
 }
 
@@ -76,14 +71,14 @@ template <size_t N>
 int name_field(const std::array<std::string_view, N>& names, std::string_view text, const char* column) {
   if (auto i = index_of(names, text)) return *i;
   throw Skip{std::string(column) + ": expected one of " + join_names(names) +
-             " (in lower case, as NCCL's example " + "plugin compares them); found " + csv_quoted(text)};
+             " (in lower case, as NCCL's example " + "plugin compares them); found " + in_quotes(text)};
 }
 
 // nNodes, nRanks, numPipeOps: -1 or a count NCCL can pass (>= 1).
 std::optional<CountRange> count_field(std::string_view text, const char* column) {
   auto v = to_signed(text);
   if (!v || !(*v == -1 || (*v >= 1 && *v <= std::numeric_limits<int>::max())))
-    throw Skip{std::string(column) + ": expected -1 (any) or a count >= 1; found " + csv_quoted(text)};
+    throw Skip{std::string(column) + ": expected -1 (any) or a count >= 1; found " + in_quotes(text)};
   if (*v == -1) return std::nullopt;
   return CountRange{static_cast<int>(*v), static_cast<int>(*v)};
 }
@@ -95,9 +90,9 @@ Rule parse_line(const std::vector<std::string_view>& f) {
   Rule r;
   r.collective = static_cast<Collective>(name_field(kCollectives, f[0], "collective_type"));
   auto lo = to_unsigned(f[1]);
-  if (!lo) throw Skip{"min_bytes: expected a byte count >= 0; found " + csv_quoted(f[1])};
+  if (!lo) throw Skip{"min_bytes: expected a byte count >= 0; found " + in_quotes(f[1])};
   auto hi = f[2] == "-1" ? std::optional<uint64_t>(std::numeric_limits<uint64_t>::max()) : to_unsigned(f[2]);
-  if (!hi) throw Skip{"max_bytes: expected a byte count >= 0 or -1 (no limit); found " + csv_quoted(f[2])};
+  if (!hi) throw Skip{"max_bytes: expected a byte count >= 0 or -1 (no limit); found " + in_quotes(f[2])};
   if (*lo > *hi)
     throw Skip{"max_bytes: expected at least min_bytes (" + std::to_string(*lo) + "); found " +
                std::to_string(*hi) + " (no size would match)"};
@@ -107,7 +102,7 @@ Rule parse_line(const std::vector<std::string_view>& f) {
   r.protocol = static_cast<Protocol>(name_field(kProtocols, f[4], "protocol"));
   auto channels = to_signed(f[5]);
   if (!channels || *channels < -1 || *channels > kMaxChannels)
-    throw Skip{"channels: expected -1 or 0 (NCCL decides) or 1..64; found " + csv_quoted(f[5])};
+    throw Skip{"channels: expected -1 or 0 (NCCL decides) or 1..64; found " + in_quotes(f[5])};
   r.channels = *channels <= 0 ? 0 : static_cast<int>(*channels);
   r.nodes = count_field(f[6], "nNodes");
   r.ranks = count_field(f[7], "nRanks");
@@ -116,7 +111,7 @@ Rule parse_line(const std::vector<std::string_view>& f) {
     if (f[9] == "0" || f[9] == "1")
       r.reg_buff = f[9] == "1";
     else if (f[9] != "-1")
-      throw Skip{"regBuff: expected -1 (any), 0 or 1; found " + csv_quoted(f[9])};
+      throw Skip{"regBuff: expected -1 (any), 0 or 1; found " + in_quotes(f[9])};
   }
   return r;
 }
@@ -182,10 +177,11 @@ std::vector<CsvSkipped> drop_combinations_nccl_never_runs(std::vector<Rule>& rul
     if (!is_allowed(r.collective, r.algorithm))
       dropped.push_back({r.source_line, "algorithm: NCCL runs " + coll + " with " +
                                             allowed_algorithms_text(r.collective) + " only; found " +
-                                            csv_quoted(algo) +
+                                            in_quotes(algo) +
                                             " (NCCL's example plugin never applies this line either)"});
     else if (!is_allowed(r.collective, r.algorithm, r.protocol))
-      dropped.push_back({r.source_line, "protocol: " + algo + " takes simple only; found " + csv_quoted(proto) +
+      dropped.push_back({r.source_line, "protocol: " + algo + " takes simple only; found " +
+                                            in_quotes(proto) +
                                             " (NCCL's example plugin never applies this line either)"});
     else
       return false;

@@ -6,21 +6,17 @@
 #include <set>
 #include <sstream>
 
+#include "common/text.hpp"
 #include "topology/pci_acs.hpp"
 #include "topology/pci_ids.hpp"
 
 namespace autotune::topology::detail {
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 std::optional<uint64_t> read_u64(const SystemReader& r, const std::string& path) {
   const auto text = r.read(path);
   if (!text) return std::nullopt;
-  const std::string t = trim(*text);
+  const std::string t(trim(*text));
   char* end = nullptr;
   const unsigned long long v = std::strtoull(t.c_str(), &end, 0);
   if (t.empty() || *end != '\0') return std::nullopt;
@@ -37,7 +33,7 @@ PortHealth port_health(const SystemReader& r, const std::string& port_dir, bool 
     if (auto v = read_u64(r, port_dir + "/counters/" + name)) h.counters[name] = *v;
   if (!ethernet) return h;  // InfiniBand ports use GID 0 (or the routable FLID one): no choice to make
   for (const auto& index : r.list(port_dir + "/gids")) {
-    const std::string gid = trim(r.read(port_dir + "/gids/" + index).value_or(""));
+    const std::string gid(trim(r.read(port_dir + "/gids/" + index).value_or("")));
     if (gid.empty() || unconfigured(gid)) continue;
     Gid g;
     g.index = std::atoi(index.c_str());

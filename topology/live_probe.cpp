@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "common/text.hpp"
 #include "topology/live_health.hpp"
 #include "topology/pci_ids.hpp"
 #include "topology/reader.hpp"
@@ -15,21 +16,16 @@
 namespace autotune::topology {
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 uint32_t read_hex(const SystemReader& r, const std::string& path) {
   uint32_t v = 0;
-  if (auto text = r.read(path)) parse_hex(trim(*text), v);
+  if (auto text = r.read(path)) parse_hex(std::string(trim(*text)), v);
   return v;
 }
 
 int read_int(const SystemReader& r, const std::string& path, int fallback) {
   if (auto text = r.read(path)) {
     char* end = nullptr;
-    const std::string t = trim(*text);
+    const std::string t(trim(*text));
     const long v = std::strtol(t.c_str(), &end, 10);
     if (!t.empty() && end != t.c_str()) return static_cast<int>(v);
   }
@@ -160,7 +156,7 @@ void read_nics(const SystemReader& r, Topology& t, const std::map<std::string, P
     for (const auto& port_name : r.list(dir + "/ports")) {
       NicPort p;
       p.port = std::atoi(port_name.c_str());
-      const std::string state = trim(r.read(dir + "/ports/" + port_name + "/state").value_or("unknown"));
+      const std::string state(trim(r.read(dir + "/ports/" + port_name + "/state").value_or("unknown")));
       const auto colon = state.find(": ");
       p.state = colon == std::string::npos ? state : state.substr(colon + 2);  // "4: ACTIVE"
       p.link_layer = trim(r.read(dir + "/ports/" + port_name + "/link_layer").value_or("unknown"));

@@ -36,7 +36,7 @@ using test::check_same_rules;
 using test::kBinary;
 using test::only_file;
 
-int run(const std::string& args) {
+int quiet_cli_status(const std::string& args) {
   int status = std::system((kBinary + " " + args + " >/dev/null 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -61,8 +61,8 @@ TEST_CASE("tune --simulate writes a valid simulated profile whose rules beat NCC
   for (std::string strategy : {"exhaustive", "adaptive"}) {
     const TempDir tmp(strategy);
     const fs::path dir = tmp.path();
-    REQUIRE(run("tune --simulate --example h100-8x --strategy " + strategy + " --store " + dir.string()) ==
-            0);
+    REQUIRE(quiet_cli_status("tune --simulate --example h100-8x --strategy " + strategy + " --store " +
+                             dir.string()) == 0);
     auto profile = profiles::read_profile(only_file(dir, ".toml"));  // validates
     CHECK(profile.provenance.source == profiles::Source::simulated);
     CHECK_FALSE(profile.rules.empty());
@@ -91,7 +91,7 @@ TEST_CASE("tune on an existing name without --resume keeps the previous journal 
       "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K "
       "--store " +
       dir.string();
-  REQUIRE(run(args) == 0);
+  REQUIRE(quiet_cli_status(args) == 0);
   const fs::path journal = only_file(dir, ".jsonl");
   const std::string first = autotune::read_file(journal);
   const fs::path err = dir / "stderr";
@@ -112,7 +112,7 @@ TEST_CASE("a second calibration of the same store and name is refused at once, t
   const fs::path dir = tmp.path();
   const std::string args =
       "tune --simulate --example h100-8x --collectives allreduce --max-bytes 64K --store " + dir.string();
-  REQUIRE(run(args) == 0);
+  REQUIRE(quiet_cli_status(args) == 0);
   const fs::path journal = only_file(dir, ".jsonl");
   const std::string before = autotune::read_file(journal);
   // This process holds the calibration's lock as a running tune would; the command is another process.
@@ -135,7 +135,8 @@ TEST_CASE("a second calibration of the same store and name is refused at once, t
 TEST_CASE("profile show and export by cluster name keep the rules' evidence") {
   const TempDir tmp("show-by-name");
   const fs::path dir = tmp.path();
-  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 64M --store " +
+  REQUIRE(quiet_cli_status(
+              "tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 64M --store " +
               dir.string()) == 0);
   const fs::path file = only_file(dir, ".toml");
   const auto profile = profiles::read_profile(file);
@@ -168,7 +169,7 @@ TEST_CASE("tune --simulate killed midway resumes to the same profile") {
       "tune --simulate --example h100-8x-2nic --nodes 2 --strategy exhaustive --seed 7 --collectives "
       "allreduce "
       "--max-bytes 64M ";
-  REQUIRE(run(common + "--store " + whole.string()) == 0);
+  REQUIRE(quiet_cli_status(common + "--store " + whole.string()) == 0);
   auto reference = profiles::read_profile(only_file(whole, ".toml"));
   REQUIRE_FALSE(reference.rules.empty());  // something to resume to
 
@@ -208,7 +209,7 @@ TEST_CASE("tune --simulate killed midway resumes to the same profile") {
       if (e.path().extension() == ".toml") fs::remove(e.path());
   }
   size_t lines_before = count_lines(journal);
-  REQUIRE(run(common + "--resume --store " + killed.string()) == 0);
+  REQUIRE(quiet_cli_status(common + "--resume --store " + killed.string()) == 0);
   CHECK(count_lines(journal) > lines_before);
   check_same_rules(reference, profiles::read_profile(only_file(killed, ".toml")));
   fs::remove_all(whole);
@@ -218,11 +219,11 @@ TEST_CASE("tune --simulate killed midway resumes to the same profile") {
 TEST_CASE("tune: bad options are input errors (exit 2)") {
   const TempDir tmp("bad");
   const fs::path dir = tmp.path();
-  CHECK(run("tune --simulate --strategy greedy --store " + dir.string()) == 2);
-  CHECK(run("tune --simulate --min-bytes 1M --max-bytes 8 --store " + dir.string()) == 2);
-  CHECK(run("tune --simulate --budget soon --store " + dir.string()) == 2);
-  CHECK(run("tune --example h100-8x --store " + dir.string()) == 2);
-  CHECK(run("tune --simulate --dry-run --store " + dir.string()) == 0);
+  CHECK(quiet_cli_status("tune --simulate --strategy greedy --store " + dir.string()) == 2);
+  CHECK(quiet_cli_status("tune --simulate --min-bytes 1M --max-bytes 8 --store " + dir.string()) == 2);
+  CHECK(quiet_cli_status("tune --simulate --budget soon --store " + dir.string()) == 2);
+  CHECK(quiet_cli_status("tune --example h100-8x --store " + dir.string()) == 2);
+  CHECK(quiet_cli_status("tune --simulate --dry-run --store " + dir.string()) == 0);
   CHECK(fs::is_empty(dir));  // a dry run measures and writes nothing
   fs::remove_all(dir);
 }
@@ -236,7 +237,7 @@ TEST_CASE("tune --simulate under mpirun -np 4 gives the profile one process give
   const TempDir four_tmp("mpi-four");
   const fs::path four = four_tmp.path();
   const std::string args = " tune --simulate --example h100-8x --collectives allreduce,allgather --seed 3 ";
-  REQUIRE(run(args + "--store " + one.string()) == 0);
+  REQUIRE(quiet_cli_status(args + "--store " + one.string()) == 0);
   int status = std::system(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun "
                             "--oversubscribe -np 4 " +
                             kBinary + args + "--store " + four.string() + " >/dev/null 2>&1")

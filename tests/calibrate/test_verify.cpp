@@ -85,7 +85,7 @@ profiles::Rule rule(Algorithm a, Protocol p, uint64_t lo, uint64_t hi, int nodes
   return r;
 }
 
-profiles::Profile profile_with(std::vector<profiles::Rule> rules) {
+profiles::Profile profile_of(std::vector<profiles::Rule> rules) {
   profiles::Profile p;
   p.cluster.name = "c";
   p.cluster.nodes = 1;
@@ -103,7 +103,7 @@ VerifyRunnerFactory scripted() {
   };
 }
 
-int run(const std::string& args) {
+int cli_status(const std::string& args) {
   int status = std::system((test::kBinary + " " + args).c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -125,7 +125,7 @@ TEST_CASE("verify: sizes inside each third of a rule's range, on the size granul
 }
 
 TEST_CASE("verify: still wins, no longer wins and now loses, with the figures and the reasons") {
-  auto p = profile_with({
+  auto p = profile_of({
       rule(Algorithm::ring, Protocol::ll128, 1 << 20, 4 << 20),           // 20% faster: still wins
       rule(Algorithm::tree, Protocol::ll, 8 << 20, 16 << 20),             // 0.5% faster: no longer wins
       rule(Algorithm::nvls, Protocol::simple, 32 << 20, 64 << 20),        // 30% slower: now loses
@@ -163,8 +163,8 @@ TEST_CASE("verify: still wins, no longer wins and now loses, with the figures an
 }
 
 TEST_CASE("verify: on GPUs each shape's rules are measured by a runner of that shape, under the [env]") {
-  auto p = profile_with({rule(Algorithm::ring, Protocol::ll128, 1 << 20, 4 << 20),
-                         rule(Algorithm::ring, Protocol::ll128, 1 << 20, 4 << 20, 2, 16)});
+  auto p = profile_of({rule(Algorithm::ring, Protocol::ll128, 1 << 20, 4 << 20),
+                       rule(Algorithm::ring, Protocol::ll128, 1 << 20, 4 << 20, 2, 16)});
   p.env = {{"NCCL_CROSS_NIC", "1"}};
   VerifyTarget gpus;
   int made = 0;
@@ -200,17 +200,17 @@ TEST_CASE("verify: bad values are refused before anything is measured") {
   t.simulator.noise = 0.03;
   CHECK_NOTHROW(check_verify_request(t, o));
   t.simulate = true;  // without a node
-  CHECK_THROWS_AS(verify_runners(t, profile_with({})), InputError);
+  CHECK_THROWS_AS(verify_runners(t, profile_of({})), InputError);
 }
 
 TEST_CASE("verify --simulate: a fresh profile still wins; a rule that loses fails it, and --write drops it") {
   const TempDir tmp("cli");
   const fs::path dir = tmp.path();
   const std::string store = " --store " + dir.string();
-  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce" + store +
-              " >/dev/null 2>&1") == 0);
+  REQUIRE(cli_status("tune --simulate --example h100-8x --nodes 2 --collectives allreduce" + store +
+                     " >/dev/null 2>&1") == 0);
   const fs::path file = test::only_file(dir, ".toml");
-  REQUIRE(run("verify --simulate --nodes 2" + store + " > " + (dir / "out").string() + " 2>&1") == 0);
+  REQUIRE(cli_status("verify --simulate --nodes 2" + store + " > " + (dir / "out").string() + " 2>&1") == 0);
   std::string out = read_file(dir / "out");
   INFO(out);
   CHECK(out.find("still wins") != std::string::npos);
@@ -220,10 +220,10 @@ TEST_CASE("verify --simulate: a fresh profile still wins; a rule that loses fail
   const size_t before = p.rules.size();
   p.rules.push_back(rule(Algorithm::ring, Protocol::ll, 1ull << 30, 2ull << 30, 2, 16));
   profiles::write_profile(file, p);
-  CHECK(run("verify --simulate --nodes 2 --format json" + store + " > " + (dir / "json").string() +
-            " 2>&1") == 1);
+  CHECK(cli_status("verify --simulate --nodes 2 --format json" + store + " > " + (dir / "json").string() +
+                   " 2>&1") == 1);
   CHECK_THAT(read_file(dir / "json"), Catch::Contains("\"now_loses\": 1"));
-  CHECK(run("verify " + file.string() + " --simulate --write" + store + " >/dev/null 2>&1") == 1);
+  CHECK(cli_status("verify " + file.string() + " --simulate --write" + store + " >/dev/null 2>&1") == 1);
   profiles::Profile next = profiles::read_profile(file);
   CHECK(next.rules.size() <= before);
   for (const auto& r : next.rules)
@@ -237,13 +237,14 @@ TEST_CASE("verify: when none of the rules can be measured it fails, and --write 
   const TempDir tmp("verify-nothing");
   const fs::path dir = tmp.path();
   const std::string store = " --store " + dir.string();
-  REQUIRE(run("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 1M" + store +
-              " >/dev/null 2>&1") == 0);
+  REQUIRE(cli_status("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 1M" +
+                     store + " >/dev/null 2>&1") == 0);
   const fs::path file = test::only_file(dir, ".toml");
   const std::string before = read_file(file);
   // Not simulated: this process is one node, and the rules are for 2 nodes (here, without a GPU, nothing
   // can be measured at all): every rule is "not checked".
-  CHECK(run("verify " + file.string() + " --write" + store + " > " + (dir / "out").string() + " 2>&1") == 1);
+  CHECK(cli_status("verify " + file.string() + " --write" + store + " > " + (dir / "out").string() +
+                   " 2>&1") == 1);
   const std::string out = read_file(dir / "out");
   INFO(out);
   CHECK_THAT(out,

@@ -25,7 +25,7 @@ constexpr InputKind kSmall{"a test input", 1024};
 constexpr InputKind kPiped{"a piped input", 1024, /*pipe_allowed=*/true};
 constexpr InputKind kNoLinks{"a planted input", 1024, false, /*follow_links=*/false};
 
-std::string refusal(const fs::path& path, const InputKind& kind) {
+std::string read_refusal(const fs::path& path, const InputKind& kind) {
   try {
     read_file(path, kind);
   } catch (const autotune::InputError& e) {
@@ -46,13 +46,14 @@ TEST_CASE("input files: a regular file within the limit is read whole", "[input_
 TEST_CASE("input files: directories, FIFOs and devices are refused at once, naming what they are",
           "[input_file]") {
   TempDir dir("input");
-  CHECK(refusal(dir.path(), kSmall) == "expected a test input (a regular file); found a directory");
+  CHECK(read_refusal(dir.path(), kSmall) == "expected a test input (a regular file); found a directory");
   const auto fifo = dir / "fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   // No writer ever comes: a blocking open would wait here forever.
-  CHECK(refusal(fifo, kSmall) == "expected a test input (a regular file); found a FIFO (named pipe)");
-  CHECK(refusal("/dev/zero", kSmall) == "expected a test input (a regular file); found a character device");
-  CHECK(refusal(dir / "missing", kSmall) == "cannot read: No such file or directory");
+  CHECK(read_refusal(fifo, kSmall) == "expected a test input (a regular file); found a FIFO (named pipe)");
+  CHECK(read_refusal("/dev/zero", kSmall) ==
+        "expected a test input (a regular file); found a character device");
+  CHECK(read_refusal(dir / "missing", kSmall) == "cannot read: No such file or directory");
 }
 
 TEST_CASE("input files: a pipe is read where the kind allows it, and held to the same limit",
@@ -62,7 +63,7 @@ TEST_CASE("input files: a pipe is read where the kind allows it, and held to the
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   // Opened without a writer: the read sees the end at once instead of waiting.
   CHECK(read_file(fifo, kPiped).empty());
-  CHECK(refusal("/dev/zero", kPiped) ==
+  CHECK(read_refusal("/dev/zero", kPiped) ==
         "expected a piped input (a regular file or a pipe); found a character device");
 }
 
@@ -70,11 +71,11 @@ TEST_CASE("input files: over the size limit is refused before reading, in words"
   TempDir dir("input");
   const auto big = dir.write("big", "");
   REQUIRE(::truncate(big.c_str(), off_t{3} << 30) == 0);  // sparse: 3 GiB that take no disk
-  CHECK(refusal(big, kSmall) == "3 GiB is over the 1 KiB limit for a test input");
+  CHECK(read_refusal(big, kSmall) == "3 GiB is over the 1 KiB limit for a test input");
   const auto edge = dir.write("edge", std::string(1024, 'x'));
   CHECK(read_file(edge, kSmall).size() == 1024);
   const auto over = dir.write("over", std::string(2048, 'x'));
-  CHECK(refusal(over, kSmall) == "2 KiB is over the 1 KiB limit for a test input");
+  CHECK(read_refusal(over, kSmall) == "2 KiB is over the 1 KiB limit for a test input");
 }
 
 TEST_CASE("input files: a symbolic link is followed unless the kind says not to", "[input_file]") {
@@ -82,7 +83,7 @@ TEST_CASE("input files: a symbolic link is followed unless the kind says not to"
   const auto target = dir.write("target", "x");
   fs::create_symlink(target, dir / "link");
   CHECK(read_file(dir / "link", kSmall) == "x");
-  CHECK(refusal(dir / "link", kNoLinks) ==
+  CHECK(read_refusal(dir / "link", kNoLinks) ==
         "expected a planted input (a regular file); found a symbolic link (not followed)");
 }
 

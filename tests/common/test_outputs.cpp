@@ -21,7 +21,7 @@ using autotune::write_file_atomically;
 using autotune::test::TempDir;
 namespace fs = std::filesystem;
 
-std::string refusal(const fs::path& target) {
+std::string write_refusal(const fs::path& target) {
   try {
     write_file_atomically(target, "new");
   } catch (const autotune::InputError& e) {
@@ -36,21 +36,21 @@ TEST_CASE("outputs: a FIFO, a symbolic link or a directory is left as it is, wit
   TempDir dir("outputs");
   const auto fifo = dir / "fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  CHECK(refusal(fifo) == "expected a regular file to replace (or none); found a FIFO, left as it is");
+  CHECK(write_refusal(fifo) == "expected a regular file to replace (or none); found a FIFO, left as it is");
   CHECK(fs::is_fifo(fifo));
 
   const auto target = dir.write("target", "old");
   fs::create_symlink(target, dir / "link");
-  CHECK(refusal(dir / "link") ==
+  CHECK(write_refusal(dir / "link") ==
         "expected a regular file to replace (or none); found a symbolic link, left as it is");
   CHECK(fs::is_symlink(dir / "link"));
 
   fs::create_directory(dir / "sub");
-  CHECK(refusal(dir / "sub") ==
+  CHECK(write_refusal(dir / "sub") ==
         "expected a regular file to replace (or none); found a directory, left as it is");
 
   // A character device (as root the rename would replace /dev/null itself).
-  CHECK(refusal("/dev/null") ==
+  CHECK(write_refusal("/dev/null") ==
         "expected a regular file to replace (or none); found a device or socket, left as it is");
 
   // The control: a regular file, or none, is written.

@@ -4,21 +4,16 @@
 
 #include "launcher/job_nccl.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/launcher/fake_environment.hpp"
 
 using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 using namespace autotune::launcher;
+using autotune::launcher::test::fake_environment;
 using autotune::nccl::Version;
 
 namespace {
-
-EnvLookup env(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& n) -> std::optional<std::string> {
-    auto it = vars.find(n);
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-}
 
 // A root with /etc/ld.so.conf including ld.so.conf.d/*.conf, as Debian and RHEL have it.
 struct Root {
@@ -41,9 +36,9 @@ TEST_CASE("the search follows the loader: LD_LIBRARY_PATH, the Python environmen
           "[job_nccl]") {
   Root r;
   r.dir.write("venv/lib/python3.12/site-packages/nvidia/nccl/lib/.keep", "");
-  auto path = nccl_search_path(env({{"LD_LIBRARY_PATH", "/opt/a::/opt/b"},
-                                    {"VIRTUAL_ENV", (r.root / "venv").string()},
-                                    {"NCCL_HOME", "/opt/nccl"}}),
+  auto path = nccl_search_path(fake_environment({{"LD_LIBRARY_PATH", "/opt/a::/opt/b"},
+                                                 {"VIRTUAL_ENV", (r.root / "venv").string()},
+                                                 {"NCCL_HOME", "/opt/nccl"}}),
                                r.root);
   std::vector<std::string> dirs;
   for (const auto& [d, how] : path) dirs.push_back(d.string() + " <- " + how);
@@ -67,33 +62,35 @@ TEST_CASE("the search follows the loader: LD_LIBRARY_PATH, the Python environmen
 TEST_CASE("the first libnccl.so.2 found is the job's, read for its version", "[job_nccl]") {
   Root r;
   r.install("usr/local/cuda/lib64", AUTOTUNE_BANNER_NCCL_2_28);
-  JobNccl system = find_job_nccl(env({}), r.root);
+  JobNccl system = find_job_nccl(fake_environment({}), r.root);
   REQUIRE(system.library);
   CHECK(*system.library == r.root / "usr/local/cuda/lib64/libnccl.so.2");
   CHECK(system.version == Version{2, 28, 9});
   CHECK(system.how == "/etc/ld.so.conf.d/cuda.conf");
 
   r.install("conda/lib/python3.11/site-packages/nvidia/nccl/lib", AUTOTUNE_BANNER_NCCL_2_27);
-  JobNccl wheel = find_job_nccl(env({{"CONDA_PREFIX", (r.root / "conda").string()}}), r.root);
+  JobNccl wheel = find_job_nccl(fake_environment({{"CONDA_PREFIX", (r.root / "conda").string()}}), r.root);
   CHECK(wheel.version == Version{2, 27, 3});
   CHECK(wheel.how == "CONDA_PREFIX (the nvidia-nccl wheel)");
 
-  JobNccl named = find_job_nccl(env({{"NCCL_AUTOTUNE_NCCL_LIB", AUTOTUNE_BANNER_NCCL_2_27},
-                                     {"LD_LIBRARY_PATH", (r.root / "usr/local/cuda/lib64").string()}}),
-                                r.root);
+  JobNccl named =
+      find_job_nccl(fake_environment({{"NCCL_AUTOTUNE_NCCL_LIB", AUTOTUNE_BANNER_NCCL_2_27},
+                                      {"LD_LIBRARY_PATH", (r.root / "usr/local/cuda/lib64").string()}}),
+                    r.root);
   CHECK(named.version == Version{2, 27, 3});
   CHECK(named.how == "NCCL_AUTOTUNE_NCCL_LIB");
 }
 
 TEST_CASE("no libnccl, or one that cannot be read, says so", "[job_nccl]") {
   Root r;
-  JobNccl none = find_job_nccl(env({}), r.root);
+  JobNccl none = find_job_nccl(fake_environment({}), r.root);
   CHECK_FALSE(none.library);
   CHECK_FALSE(none.version);
   CHECK(none.how.find("no libnccl.so.2 on LD_LIBRARY_PATH") == 0);
 
   r.dir.write("opt/broken/libnccl.so.2", "text");
-  JobNccl broken = find_job_nccl(env({{"LD_LIBRARY_PATH", (r.root / "opt/broken").string()}}), r.root);
+  JobNccl broken =
+      find_job_nccl(fake_environment({{"LD_LIBRARY_PATH", (r.root / "opt/broken").string()}}), r.root);
   REQUIRE(broken.library);
   CHECK_FALSE(broken.version);
   CHECK(broken.how ==

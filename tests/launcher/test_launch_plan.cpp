@@ -14,11 +14,13 @@
 #include "profiles/compiled_rules.hpp"
 #include "profiles/store.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/launcher/fake_environment.hpp"
 
 using autotune::test::TempDir;
 
 namespace fs = std::filesystem;
 using namespace autotune::launcher;
+using autotune::launcher::test::fake_environment;
 using autotune::profiles::Profile;
 using autotune::profiles::Source;
 
@@ -93,14 +95,6 @@ struct World {
   }
 };
 
-EnvLookup env(std::map<std::string, std::string> vars = {}) {
-  return [vars](const std::string& n) -> std::optional<std::string> {
-    auto it = vars.find(n);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
 }  // namespace
 
 TEST_CASE("resolution order: --profile, --cluster, NCCL_AUTOTUNE_PROFILE, fingerprint", "[launch_plan]") {
@@ -112,22 +106,22 @@ TEST_CASE("resolution order: --profile, --cluster, NCCL_AUTOTUNE_PROFILE, finger
   LaunchOptions o;
   o.profile = a;
   o.cluster = "b";
-  auto plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
+  auto plan = plan_launch(o, w.services(), fake_environment({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
   REQUIRE(plan.tuned());
   CHECK(plan.profile_path == a);
   CHECK(plan.origin == ProfileOrigin::option_profile);
 
   o.profile.reset();
-  plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
+  plan = plan_launch(o, w.services(), fake_environment({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
   CHECK(plan.profile_path == b);
   CHECK(plan.origin == ProfileOrigin::option_cluster);
 
   o.cluster.reset();
-  plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
+  plan = plan_launch(o, w.services(), fake_environment({{"NCCL_AUTOTUNE_PROFILE", c.string()}}));
   CHECK(plan.profile_path == c);
   CHECK(plan.origin == ProfileOrigin::env_variable);
 
-  plan = plan_launch(o, w.services(), env());
+  plan = plan_launch(o, w.services(), fake_environment());
   REQUIRE(plan.tuned());
   CHECK(plan.origin == ProfileOrigin::store_fingerprint);
   CHECK(plan.fingerprint == "fp-node");
@@ -141,7 +135,7 @@ TEST_CASE("resolution order: --profile, --cluster, NCCL_AUTOTUNE_PROFILE, finger
 TEST_CASE("NCCL_TUNER_PLUGIN=none turns everything off without probing", "[launch_plan]") {
   World w;
   w.add("a", "fp-node");
-  auto plan = plan_launch({}, w.services(), env({{"NCCL_TUNER_PLUGIN", "none"}}));
+  auto plan = plan_launch({}, w.services(), fake_environment({{"NCCL_TUNER_PLUGIN", "none"}}));
   CHECK(plan.problem == Problem::disabled);
   CHECK(plan.vars.empty());
   CHECK(plan.strict_exit_status() == 0);
@@ -153,14 +147,14 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
   SECTION("no store") {
     LaunchOptions o;
     o.store = w.dir.path() / "nowhere";
-    auto plan = plan_launch(o, w.services(), env());
+    auto plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem == Problem::no_profile);
     CHECK(plan.problem_text == "profile store " + (w.dir.path() / "nowhere").string() + " does not exist");
     CHECK(plan.strict_exit_status() == 2);
   }
   SECTION("no match") {
     w.add("a", "fp-other");
-    auto plan = plan_launch({}, w.services(), env());
+    auto plan = plan_launch({}, w.services(), fake_environment());
     CHECK(plan.problem == Problem::no_profile);
     CHECK(plan.problem_text ==
           "no profile in " + w.store.string() + " matches this node (fingerprint fp-node)");
@@ -168,20 +162,20 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
   SECTION("unknown cluster") {
     LaunchOptions o;
     o.cluster = "zeta";
-    auto plan = plan_launch(o, w.services(), env());
+    auto plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem_text == "no profile for cluster 'zeta' in " + w.store.string());
   }
   SECTION("missing file") {
     LaunchOptions o;
     o.profile = w.dir.path() / "absent.toml";
-    auto plan = plan_launch(o, w.services(), env());
+    auto plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem == Problem::no_profile);
     CHECK(plan.problem_text == "profile " + o.profile->string() + " (from --profile) does not exist");
   }
   SECTION("fingerprint mismatch") {
     LaunchOptions o;
     o.profile = w.add("a", "fp-other");
-    auto plan = plan_launch(o, w.services(), env());
+    auto plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem == Problem::fingerprint_mismatch);
     CHECK(plan.problem_text ==
           "profile " + o.profile->string() +
@@ -195,7 +189,7 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
     w.profiles[*o.profile].cluster.fingerprint_facts = {"nccl 2.28", "gpu 8x NVIDIA H100 80GB HBM3 sm90",
                                                         "nic 8x ConnectX-7 InfiniBand 400Gb/s"};
     w.node_facts = {"nccl 2.28", "gpu 8x NVIDIA H200 sm90", "nic 8x ConnectX-7 InfiniBand 400Gb/s"};
-    auto plan = plan_launch(o, w.services(), env());
+    auto plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem == Problem::fingerprint_mismatch);
     CHECK(plan.problem_text ==
           "profile " + o.profile->string() +
@@ -203,17 +197,17 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
               "what differs: GPUs: calibrated 8x NVIDIA H100 80GB HBM3 sm90, this node 8x "
               "NVIDIA H200 sm90");
     w.node_facts.clear();  // this node cannot be probed a second time: the refusal stands, and says so
-    plan = plan_launch(o, w.services(), env());
+    plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem_text.find("; what differs is unknown (hwloc failed)") != std::string::npos);
     w.node_fp = "fp-other";  // a matching node is never probed for its facts
     const int before = w.facts_calls;
-    plan = plan_launch(o, w.services(), env());
+    plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem == Problem::none);
     CHECK(w.facts_calls == before);
   }
   SECTION("probe fails") {
     w.node_fp.clear();
-    auto plan = plan_launch({}, w.services(), env());
+    auto plan = plan_launch({}, w.services(), fake_environment());
     CHECK(plan.problem == Problem::no_fingerprint);
     CHECK(plan.problem_text == "cannot fingerprint this node: hwloc failed");
   }
@@ -221,7 +215,7 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
     LaunchOptions o;
     o.profile = w.dir.write("bad.toml", "x");
     ::chmod(o.profile->c_str(), 0644);
-    auto plan = plan_launch(o, w.services(), env());
+    auto plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem == Problem::invalid_profile);
     CHECK(plan.problem_text ==
           "profile does not validate: " + o.profile->string() + ":3: rule[1].algorithm: expected ...");
@@ -230,26 +224,26 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
     LaunchOptions o;
     o.profile = w.add("a", "fp-node");
     ::chmod(o.profile->c_str(), 0666);
-    auto plan = plan_launch(o, w.services(), env());
+    auto plan = plan_launch(o, w.services(), fake_environment());
     CHECK(plan.problem == Problem::untrusted);
     CHECK(plan.problem_text.find("is writable by everyone (mode 0666)") != std::string::npos);
     CHECK(plan.problem_text.find("NCCL_AUTOTUNE_INSECURE=1") != std::string::npos);
     ::setenv("NCCL_AUTOTUNE_INSECURE", "1", 1);
-    plan = plan_launch(o, w.services(), env());
+    plan = plan_launch(o, w.services(), fake_environment());
     ::unsetenv("NCCL_AUTOTUNE_INSECURE");
     CHECK(plan.tuned());
   }
   SECTION("untrusted store") {
     w.add("a", "fp-node");
     ::chmod(w.store.c_str(), 0777);
-    auto plan = plan_launch({}, w.services(), env());
+    auto plan = plan_launch({}, w.services(), fake_environment());
     CHECK(plan.problem == Problem::untrusted);
     CHECK(plan.problem_text.find("not using profile store " + w.store.string()) == 0);
   }
   SECTION("no plugin") {
     w.plugin_present = false;
     w.add("a", "fp-node");
-    auto plan = plan_launch({}, w.services(), env());
+    auto plan = plan_launch({}, w.services(), fake_environment());
     CHECK(plan.problem == Problem::no_plugin);
     CHECK(plan.strict_exit_status() == 1);
   }
@@ -258,14 +252,14 @@ TEST_CASE("every failure is one sentence and a strict status", "[launch_plan]") 
 TEST_CASE("a simulated profile is used only when named, and says so", "[launch_plan]") {
   World w;
   fs::path sim = w.add("sim", "fp-node", Source::simulated);
-  auto plan = plan_launch({}, w.services(), env());
+  auto plan = plan_launch({}, w.services(), fake_environment());
   CHECK(plan.problem == Problem::no_profile);
   CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") !=
         std::string::npos);
 
   LaunchOptions o;
   o.cluster = "sim";
-  plan = plan_launch(o, w.services(), env());
+  plan = plan_launch(o, w.services(), fake_environment());
   REQUIRE(plan.tuned());
   REQUIRE(plan.notes.size() == 1);
   CHECK(plan.notes[0].find("SIMULATED") != std::string::npos);
@@ -274,19 +268,19 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[launch_p
   w.profiles[sim].cluster.fingerprint = "fp-model";
   o.cluster.reset();
   o.profile = sim;
-  CHECK(plan_launch(o, w.services(), env()).tuned());
+  CHECK(plan_launch(o, w.services(), fake_environment()).tuned());
 }
 
 TEST_CASE("a stand-in profile, made on the stand-in NCCL, is never matched either", "[launch_plan]") {
   World w;
   fs::path standin = w.add("standin", "fp-node", Source::standin);
-  auto plan = plan_launch({}, w.services(), env());
+  auto plan = plan_launch({}, w.services(), fake_environment());
   CHECK(plan.problem == Problem::no_profile);
   CHECK(plan.problem_text.find("simulated and stand-in profiles are used only when named") !=
         std::string::npos);
   LaunchOptions o;
   o.profile = standin;
-  plan = plan_launch(o, w.services(), env());
+  plan = plan_launch(o, w.services(), fake_environment());
   REQUIRE(plan.tuned());
   REQUIRE(plan.notes.size() == 1);
   CHECK(plan.notes[0].find("using STAND-IN profile " + standin.string()) == 0);
@@ -297,7 +291,7 @@ TEST_CASE("the fingerprint is needed only to match or to check", "[launch_plan]"
   World w;
   LaunchOptions o;
   o.profile = w.add("a", "");
-  auto plan = plan_launch(o, w.services(), env());
+  auto plan = plan_launch(o, w.services(), fake_environment());
   CHECK(plan.tuned());
   CHECK(w.fingerprint_calls == 0);
   CHECK(plan.details.at(0) == "fingerprint not checked: the profile records none");
@@ -332,7 +326,7 @@ TEST_CASE("every rank of a job gets the version its first rank resolved, though 
   World w;
   fs::path a = w.add("a", "fp-node");
   fs::path kept = keep_version(w, a);
-  LaunchPlan first = plan_launch({}, w.services(), env(rank_of_job()));
+  LaunchPlan first = plan_launch({}, w.services(), fake_environment(rank_of_job()));
   REQUIRE(first.tuned());
   CHECK(first.pinned_by == "job 77.0");
   CHECK(first.profile_path == kept);  // the immutable copy, not the file a publish replaces
@@ -340,7 +334,7 @@ TEST_CASE("every rank of a job gets the version its first rank resolved, though 
 
   rewrite(a, "profile a, calibrated again");
   keep_version(w, a);
-  LaunchPlan later = plan_launch({}, w.services(), env(rank_of_job()));
+  LaunchPlan later = plan_launch({}, w.services(), fake_environment(rank_of_job()));
   REQUIRE(later.tuned());
   CHECK(later.profile_path == kept);
   CHECK(later.digest == first.digest);
@@ -348,7 +342,7 @@ TEST_CASE("every rank of a job gets the version its first rank resolved, though 
   CHECK(later.vars.back().value() == first.digest);
 
   // The next step of the job is a new NCCL job: it takes the new version.
-  LaunchPlan next_step = plan_launch({}, w.services(), env(rank_of_job("1")));
+  LaunchPlan next_step = plan_launch({}, w.services(), fake_environment(rank_of_job("1")));
   REQUIRE(next_step.tuned());
   CHECK(next_step.digest != first.digest);
 }
@@ -359,9 +353,9 @@ TEST_CASE("a rank that resolved another profile follows the job's pin", "[launch
   fs::path b = w.add("b", "fp-node");
   LaunchOptions o;
   o.profile = a;
-  REQUIRE(plan_launch(o, w.services(), env(rank_of_job())).tuned());
+  REQUIRE(plan_launch(o, w.services(), fake_environment(rank_of_job())).tuned());
   o.profile = b;
-  LaunchPlan other = plan_launch(o, w.services(), env(rank_of_job()));
+  LaunchPlan other = plan_launch(o, w.services(), fake_environment(rank_of_job()));
   REQUIRE(other.tuned());
   CHECK(other.profile_path == a);
   CHECK(other.profile->cluster.name == "a");
@@ -374,11 +368,11 @@ TEST_CASE("a pinned version the store no longer holds stops tuning, with both si
           "[launch_plan][pin]") {
   World w;
   fs::path a = w.add("a", "fp-node");
-  LaunchPlan first = plan_launch({}, w.services(), env(rank_of_job()));
+  LaunchPlan first = plan_launch({}, w.services(), fake_environment(rank_of_job()));
   REQUIRE(first.tuned());
   CHECK(first.profile_path == a);  // saved before the store kept versions: the file itself
   rewrite(a, "profile a, changed by hand");
-  LaunchPlan later = plan_launch({}, w.services(), env(rank_of_job()));
+  LaunchPlan later = plan_launch({}, w.services(), fake_environment(rank_of_job()));
   CHECK(later.problem == Problem::version_lost);
   CHECK(later.problem_text.find("version " + first.digest) != std::string::npos);
   CHECK(later.problem_text.find("pinned by job 77.0") != std::string::npos);
@@ -390,9 +384,10 @@ TEST_CASE("an inherited profile keeps the digest the outer launcher pinned", "[l
   World w;
   fs::path a = w.add("a", "fp-node");
   fs::path kept = keep_version(w, a);
-  const std::string old = plan_launch({}, w.services(), env()).digest;
+  const std::string old = plan_launch({}, w.services(), fake_environment()).digest;
   rewrite(a, "profile a, newer");
-  auto inherited = env({{"NCCL_AUTOTUNE_PROFILE", a.string()}, {"NCCL_AUTOTUNE_PROFILE_DIGEST", old}});
+  auto inherited =
+      fake_environment({{"NCCL_AUTOTUNE_PROFILE", a.string()}, {"NCCL_AUTOTUNE_PROFILE_DIGEST", old}});
   LaunchPlan plan = plan_launch({}, w.services(), inherited);
   REQUIRE(plan.tuned());
   CHECK(plan.profile_path == kept);
@@ -405,7 +400,7 @@ TEST_CASE("an inherited profile keeps the digest the outer launcher pinned", "[l
 
 TEST_CASE("pins live where the job's nodes share them", "[launch_plan][pin]") {
   TempDir d;
-  auto e = [&](std::map<std::string, std::string> vars) { return env(std::move(vars)); };
+  auto e = [&](std::map<std::string, std::string> vars) { return fake_environment(std::move(vars)); };
   CHECK(pin_directory(d.path(), e({{"NCCL_AUTOTUNE_PIN_DIR", "/shared/pins"}})) == "/shared/pins");
   CHECK(pin_directory(d.path(), e({{"HOME", "/home/u"}})) == d.path() / "jobs");
   CHECK(pin_directory("/no/such/store", e({{"HOME", "/home/u"}})) == "/home/u/.cache/nccl-autotune/jobs");
@@ -454,7 +449,7 @@ TEST_CASE("the profile must be made for the NCCL the job loads, unless its polic
   w.profiles[a].provenance.nccl_version = "2.27.3";
   LaunchOptions o;
   o.profile = a;
-  LaunchPlan plan = plan_launch(o, w.services(), env());
+  LaunchPlan plan = plan_launch(o, w.services(), fake_environment());
   CHECK(plan.problem == Problem::other_nccl);
   CHECK(plan.problem_text ==
         "profile " + a.string() +
@@ -463,28 +458,28 @@ TEST_CASE("the profile must be made for the NCCL the job loads, unless its polic
             "other_nccl = \"apply\" or NCCL_AUTOTUNE_OTHER_NCCL=apply");
   CHECK(plan.strict_exit_status() == 2);
 
-  plan = plan_launch(o, w.services(), env({{"NCCL_AUTOTUNE_OTHER_NCCL", "apply"}}));
+  plan = plan_launch(o, w.services(), fake_environment({{"NCCL_AUTOTUNE_OTHER_NCCL", "apply"}}));
   REQUIRE(plan.tuned());
   REQUIRE(plan.notes.size() == 1);
   CHECK(plan.notes[0].find("made for NCCL 2.27.3 to a job running NCCL 2.28.9") != std::string::npos);
 
   w.profiles[a].apply_under_other_nccl = true;
-  CHECK(plan_launch(o, w.services(), env()).tuned());
+  CHECK(plan_launch(o, w.services(), fake_environment()).tuned());
 
   w.profiles[a].apply_under_other_nccl = false;
   w.job.version = autotune::nccl::Version{2, 27, 1};  // another patch release: the same rules hold
-  CHECK(plan_launch(o, w.services(), env()).tuned());
+  CHECK(plan_launch(o, w.services(), fake_environment()).tuned());
 }
 
 TEST_CASE("the fingerprint is made for the job's NCCL, and an unknown one is said", "[launch_plan][nccl]") {
   World w;
   w.add("a", "fp-node");
   w.job.version = autotune::nccl::Version{2, 27, 3};
-  REQUIRE(plan_launch({}, w.services(), env()).tuned());
+  REQUIRE(plan_launch({}, w.services(), fake_environment()).tuned());
   CHECK(w.fingerprinted_for == 227);
 
   w.job = {std::nullopt, std::nullopt, "no libnccl.so.2 on LD_LIBRARY_PATH"};
-  LaunchPlan plan = plan_launch({}, w.services(), env());
+  LaunchPlan plan = plan_launch({}, w.services(), fake_environment());
   REQUIRE(plan.tuned());
   CHECK(w.fingerprinted_for == 228);
   REQUIRE(plan.notes.size() == 1);

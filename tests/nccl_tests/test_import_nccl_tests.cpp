@@ -8,6 +8,7 @@
 #include "nccl_tests/import_nccl_tests.hpp"
 #include "search/journal.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/nccl_tests/fixture_path.hpp"
 
 using autotune::test::TempDir;
 
@@ -15,13 +16,9 @@ using namespace autotune;
 using namespace autotune::search;
 using namespace autotune::nccl_tests;
 using namespace autotune::runners;
+using autotune::nccl_tests::test::fixture;
 
-namespace {
-std::string fixture(const std::string& name) {
-  return std::string(AUTOTUNE_SOURCE_DIR) + "/tests/nccl_tests/fixtures/" + name;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale") {
   std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("all_gather_perf_v2.13_mpi_noisy.log"))};

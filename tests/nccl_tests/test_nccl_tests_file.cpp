@@ -9,15 +9,13 @@
 #include "common/input_error.hpp"
 #include "nccl_tests/nccl_tests_file.hpp"
 #include "nccl_tests/nccl_tests_json.hpp"
+#include "tests/nccl_tests/fixture_path.hpp"
 
 using namespace autotune;
 using namespace autotune::nccl_tests;
+using autotune::nccl_tests::test::fixture;
 
-namespace {
-std::string fixture(const std::string& name) {
-  return std::string(AUTOTUNE_SOURCE_DIR) + "/tests/nccl_tests/fixtures/" + name;
-}
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("nccl-tests 2.19.6: five tests in one file, each with its own collective, type and lines") {
   auto f = read_nccl_tests_file(fixture("several_tests_v2.19.log"));

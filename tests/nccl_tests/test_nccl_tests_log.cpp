@@ -5,15 +5,13 @@
 #include "common/input_error.hpp"
 #include "common/input_file.hpp"
 #include "nccl_tests/nccl_tests_log.hpp"
+#include "tests/nccl_tests/fixture_path.hpp"
 
 using namespace autotune;
 using namespace autotune::nccl_tests;
+using autotune::nccl_tests::test::fixture;
 
 namespace {
-std::string fixture(const std::string& name) {
-  return std::string(AUTOTUNE_SOURCE_DIR) + "/tests/nccl_tests/fixtures/" + name;
-}
-
 bool has_warning(const NcclTestsLog& log, const std::string& needle) {
   for (const auto& w : log.warnings)
     if (w.text.find(needle) != std::string::npos) return true;

@@ -27,7 +27,7 @@ source = "measured"
 command = "t"
 )";  // 14 lines: what a test appends starts on line 15
 
-std::string error_of(const std::string& tail) {
+std::string error_of_tail(const std::string& tail) {
   try {
     parse_profile(std::string(kHead) + tail, "p.toml");
   } catch (const InputError& e) {
@@ -88,14 +88,14 @@ runner_up_busbw_gbps = 9.5
 
 TEST_CASE("online profile: bad [online] values are refused with the file, line and what was expected",
           "[online]") {
-  CHECK(error_of("[online]\ntelemetry = \"yes\"\n") ==
+  CHECK(error_of_tail("[online]\ntelemetry = \"yes\"\n") ==
         "p.toml:16: online.telemetry: expected true or false; found string \"yes\"");
-  CHECK(error_of("[online]\nexplore = 0.9\n") ==
+  CHECK(error_of_tail("[online]\nexplore = 0.9\n") ==
         "p.toml:16: online.explore: expected a fraction of calls 0..0.5 (0.01 = one call in a hundred); "
         "found 0.9");
-  CHECK(error_of("[online]\nexplore = \"some\"\n").find("p.toml:16: online.explore: expected a fraction") ==
-        0);
-  CHECK(error_of("[online]\nlearn = true\n") ==
+  CHECK(error_of_tail("[online]\nexplore = \"some\"\n")
+            .find("p.toml:16: online.explore: expected a fraction") == 0);
+  CHECK(error_of_tail("[online]\nlearn = true\n") ==
         "p.toml:16: online.learn: expected one of telemetry, explore; found an unknown key");
 }
 
@@ -103,11 +103,11 @@ TEST_CASE("online profile: a bad runner_up is refused naming its line", "[online
   const std::string rule =
       "[[rule]]\ncollective = \"allgather\"\nmin_bytes = 0\nmax_bytes = 1\nalgorithm = "
       "\"ring\"\nprotocol = \"simple\"\n";
-  CHECK(error_of(rule + "runner_up = \"tree/ll/0\"\nrunner_up_busbw_gbps = 1\n")
+  CHECK(error_of_tail(rule + "runner_up = \"tree/ll/0\"\nrunner_up_busbw_gbps = 1\n")
             .find("p.toml:21: rule[1].runner_up: expected a candidate NCCL can run for allgather") == 0);
-  CHECK(error_of(rule + "runner_up = \"ring/ll\"\nrunner_up_busbw_gbps = 1\n")
+  CHECK(error_of_tail(rule + "runner_up = \"ring/ll\"\nrunner_up_busbw_gbps = 1\n")
             .find("p.toml:21: rule[1].runner_up: expected \"algorithm/protocol/channels\"") == 0);
-  CHECK(error_of(rule + "runner_up = \"ring/ll/4\"\n")
+  CHECK(error_of_tail(rule + "runner_up = \"ring/ll/4\"\n")
             .find("expected runner_up and runner_up_busbw_gbps together") != std::string::npos);
 }
 

@@ -12,6 +12,7 @@
 #include "support/fake_runner.hpp"
 #include "support/manual_clock.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/search/journal_records.hpp"
 
 namespace fs = std::filesystem;
 using namespace autotune::search;
@@ -25,6 +26,9 @@ using autotune::search::testing::FakeCluster;
 using autotune::search::testing::FakeRunner;
 using autotune::test::ManualClock;
 
+using autotune::search::test::kRingLL;
+using autotune::search::test::kRingSimple;
+using autotune::search::test::rec;
 using autotune::test::TempDir;
 
 namespace {
@@ -38,14 +42,6 @@ Measurement ok(Collective c, uint64_t bytes, Candidate cand, std::vector<double>
   m.used_protocol = used_p ? used_p : cand.protocol;
   return m;
 }
-
-JournalRecord rec(const Measurement& m, std::string setting = "default",
-                  std::map<std::string, std::string> env = {}) {
-  return {{setting, env}, {1, 8}, 0, m, "simulated", "test", ""};
-}
-
-const Candidate kRingSimple{Algorithm::ring, Protocol::simple, 0};
-const Candidate kRingLL{Algorithm::ring, Protocol::ll, 0};
 
 // Total true busbw over the grid of a profile's decisions (rule where one matches, else NCCL's default).
 double busbw_sum(const FakeCluster& fc, const std::vector<autotune::profiles::Rule>& rules,
@@ -403,11 +399,14 @@ TEST_CASE("tune: the budget stops measuring and says what was skipped") {
   o.budget = std::chrono::duration<double>(0.2);
   const ManualClock clock;  // each batch takes 20 ms of it
   o.clock = &clock;
-  auto slow = [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); };
+  auto slow = [&](const ProcessSetting&, const Scale&) {
+    return std::make_unique<SlowRunner>(FakeCluster{}, clock);
+  };
   // Collective by collective, the budget ends before the last ones are measured at any size: nothing decided
   // there, so no profile (it would replace the store's rules with NCCL's choice unjudged).
   CHECK_THROWS_WITH(tune(o, slow), Catch::Contains("the budget ended before") &&
-                                       Catch::Contains("broadcast at 1x8") && Catch::Contains("no profile written"));
+                                       Catch::Contains("broadcast at 1x8") &&
+                                       Catch::Contains("no profile written"));
   const auto kept = load_journal(o.journal);
   CHECK_FALSE(kept.records.empty());  // what was measured is kept for --resume
   // With the budget cut on the last collective only, a profile is written and says what was skipped.
@@ -426,7 +425,8 @@ TEST_CASE("tune: a budget that decides nothing writes no profile") {
   o.budget = std::chrono::duration<double>(1e-6);
   const ManualClock clock;
   o.clock = &clock;
-  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
+  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&,
+                                const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
                     Catch::Contains("the budget ended before allreduce at 1x8 (8 ranks), allgather at 1x8"));
 }
 
@@ -441,7 +441,8 @@ TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use al
   o.clock = &clock;
   // The budget ends inside the default job (collective by collective, broadcast is never reached): no
   // profile, and the journal shows the order.
-  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&, const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
+  CHECK_THROWS_WITH(tune(o, [&](const ProcessSetting&,
+                                const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
                     Catch::Contains("the budget ended before"));
   size_t by_default = 0, by_other = 0;
   for (const auto& r : load_journal(o.journal).records) (r.setting.id == "default" ? by_default : by_other)++;

@@ -16,6 +16,7 @@
 #include "search/strategy.hpp"
 #include "support/fake_runner.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/search/journal_records.hpp"
 #include "tests/support/strategy_figures.hpp"
 
 namespace fs = std::filesystem;
@@ -29,6 +30,9 @@ using autotune::nccl::Protocol;
 using autotune::runners::Candidate;
 using autotune::runners::Measurement;
 
+using autotune::search::test::kRingLL;
+using autotune::search::test::kRingSimple;
+using autotune::search::test::rec;
 using autotune::test::TempDir;
 
 namespace {
@@ -52,12 +56,6 @@ Measurement ok(Collective c, uint64_t bytes, Candidate cand, std::vector<double>
   return m;
 }
 
-JournalRecord rec(const Measurement& m, const std::string& setting = "default",
-                  std::map<std::string, std::string> env = {}) {
-  return {{setting, env}, {1, 8}, 0, m, "simulated", "test", ""};
-}
-
-const Candidate kRingLL{Algorithm::ring, Protocol::ll, 0};
 const Collective kAr = Collective::allreduce;
 
 // NCCL's default (tree/simple) and ring/LL at one size.

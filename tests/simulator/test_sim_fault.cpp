@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "measure/runner_factory.hpp"
 #include "runners/bandwidth.hpp"
@@ -21,7 +22,7 @@ using nccl::Protocol;
 
 namespace {
 
-constexpr uint64_t kGiB = 1ULL << 30;
+using autotune::kGiB;
 
 std::string error_of(const std::string& text) {
   try {

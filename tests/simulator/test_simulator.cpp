@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "measure/runner_factory.hpp"
 #include "runners/bandwidth.hpp"
@@ -23,7 +24,7 @@ using nccl::Protocol;
 
 namespace {
 
-constexpr uint64_t kGiB = 1ULL << 30;
+using autotune::kGiB;
 
 SimModel h100_model(int nodes = 1, std::map<std::string, std::string> env = {}, SimDeviations dev = {}) {
   return SimModel(describe_cluster(test::h100_node(), nodes), env, dev);
@@ -210,7 +211,7 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO leave NCCL, its cost table and a tuner's for
   REQUIRE(why);
   CHECK(why->find("NCCL_ALGO=Ring") != std::string::npos);
   CHECK(ring.cost_table(Collective::allreduce, kGiB)[static_cast<size_t>(Algorithm::nvls) * kNumProtocols +
-                                                      static_cast<size_t>(Protocol::simple)] < 0.0f);
+                                                     static_cast<size_t>(Protocol::simple)] < 0.0f);
   Candidate nvls;
   nvls.algorithm = Algorithm::nvls;
   std::string reason;
@@ -221,7 +222,8 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO leave NCCL, its cost table and a tuner's for
   CHECK(per.nccl_default(Collective::allreduce, 8).algorithm == Algorithm::nvls);
   CHECK_FALSE(per.unsupported(Collective::allgather, Algorithm::ring, Protocol::simple));
   // NCCL_PROTO=^LL takes LL from the small sizes; naming LL128 turns it on where NCCL would not.
-  CHECK(h100_model(1, {{"NCCL_PROTO", "^LL"}}).nccl_default(Collective::allreduce, 8).protocol != Protocol::ll);
+  CHECK(h100_model(1, {{"NCCL_PROTO", "^LL"}}).nccl_default(Collective::allreduce, 8).protocol !=
+        Protocol::ll);
   SimModel pcie(describe_cluster(test::a100_pcie_node(), 1), {{"NCCL_PROTO", "LL128"}});
   CHECK(pcie.nccl_default(Collective::allreduce, kGiB).protocol == Protocol::ll128);
   CHECK_THROWS_AS(h100_model(1, {{"NCCL_ALGO", "fastest"}}), InputError);
