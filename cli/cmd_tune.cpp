@@ -49,34 +49,6 @@ int parse_int(const std::string& text, const std::string& what) {
   throw InputError("<arguments>", 0, what + ": expected a whole number, found '" + text + "'");
 }
 
-// "20m", "90s", "1h", "1h30m": every number with its unit (a bare "1" could be meant as minutes).
-double parse_duration(const std::string& text) {
-  double total = 0;
-  size_t i = 0;
-  bool any = false;
-  while (i < text.size()) {
-    size_t j = i;
-    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
-    if (j == i) break;
-    // strtod, not stod: "." or a run of digits too long for a double is a bad duration, not an exception.
-    const std::string number = text.substr(i, j - i);
-    char* end = nullptr;
-    const double v = std::strtod(number.c_str(), &end);
-    if (end != number.c_str() + number.size() || !std::isfinite(v)) break;
-    const char unit = j < text.size() ? text[j] : '?';
-    double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : -1;
-    if (scale < 0) break;
-    total += v * scale;
-    i = j < text.size() ? j + 1 : j;
-    any = true;
-  }
-  if (!any || i != text.size() || total <= 0)
-    throw InputError(
-        "<arguments>", 0,
-        "--budget: expected a duration with units, like 20m, 90s or 1h30m, found '" + text + "'");
-  return total;
-}
-
 std::string format_candidate(const profiles::Rule& r) {
   std::string s = std::string(nccl::name(r.algorithm)) + "/" + std::string(nccl::name(r.protocol));
   if (r.channels > 0) s += "/ch" + std::to_string(r.channels);
@@ -361,7 +333,7 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain, "--min-gain");
-  if (vm.count("budget")) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
+  if (vm.count("budget")) r.budget = std::chrono::duration<double>(parse_duration(a.budget, "--budget"));
   r.resume = vm.count("resume") > 0;
   r.name = a.name;
   if (!r.name.empty()) profiles::check_cluster_name(r.name, "--name");

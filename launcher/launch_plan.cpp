@@ -231,7 +231,7 @@ bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services
 
 std::optional<std::string> digest_of(const fs::path& file) {
   try {
-    return profiles::digest_text(profiles::profile_digest(read_file(file, profiles::kProfileInput)));
+    return profiles::file_digest_text(file);
   } catch (const std::exception&) {
     return std::nullopt;  // unreadable: the checks that follow say why
   }
@@ -322,7 +322,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
     return plan;
   }
   // What it is comes before whose it is: /dev/urandom is refused as a device, not as writable by all.
-  if (auto opened = open_input(path, profiles::kProfileInput); auto* why = std::get_if<std::string>(&opened)) {
+  if (auto opened = open_input(path, profiles::kProfileInput);
+      auto* why = std::get_if<std::string>(&opened)) {
     plan.problem = Problem::invalid_profile;
     plan.problem_text = "not using profile " + path.string() + ": " + *why;
     return plan;
