@@ -30,7 +30,7 @@
 #include <optional>
 #include <random>
 
-#include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "tests/plugins/nccl_harness.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "topology/analysis.hpp"
 #include "topology/examples.hpp"
 #include "topology/fingerprint.hpp"

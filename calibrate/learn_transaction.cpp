@@ -15,6 +15,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/run_lock.hpp"
 #include "common/unique_fd.hpp"
 #include "common/utc_time.hpp"
@@ -124,7 +125,8 @@ void publish(const Plan& p, const std::filesystem::path& store) {
   std::error_code ec;
   const auto version = profiles::Store::version_path(
       p.profile_target, profiles::digest_text(profiles::profile_digest(p.profile_toml)));
-  if (std::filesystem::exists(p.profile_target, ec) && read_file(p.profile_target) == p.profile_toml &&
+  if (std::filesystem::exists(p.profile_target, ec) &&
+      read_file(p.profile_target, profiles::kProfileInput) == p.profile_toml &&
       std::filesystem::exists(version, ec))
     return;
   profiles::Store(store).save(profiles::parse_profile(p.profile_toml, p.profile_target.string()));

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/process_launcher.hpp"
 #include "common/utc_time.hpp"
 #include "profiles/profile.hpp"

@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/text.hpp"
 #include "common/unique_fd.hpp"
 #include "nccl/version.hpp"
@@ -58,36 +59,22 @@ struct Opened {
   struct stat st {};
 };
 
-// The file `name` in `dir_fd` as the trust model allows it, or why not. (The same rules as the project's
-// other file inputs: no link followed, regular only, non-blocking, size-capped, checked on the descriptor.)
+// The file `name` in `dir_fd` as the trust model allows it, or why not: the project's input rules (no link
+// followed, regular only, non-blocking, size-capped, checked on the descriptor), and only its owner may
+// write it.
 std::variant<Opened, std::string> open_telemetry(int dir_fd, const std::string& name) {
-  UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0)
-    return errno == ELOOP ? std::string("expected a regular file; found a symbolic link (not followed)")
-                          : std::string("cannot open: ") + std::strerror(errno);
+  auto opened = open_input(name, profiles::kTelemetryInput, dir_fd);
+  if (auto* why = std::get_if<std::string>(&opened)) return *why;
+  const OpenedInput& in = std::get<OpenedInput>(opened);
   Opened o;
-  if (::fstat(fd.get(), &o.st) != 0) return std::string("cannot stat: ") + std::strerror(errno);
-  if (!S_ISREG(o.st.st_mode))
-    return std::string("expected a regular file; found a FIFO, device or directory");
+  o.st = in.st;
   if (o.st.st_mode & (S_IWGRP | S_IWOTH)) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(o.st.st_mode & 07777));
     return std::string("expected a file only its owner can write; found mode ") + mode +
            " (anyone could have written it)";
   }
-  if (o.st.st_size > static_cast<off_t>(profiles::kMaxTelemetryBytes))
-    return "expected at most " + std::to_string(profiles::kMaxTelemetryBytes) + " bytes; found " +
-           std::to_string(o.st.st_size);
-  char buffer[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::string("cannot read: ") + std::strerror(errno);
-    if (n == 0) break;
-    o.text.append(buffer, static_cast<size_t>(n));
-    if (o.text.size() > profiles::kMaxTelemetryBytes)
-      return "expected at most " + std::to_string(profiles::kMaxTelemetryBytes) + " bytes; found it growing";
-  }
+  if (std::string why = read_input(in, profiles::kTelemetryInput, o.text); !why.empty()) return why;
   return o;
 }
 

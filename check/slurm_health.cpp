@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "common/text.hpp"
 
 namespace autotune::check {

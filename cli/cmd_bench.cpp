@@ -81,7 +81,7 @@ runners::Candidate forced_candidate(const std::string& algo, const std::string& 
 int cmd_bench(const Args& args) {
   CommandSpec spec;
   spec.usage =
-      "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 8G] [-f 2] [--algo A --proto P --channels N] " +
+      "nccl-autotune bench [-c allreduce,...] [-b 8] [-e 128M] [-f 2] [--algo A --proto P --channels N] " +
       std::string(kSimulatorUsage) +
       " [--iters N] [--reps N] [--cuda-graph] [--watchdog-scale X] [--format table|json]";
   spec.description =

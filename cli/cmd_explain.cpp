@@ -85,7 +85,7 @@ int cmd_explain(const Args& args) {
   o.plugin_path = find_plugin().string();
   o.nodes = nodes;
   o.ranks = ranks;
-  if (!collectives.empty()) o.collectives = parse_collective_list(collectives, "--collective");
+  if (vm->count("collective")) o.collectives = parse_collective_list(collectives, "--collective");
   if (!example.empty()) o.example = example;
   if (!topology_file.empty()) o.topology_file = topology_file;
   if (vm->count("abi")) o.abi = abi;

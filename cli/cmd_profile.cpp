@@ -16,6 +16,7 @@
 #include "common/atomic_file.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/utc_time.hpp"
 #include "nccl/version.hpp"
 #include "profiles/any_profile.hpp"
@@ -34,7 +35,8 @@ namespace fs = std::filesystem;
 using namespace autotune::profiles;
 
 const char* kUsage =
-    "nccl-autotune profile list | show NAME_OR_FILE | validate FILE... | diff A B | merge A B [-o FILE] | "
+    "nccl-autotune profile list | show NAME_OR_FILE | show --cluster NAME | validate FILE... | diff A B | "
+    "merge A B [-o FILE] | "
     "export FILE --format "
     "nccl-csv|toml | import FILE [--name CLUSTER] [--nccl-version V] | compile FILE.toml   [--store DIR] "
     "[--format text|json]";
@@ -43,7 +45,7 @@ struct Common {
   std::string store;
   std::string format = "text";
   std::vector<std::string> args;
-  std::string name, nccl_version, output;
+  std::string name, nccl_version, output, cluster;
 };
 
 std::optional<Common> parse(const std::string& sub, const Args& args) {
@@ -61,7 +63,9 @@ std::optional<Common> parse(const std::string& sub, const Args& args) {
       "import: the NCCL version the rules are for (CSV: required "
       "unless the build's; TOML: replaces the profile's)")(
       "output,o", po::value(&c.output), "export, merge: write to this file (atomically) instead of stdout")(
-      "args", po::value(&c.args), "arguments");
+      "cluster", po::value(&c.cluster),
+      "show: the cluster's profile in the store (as run and explain take it)")("args", po::value(&c.args),
+                                                                               "arguments");
   spec.positional.add("args", -1);
   auto vm = parse_command_line(spec, args);
   if (!vm) return std::nullopt;
@@ -88,8 +92,12 @@ void check_format(const std::string& format, std::initializer_list<std::string_v
   throw InputError("<arguments>", 0, "--format: expected " + names + "; found \"" + format + "\"");
 }
 
-std::pair<Profile, fs::path> resolve(const Common& c, const std::string& name_or_file) {
-  if (fs::is_regular_file(name_or_file)) return {read_profile(name_or_file), name_or_file};
+// A file that is there (read_profile refuses a FIFO or device with its reason), else a cluster in the store.
+std::pair<Profile, fs::path> resolve(const Common& c, const std::string& name_or_file,
+                                     bool name_only = false) {
+  std::error_code ec;
+  if (!name_only && fs::exists(name_or_file, ec) && !fs::is_directory(name_or_file, ec))
+    return {read_profile(name_or_file), name_or_file};
   Store store = open_store(c);
   auto found = store.find_by_name(name_or_file);
   if (found.empty())
@@ -153,7 +161,9 @@ void print_show(const Profile& p, const fs::path& file) {
                                                            ? "nearest calibrated scale"
                                                            : "NCCL decides");
   std::printf("env         %s\n", p.env.empty() ? "(none)" : "");
-  for (const auto& [k, v] : p.env) std::printf("  %s=%s\n", k.c_str(), v.c_str());
+  // As the profile writes them (KEY = "value"): NCCL's exact-match prefix makes "=eth0" read as a doubled
+  // '='.
+  for (const auto& [k, v] : p.env) std::printf("  %s = \"%s\"\n", k.c_str(), v.c_str());
   if (!p.constants.empty())
     std::printf("constants   %zu override(s) of NCCL's tuner constants\n", p.constants.size());
   std::printf("rules       %zu\n", p.rules.size());
@@ -260,8 +270,8 @@ int do_diff(const Common& c) {
   std::printf("--- %s\n+++ %s\n", fa.c_str(), fb.c_str());
   if (d.empty()) std::printf("no differences in rules or env\n");
   for (const auto& e : d.env) {
-    if (!e.before.empty()) std::printf("- env %s=%s\n", e.key.c_str(), e.before.c_str());
-    if (!e.after.empty()) std::printf("+ env %s=%s\n", e.key.c_str(), e.after.c_str());
+    if (!e.before.empty()) std::printf("- env %s = \"%s\"\n", e.key.c_str(), e.before.c_str());
+    if (!e.after.empty()) std::printf("+ env %s = \"%s\"\n", e.key.c_str(), e.after.c_str());
   }
   for (const auto& r : d.removed) std::printf("- rule %s\n", describe_rule_choice(r).c_str());
   for (const auto& r : d.added) std::printf("+ rule %s\n", describe_rule_choice(r).c_str());
@@ -295,7 +305,7 @@ int do_import(const Common& c) {
   Profile p;
   std::vector<CsvSkipped> dropped;
   // Told apart as the plugin tells them apart (NCCL's own example file is nccl_tuner.conf), by content.
-  const std::string text = read_file(in);
+  const std::string text = read_file(in, kProfileInput);
   if (in.extension() == ".csv" || (in.extension() != ".toml" && looks_like_nccl_csv(text))) {
     p.rules = parse_nccl_csv(text, in.string());
     // Lines NCCL never runs (broadcast with tree) are valid in NCCL's example format, where they never
@@ -355,7 +365,7 @@ int do_merge(const Common& c) {
 int do_compile(const Common& c) {
   need_args(c, 1, 1, "one TOML profile file");
   const fs::path in = c.args[0];
-  const std::string text = read_file(in);
+  const std::string text = read_file(in, kProfileInput);
   const Profile p = parse_profile(text, in.string());
   write_compiled_rules(in, p, text);
   std::printf("compiled %zu rules into %s\n", p.rules.size(), compiled_rules_path(in).c_str());
@@ -388,8 +398,10 @@ int cmd_profile(const Args& args) {
   if (sub == "compile") return do_compile(*c);
   if (sub == "show") {
     check_format(c->format, {"text", "json"});
-    need_args(*c, 1, 1, "one profile file or cluster name");
-    auto [p, file] = resolve(*c, c->args[0]);
+    need_args(*c, c->cluster.empty() ? 1 : 0, c->cluster.empty() ? 1 : 0,
+              c->cluster.empty() ? "one profile file or cluster name" : "--cluster NAME alone");
+    auto [p, file] =
+        c->cluster.empty() ? resolve(*c, c->args[0]) : resolve(*c, c->cluster, /*name_only=*/true);
     if (c->format == "json")
       std::cout << profile_json(p, file).dump(2) << "\n";
     else

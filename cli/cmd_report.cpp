@@ -4,12 +4,13 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 #include "report/report_html.hpp"
 #include "search/journal.hpp"
+#include "topology/reader.hpp"
 
 namespace autotune::cli {
 
@@ -70,7 +71,7 @@ int cmd_report(const Args& args) {
   }
   for (const auto& line : journal.skipped) std::cerr << "warning: " << line << "\n";
   std::string probe;
-  if (!probe_path.empty()) probe = read_file(probe_path);
+  if (!probe_path.empty()) probe = read_file(probe_path, topology::kTopologyInput);
   report::write_report(output, journal, profile, probe);
   std::cout << "wrote " << output << " (" << journal.records.size() << " measurements"
             << (profile ? ", " + std::to_string(profile->rules.size()) + " rules from the profile" : "")

@@ -311,7 +311,7 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   if (!a.excluded_nodes.empty())
     for (const auto& item : split(a.excluded_nodes, ','))
       r.excluded_nodes.push_back(parse_int(std::string(item), "--excluded-nodes"));
-  if (!a.collectives.empty()) r.collectives = parse_collective_list(a.collectives, "--collectives");
+  if (vm.count("collectives")) r.collectives = parse_collective_list(a.collectives, "--collectives");
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
   r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
   if (!a.channels.empty())
@@ -333,9 +333,11 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain, "--min-gain");
-  if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget, "--budget"));
+  if (vm.count("budget")) r.budget = std::chrono::duration<double>(parse_duration(a.budget, "--budget"));
   r.resume = vm.count("resume") > 0;
   r.name = a.name;
+  if (!r.name.empty()) profiles::check_cluster_name(r.name, "--name");
+  if (!a.store_dir.empty()) profiles::check_store_dir(a.store_dir);
   r.command = "nccl-autotune tune";
   for (const auto& word : args) r.command += " " + word;
   r.launcher = a.launcher;

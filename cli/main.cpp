@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 
 namespace {
@@ -97,7 +98,9 @@ int main(int argc, char** argv) {
   }
   args.erase(args.begin());
   try {
-    return command->run(args);
+    const int status = command->run(args);
+    autotune::finish_standard_output();
+    return status;
   } catch (const autotune::InputError& e) {
     std::fprintf(stderr, "nccl-autotune %s: %s\n", first.c_str(), e.what());
     return autotune::kExitBadInput;

@@ -93,7 +93,7 @@ double parse_duration(const std::string& text, const std::string& option) {
     char* end = nullptr;
     const double v = std::strtod(number.c_str(), &end);
     if (end != number.c_str() + number.size() || !std::isfinite(v)) break;
-    char unit = j < text.size() ? text[j] : 's';
+    const char unit = j < text.size() ? text[j] : '?';  // a bare "1" could be meant as minutes
     double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : -1;
     if (scale < 0) break;
     total += v * scale;
@@ -101,8 +101,9 @@ double parse_duration(const std::string& text, const std::string& option) {
     any = true;
   }
   if (!any || i != text.size() || total <= 0)
-    throw InputError("<arguments>", 0,
-                     option + ": expected a duration like 20m, 90s or 1h30m, found '" + text + "'");
+    throw InputError(
+        "<arguments>", 0,
+        option + ": expected a duration with units, like 20m, 90s or 1h30m, found '" + text + "'");
   return total;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/input_error.hpp"
+#include "common/job_rank.hpp"
 #include "launcher/env_format.hpp"
 #include "launcher/environment.hpp"
 
@@ -30,7 +31,8 @@ launcher::LaunchOptions profile_choice(const po::variables_map& vm) {
 }
 
 void report_plan_notes(const launcher::LaunchPlan& plan, const char* who) {
-  if (!plan.tuned()) return;
+  // Every rank plans the same launch: one of them says so (not 128 lines on 128 ranks).
+  if (!plan.tuned() || !is_first_rank()) return;
   for (const auto& n : plan.notes) std::fprintf(stderr, "%s: %s\n", who, launcher::one_line(n).c_str());
   if (auto line = launcher::user_conflicts_line(plan.vars); !line.empty())
     std::fprintf(stderr, "%s: %s\n", who, launcher::one_line(line).c_str());

@@ -1,6 +1,19 @@
 #include "cli/simulator_options.hpp"
 
+#include <cstdio>
+#include <string>
+
 namespace autotune::cli {
+namespace {
+
+// As a person writes it ("0.03"), not the double's every digit (0.029999999999999999).
+std::string format_noise(double noise) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", noise);
+  return text;
+}
+
+}  // namespace
 
 void add_simulator_options(po::options_description& options, SimulatorArgs& a, const char* simulate_help) {
   options.add_options()("simulate", simulate_help)(
@@ -10,7 +23,8 @@ void add_simulator_options(po::options_description& options, SimulatorArgs& a, c
       "simulator: a probed node (hwloc, NCCL topology XML or probe JSON)")(
       "nodes", po::value(&a.nodes)->default_value(a.nodes), "simulator: how many such nodes")(
       "seed", po::value(&a.seed)->default_value(a.seed), "simulator: noise seed")(
-      "noise", po::value(&a.noise)->default_value(a.noise), "simulator: relative noise per repetition")(
+      "noise", po::value(&a.noise)->default_value(a.noise, format_noise(a.noise)),
+      "simulator: relative noise per repetition")(
       "sim-fault", po::value(&a.faults)->composing(),
       "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
       "node=N,gpu=K,nvlink=F");

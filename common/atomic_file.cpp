@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 
@@ -34,6 +34,16 @@ void write_all(int fd, std::string_view content, const std::filesystem::path& pa
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
+  // The rename below would turn /dev/null, a FIFO or a symbolic link into a regular file of ours.
+  struct stat there {};
+  if (::lstat(target.c_str(), &there) == 0 && !S_ISREG(there.st_mode))
+    throw InputError(target.string(), 0,
+                     std::string("expected a regular file to replace (or none); found ") +
+                         (S_ISLNK(there.st_mode)    ? "a symbolic link"
+                          : S_ISDIR(there.st_mode)  ? "a directory"
+                          : S_ISFIFO(there.st_mode) ? "a FIFO"
+                                                    : "a device or socket") +
+                         ", left as it is");
   std::filesystem::path dir =
       target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
@@ -64,24 +74,18 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
   }
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), 0, std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) throw InputError(path.string(), 0, "read error");
-  return std::move(out).str();
-}
-
-int read_all(int fd, std::string& out) {
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno;
-    if (n == 0) return 0;
-    out.append(buf, static_cast<size_t>(n));
-  }
+void finish_standard_output() {
+  // std::cout writes through stdout (synchronised with stdio), so the first failed flush has the reason.
+  errno = 0;
+  std::cout.flush();
+  int err = std::cout ? 0 : errno;
+  if (std::fflush(stdout) != 0 && err == 0) err = errno;
+  const bool failed = err != 0 || std::ferror(stdout) || !std::cout;
+  if (!failed) return;
+  std::clearerr(stdout);
+  // A write that failed in the middle of the output left no errno behind: then the reason is not known.
+  throw std::runtime_error(std::string("cannot write to standard output") +
+                           (err ? std::string(": ") + std::strerror(err) : " (a write failed)"));
 }
 
 }  // namespace autotune

@@ -1,6 +1,8 @@
 #pragma once
-// Writing a file so that readers see the old content or the new, never a half-written one: a temporary file
-// in the same directory, flushed to disk, then renamed over the target (rename is atomic within a directory).
+// Writing outputs. A file so that readers see the old content or the new, never a half-written one: a
+// temporary file in the same directory, flushed to disk, then renamed over the target (rename is atomic
+// within a directory). Standard output so that a write that failed (a full disk, /dev/full, a closed pipe)
+// fails the command instead of passing unseen.
 
 #include <filesystem>
 #include <string>
@@ -9,15 +11,13 @@
 namespace autotune {
 
 // Throws std::runtime_error (with the path and errno text) when any step fails; the target is then untouched
-// and the temporary file removed.
+// and the temporary file removed. A target that exists and is not a regular file (a device, a FIFO, a
+// symbolic link, a directory) is never replaced: InputError(target, 0, "expected a regular file to replace
+// ...").
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
 
-// Reads a whole file; throws InputError naming the file when it cannot be read.
-std::string read_file(const std::filesystem::path& path);
-
-// Appends everything left to read from the open descriptor `fd` to `out`, retrying reads EINTR interrupts.
-// Returns 0, or the errno of the read that failed. For callers that must read the very file they checked
-// with fstat (identity, regular file), not open its path a second time.
-int read_all(int fd, std::string& out);
+// Flushes std::cout and stdout; throws std::runtime_error("cannot write to standard output: No space left on
+// device", the reason where it is known) when that or any earlier write to them failed.
+void finish_standard_output();
 
 }  // namespace autotune

@@ -10,9 +10,9 @@
 #include <ctime>
 #include <utility>
 
-#include "common/atomic_file.hpp"
 #include "common/host_name.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 
 namespace autotune {
 namespace {

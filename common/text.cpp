@@ -1,6 +1,5 @@
 #include "common/text.hpp"
 
-#include <cctype>
 #include <cstdio>
 
 namespace autotune {
@@ -17,22 +16,36 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
 }
 
 std::vector<std::string> split_whitespace(std::string_view text) {
-  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   std::vector<std::string> words;
   size_t i = 0;
   while (i < text.size()) {
-    while (i < text.size() && space(text[i])) ++i;
+    while (i < text.size() && is_blank(text[i])) ++i;
     const size_t start = i;
-    while (i < text.size() && !space(text[i])) ++i;
+    while (i < text.size() && !is_blank(text[i])) ++i;
     if (i > start) words.emplace_back(text.substr(start, i - start));
   }
   return words;
 }
 
+std::string printable(std::string_view text, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i == max_chars) return out + "...";
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (u >= 0x20 && u < 0x7f) {
+      out += text[i];
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", u);
+    out += hex;
+  }
+  return out;
+}
+
 std::string_view trim(std::string_view text) {
-  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  while (!text.empty() && space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
   return text;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Splitting, trimming and joining text, one way for the whole project: at a separator, every part kept
-// ("a,,b" gives "a", "", "b"; "" gives one empty part), or at runs of whitespace (no empty parts). Pure
-// functions: thread-safe.
+// ("a,,b" gives "a", "", "b"; "" gives one empty part), or at runs of whitespace (no empty parts); and text
+// from outside made fit for a one-line message. Pure functions: thread-safe.
 
 #include <string>
 #include <string_view>
@@ -13,6 +13,15 @@ namespace autotune {
 std::vector<std::string_view> split(std::string_view text, char separator);
 
 std::vector<std::string> split_whitespace(std::string_view text);
+
+// What std::isspace says in the "C" locale, without a call per character (logs of hundreds of MB).
+inline bool is_blank(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+// `text` for an error line: control characters and bytes beyond ASCII as \xNN (a newline or NUL cannot
+// split or cut the line), and at most `max_chars` of it, then "..." (a 10 MB key is not echoed whole).
+std::string printable(std::string_view text, size_t max_chars = 80);
 
 // `text` without the whitespace (isspace: blanks, tabs, CR, LF...) at either end; a view of `text`.
 std::string_view trim(std::string_view text);

@@ -7,8 +7,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "nccl/version.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_model.hpp"
@@ -140,7 +140,7 @@ Explanation explain(const ExplainOptions& options) {
     e.options.collectives.assign(nccl::kAllCollectives.begin(), nccl::kAllCollectives.end());
   // Strictly, as `profile validate` would: a bad TOML profile stops here with its file and line.
   profiles::ProfileRead read = profiles::read_any_profile(
-      options.profile_path, read_file(options.profile_path), /*use_compiled=*/false);
+      options.profile_path, read_file(options.profile_path, profiles::kProfileInput), /*use_compiled=*/false);
   e.profile_format = read.format;
   e.source = read.profile.provenance.source;
   e.nccl_version = read.profile.provenance.nccl_version;

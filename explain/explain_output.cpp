@@ -23,9 +23,9 @@ std::string header(const Explanation& e) {
   std::string out = "profile " + o.profile_path + " (" + e.profile_format + ", source " +
                     std::string(profiles::name(e.source)) +
                     (e.nccl_version.empty() ? "" : ", for NCCL " + e.nccl_version) + ")\n";
-  out += "communicator: " + std::to_string(o.nodes) + " nodes x " + std::to_string(o.ranks) +
-         " ranks, numPipeOps " + std::to_string(o.pipe_ops) + ", regBuff " + std::to_string(o.reg_buff) +
-         "\n";
+  out += "communicator: " + std::to_string(o.ranks) + " ranks on " + std::to_string(o.nodes) + " nodes (" +
+         std::to_string(o.ranks / o.nodes) + " per node), numPipeOps " + std::to_string(o.pipe_ops) +
+         ", regBuff " + std::to_string(o.reg_buff) + "\n";
   out += "plugin: " + e.map.plugin_name + " (tuner ABI v" + std::to_string(e.map.abi_version) + ") from " +
          e.map.library + ", called as NCCL calls it (" + std::to_string(e.map.calls) + " calls)\n";
   out += "NCCL's own choices are modelled, not measured: the simulator's model of NCCL's cost model for " +

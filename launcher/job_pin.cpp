@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "profiles/store.hpp"
 
 namespace autotune::launcher {

@@ -2,9 +2,10 @@
 
 #include <exception>
 #include <system_error>
+#include <variant>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "launcher/job_pin.hpp"
 #include "nccl/version.hpp"
 #include "profiles/compiled_rules.hpp"
@@ -318,6 +319,13 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Services& services, c
     plan.problem = Problem::no_profile;
     plan.problem_text =
         "profile " + path.string() + " (from " + std::string(describe(*plan.origin)) + ") does not exist";
+    return plan;
+  }
+  // What it is comes before whose it is: /dev/urandom is refused as a device, not as writable by all.
+  if (auto opened = open_input(path, profiles::kProfileInput);
+      auto* why = std::get_if<std::string>(&opened)) {
+    plan.problem = Problem::invalid_profile;
+    plan.problem_text = "not using profile " + path.string() + ": " + *why;
     return plan;
   }
   if (!trusted(plan, path, "profile")) return plan;

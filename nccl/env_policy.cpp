@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 #include "nccl/algo_proto_spec.hpp"
 #include "nccl/ib_hca_spec.hpp"
 #include "nccl/socket_ifname_spec.hpp"
@@ -116,7 +117,7 @@ void check_env_entry(std::string_view key, std::string_view value) {
   if (!a) {
     std::string keys;
     for (const auto& k : kAllowed) keys += (keys.empty() ? "" : ", ") + std::string(k.key);
-    throw InputError("", 0, std::string(key) + ": expected one of " + keys + "; found an unknown key");
+    throw InputError("", 0, printable(key) + ": expected one of " + keys + "; found an unknown key");
   }
   for (char c : value) {
     unsigned char u = static_cast<unsigned char>(c);

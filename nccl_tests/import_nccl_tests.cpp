@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/input_error.hpp"
 #include "nccl/version.hpp"
@@ -296,6 +297,9 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
   std::set<Collective> collectives;
   std::set<Scale> scales;
   std::map<SeriesKey, SeriesKind> series;
+  // Identical requests count up, as the journal's `attempt` asks: how many of each so far (a map, not a scan
+  // of every record before: a log at scale holds hundreds of thousands).
+  std::map<std::tuple<Scale, Collective, uint64_t, std::string>, int> attempts;
   uint64_t min_bytes = UINT64_MAX, max_bytes = 0;
 
   for (const NcclTestsFile& file : files) {
@@ -316,7 +320,8 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
       // imported, as is the first type of each collective, scale and candidate across tests.
       const NcclTestsRow& first = log.rows.front();
       SeriesKind kind{first.type, first.redop, log.header.graph > 0, log.name()};
-      auto [it, fresh] = series.try_emplace(SeriesKey{*coll, scale, to_string(candidate)}, kind);
+      const std::string candidate_text = to_string(candidate);
+      auto [it, fresh] = series.try_emplace(SeriesKey{*coll, scale, candidate_text}, kind);
       if (!fresh && (it->second.type != kind.type || it->second.redop != kind.redop ||
                      it->second.graph != kind.graph)) {
         out.not_imported.push_back({log.name(), "ran " + kind.text() + " where " + it->second.test + " ran " +
@@ -335,11 +340,7 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
           continue;
         }
         JournalRecord r = make_record(log, row, *coll, scale, candidate, options);
-        // Identical requests count up, as the journal's `attempt` asks.
-        for (const JournalRecord& prev : out.records)
-          if (prev.scale == r.scale && prev.measurement.request.collective == *coll &&
-              prev.measurement.request.bytes == row.bytes && prev.measurement.request.candidate == candidate)
-            ++r.attempt;
+        r.attempt += attempts[{scale, *coll, row.bytes, candidate_text}]++;
         min_bytes = std::min(min_bytes, row.bytes);
         max_bytes = std::max(max_bytes, row.bytes);
         if (r.source == "simulated" || r.source == "standin") h.source = r.source;

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <sstream>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/text.hpp"
 #include "nccl_tests/nccl_tests_json.hpp"
 
@@ -98,7 +98,7 @@ NcclTestsFile parse_nccl_tests_file(std::string_view text, const std::string& fi
 }
 
 NcclTestsFile read_nccl_tests_file(const std::filesystem::path& path, std::optional<std::string> collective) {
-  return parse_nccl_tests_file(read_file(path), path.string(), std::move(collective));
+  return parse_nccl_tests_file(read_file(path, kLogInput), path.string(), std::move(collective));
 }
 
 }  // namespace autotune::nccl_tests

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/text.hpp"
 #include "runners/runner.hpp"
 
@@ -62,7 +62,6 @@ uint64_t word_size(const std::string& type) {
 // Compiled on first use rather than at program start: every nccl-autotune command would otherwise pay for
 // them (about 1.5 ms, a third of what `run` adds to a job launch), and only log reading uses them.
 struct Patterns {
-  const std::regex nccl_line{R"(([^\s:\[\]]+):(\d+):(\d+) \[\d+\] NCCL (INFO|WARN|TRACE|ABORT|VERSION))"};
   const std::regex nccl_version{R"(NCCL version (\d+\.\d+\.\d+))"};
   const std::regex env_algo{R"(NCCL_ALGO set by environment to (\S+))"};
   const std::regex env_proto{R"(NCCL_PROTO set by environment to (\S+))"};
@@ -79,8 +78,6 @@ struct Patterns {
       R"(^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+) step: (\d+)\((factor|bytes)\) warmup iters: (\d+) iters: (\d+))"};
   const std::regex validation{R"(validation: (\d+))"};
   const std::regex graph{R"(graph: (\d+))"};
-  const std::regex rank_line{
-      R"(^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)"};
   const std::regex out_of_bounds{R"(^#\s*Out of bounds values\s*:\s*(\d+))"};
   const std::regex avg_busbw{R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))"};
   const std::regex timestamp{R"(^\d{4}-\d{2}-\d{2}$)"};
@@ -89,6 +86,36 @@ struct Patterns {
 const Patterns& patterns() {
   static const Patterns p;
   return p;
+}
+
+// Where NCCL's own line starts in `line` and how long its host name is: the leftmost match of
+// host:pid:tid [dev] NCCL (INFO|WARN|TRACE|ABORT|VERSION), the host being what holds no blank, ':', '[' or
+// ']'. By hand, not std::regex: a log at scale (NCCL_DEBUG=INFO) is mostly such lines.
+std::optional<std::pair<size_t, size_t>> find_nccl_line(std::string_view line) {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto host_char = [](char c) { return !is_blank(c) && c != ':' && c != '[' && c != ']'; };
+  // Steps back from `p` over at least one character that `is` accepts; npos when there is none.
+  const auto back = [&](size_t p, auto is) {
+    size_t q = p;
+    while (q > 0 && is(line[q - 1])) --q;
+    return q == p ? std::string_view::npos : q;
+  };
+  constexpr std::string_view kAnchor = "] NCCL ";
+  for (size_t at = line.find(kAnchor); at != std::string_view::npos; at = line.find(kAnchor, at + 1)) {
+    const std::string_view level = line.substr(at + kAnchor.size());
+    if (!level.starts_with("INFO") && !level.starts_with("WARN") && !level.starts_with("TRACE") &&
+        !level.starts_with("ABORT") && !level.starts_with("VERSION"))
+      continue;
+    const size_t dev = back(at, digit);
+    if (dev == std::string_view::npos || dev < 2 || line[dev - 1] != '[' || line[dev - 2] != ' ') continue;
+    const size_t tid = back(dev - 2, digit);
+    if (tid == std::string_view::npos || tid == 0 || line[tid - 1] != ':') continue;
+    const size_t pid = back(tid - 1, digit);
+    if (pid == std::string_view::npos || pid == 0 || line[pid - 1] != ':') continue;
+    const size_t host = back(pid - 1, host_char);
+    if (host != std::string_view::npos) return std::pair{host, pid - 1 - host};
+  }
+  return std::nullopt;
 }
 
 struct Layout {
@@ -124,6 +151,40 @@ Layout layout_of(const std::vector<std::string>& columns) {
   }
   l.values = columns.size() - (l.timestamp ? 1 : 0);
   return l;
+}
+
+// "#  Rank  3 Group  0 Pid 31003 on gpu-a01 device  3 [0x4e] NVIDIA H100 80GB HBM3": what the pattern
+// ^#\s+Rank\s+(\d+)(\s+Group\s+\d+)?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$ takes
+// from it, by hand (a log at scale has a rank line per rank and test).
+struct RankFields {
+  std::string_view rank, pid, host, device, bus, name;
+};
+
+std::optional<RankFields> rank_fields(std::string_view t) {
+  size_t i = 0;
+  const auto next = [&]() {
+    while (i < t.size() && is_blank(t[i])) ++i;
+    const size_t start = i;
+    while (i < t.size() && !is_blank(t[i])) ++i;
+    return t.substr(start, i - start);
+  };
+  const auto digits = [](std::string_view w) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  RankFields f;
+  if (next() != "#" || next() != "Rank" || !digits(f.rank = next())) return std::nullopt;
+  std::string_view word = next();
+  if (word == "Group" && !digits(next())) return std::nullopt;
+  if (word == "Group") word = next();
+  if (word != "Pid" || !digits(f.pid = next()) || next() != "on" || (f.host = next()).empty() ||
+      next() != "device" || !digits(f.device = next()))
+    return std::nullopt;
+  while (i < t.size() && is_blank(t[i])) ++i;
+  const size_t close = t.find(']', i);
+  if (i == t.size() || t[i] != '[' || close == std::string_view::npos) return std::nullopt;
+  f.bus = t.substr(i + 1, close - i - 1);
+  f.name = t.substr(close + 1);
+  return f;
 }
 
 class Parser {
@@ -168,17 +229,15 @@ class Parser {
   void warn(int line, std::string text) { log_.warnings.push_back({line, std::move(text)}); }
 
   void take(std::string line, int line_no) {
-    std::smatch m;
     if (std::string_view bare = strip_launcher_prefix(line); bare.size() != line.size())
       line = std::string(bare);
     // NCCL's own lines: they may start in the middle of a row that nccl-tests was printing in pieces.
-    // std::regex is slow: NCCL_DEBUG=INFO logs at scale run to 100k lines, so test for a literal first.
-    if (line.find(" NCCL ") != std::string::npos && std::regex_search(line, m, patterns().nccl_line)) {
-      std::string before = m.prefix().str();
-      size_t at = static_cast<size_t>(m.position(0));
+    if (const auto found = find_nccl_line(line)) {
+      size_t at = found->first;
+      std::string before = line.substr(0, at);
       // Glued to a row ("-1gpu-a02:4211:4217 [3] NCCL INFO ..."), the host name pattern also swallows the
       // row's last characters: the host names of the rank lines tell where the NCCL line really starts.
-      std::string host = m[1].str();
+      std::string host = line.substr(at, found->second);
       for (const auto& r : log_.header.ranks) {
         if (host.size() > r.host.size() && host.ends_with(r.host)) {
           size_t extra = host.size() - r.host.size();
@@ -217,9 +276,13 @@ class Parser {
 
   // The header's numbers are digit runs the patterns matched; one too long for its type is an input error,
   // never an exception from the standard library.
+  int header_int(std::string_view digits, int line_no) const {
+    if (auto v = to_int(digits)) return *v;
+    throw InputError(file_, line_no,
+                     "expected a number up to 2147483647, found '" + std::string(digits) + "'");
+  }
   int header_int(const std::ssub_match& digits, int line_no) const {
-    if (auto v = to_int(digits.str())) return *v;
-    throw InputError(file_, line_no, "expected a number up to 2147483647, found '" + digits.str() + "'");
+    return header_int(digits.str(), line_no);
   }
   uint64_t header_u64(const std::ssub_match& digits, int line_no) const {
     if (auto v = to_u64(digits.str())) return *v;
@@ -259,6 +322,8 @@ class Parser {
   void comment(const std::string& t, int line_no) {
     std::smatch m;
     auto& h = log_.header;
+    // std::regex is slow: each pattern only where its literal is (a log at scale has a rank line per rank).
+    const auto has = [&](const char* literal) { return t.find(literal) != std::string::npos; };
     if (t.find("nccl-autotune bench:") != std::string::npos &&
         std::regex_search(t, m, patterns().bench_header)) {
       seen_header_ = true;
@@ -267,16 +332,16 @@ class Parser {
       log_.forced = m[3].str();
       log_.source = m[4].str();
       if (std::regex_match(m[5].str(), std::regex(R"(\d+\.\d+\.\d+)"))) log_.nccl_version = m[5].str();
-    } else if (std::regex_search(t, m, patterns().concluded)) {
+    } else if (has("Collective test concluded") && std::regex_search(t, m, patterns().concluded)) {
       if (h.program.empty()) h.program = m[1];
-    } else if (std::regex_search(t, m, patterns().tests_version)) {
+    } else if (has("nccl-tests version") && std::regex_search(t, m, patterns().tests_version)) {
       seen_header_ = true;
       h.tests_version = m[1];
       if (m[2].matched) h.nccl_library = header_int(m[2], line_no);
-    } else if (std::regex_search(t, m, patterns().program)) {
+    } else if (has("Collective test starting") && std::regex_search(t, m, patterns().program)) {
       seen_header_ = true;
       h.program = m[1];
-    } else if (std::regex_search(t, m, patterns().thread_line)) {
+    } else if (has("nThread") && std::regex_search(t, m, patterns().thread_line)) {
       seen_header_ = true;
       h.threads = header_int(m[1], line_no);
       h.gpus_per_thread = header_int(m[2], line_no);
@@ -288,19 +353,19 @@ class Parser {
       h.iters = header_int(m[8], line_no);
       if (std::regex_search(t, m, patterns().validation)) h.validation = header_int(m[1], line_no);
       if (std::regex_search(t, m, patterns().graph)) h.graph = header_int(m[1], line_no);
-    } else if (std::regex_search(t, m, patterns().rank_line)) {
+    } else if (const auto f = has("Rank") ? rank_fields(t) : std::nullopt) {
       NcclTestsRank r;
-      r.rank = header_int(m[1], line_no);
-      r.pid = header_int(m[2], line_no);
-      r.host = m[3];
-      r.device = header_int(m[4], line_no);
-      r.bus_id = m[5];
-      r.gpu_name = trim(m[6].str());
+      r.rank = header_int(f->rank, line_no);
+      r.pid = header_int(f->pid, line_no);
+      r.host = f->host;
+      r.device = header_int(f->device, line_no);
+      r.bus_id = f->bus;
+      r.gpu_name = trim(f->name);
       h.ranks.push_back(std::move(r));
-    } else if (std::regex_search(t, m, patterns().out_of_bounds)) {
+    } else if (has("Out of bounds") && std::regex_search(t, m, patterns().out_of_bounds)) {
       log_.footer.out_of_bounds = header_int(m[1], line_no);
       footer_line_ = line_no;
-    } else if (std::regex_search(t, m, patterns().avg_busbw)) {
+    } else if (has("Avg bus bandwidth") && std::regex_search(t, m, patterns().avg_busbw)) {
       log_.footer.avg_busbw_gbps = to_double(m[1]);
       footer_line_ = line_no;
     } else if (t.rfind("# error:", 0) == 0) {
@@ -359,7 +424,11 @@ class Parser {
   bool try_row(const std::string& line, int line_no, bool last_chance) {
     if (layout_.oop < 0) return false;
     auto tok = split_whitespace(line);
-    if (tok.empty() || !to_u64(tok[0])) return false;
+    if (tok.empty()) return false;
+    // A row whose size is negative is a row nonetheless (a corrupted log): said, not dropped unseen.
+    if (tok[0].size() > 1 && tok[0][0] == '-' && std::isdigit(static_cast<unsigned char>(tok[0][1])))
+      return last_chance && bad_row(line_no, line);
+    if (!to_u64(tok[0])) return false;
     if (layout_.timestamp && tok.size() >= layout_.values + 2 &&
         std::regex_match(tok[layout_.values], patterns().timestamp))
       tok.resize(layout_.values);
@@ -407,7 +476,8 @@ class Parser {
   }
 
   bool bad_row(int line_no, const std::string& line) {
-    warn(line_no, "ignored a row whose values are not numbers: '" + std::string(trim(line)) + "'");
+    warn(line_no,
+         "ignored a row whose values are not byte counts and numbers: '" + printable(trim(line)) + "'");
     return true;
   }
 
@@ -583,7 +653,7 @@ std::string bench_header_line(int ranks, int nodes, const std::string& forced, c
 }
 
 NcclTestsLog read_nccl_tests_log(const std::filesystem::path& path, std::optional<std::string> collective) {
-  return parse_nccl_tests_log(read_file(path), path.string(), std::move(collective));
+  return parse_nccl_tests_log(read_file(path, kLogInput), path.string(), std::move(collective));
 }
 
 }  // namespace autotune::nccl_tests

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/input_file.hpp"
 #include "nccl/vocabulary.hpp"
 
 namespace autotune::nccl_tests {
@@ -127,6 +128,9 @@ struct NcclTestsLog {
 // nccl-tests output, when it stops before the first result row, or when the collective cannot be told.
 NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file,
                                   std::optional<std::string> collective = std::nullopt, int first_line = 1);
+
+// A log may be piped in ("-" or `<(all_reduce_perf ...)`); the cap is far beyond any real run's output.
+inline constexpr InputKind kLogInput{"an nccl-tests log", uint64_t{4} << 30, /*pipe_allowed=*/true};
 
 // Reads and parses a file holding one test (InputError when it cannot be read).
 NcclTestsLog read_nccl_tests_log(const std::filesystem::path& path,

@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/host_name.hpp"
+#include "common/job_rank.hpp"
 #include "plugins/profile_cache.hpp"
 #include "plugins/profiler_events.hpp"
 #include "plugins/telemetry_table.hpp"
@@ -36,8 +37,7 @@ std::string job_id() {
 }
 
 std::string rank_id() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
-    if (const char* v = env_value(name)) return std::string("rank") + v;
+  if (const auto rank = job_rank()) return "rank" + *rank;
   return "pid" + std::to_string(::getpid());
 }
 

@@ -11,9 +11,10 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <variant>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "nccl/tuner_constants.hpp"
 #include "profiles/any_profile.hpp"
 #include "profiles/compiled_rules.hpp"
@@ -84,7 +85,10 @@ LoadResult unusable(std::string why) {
   return r;
 }
 
+// A device's times change whenever anyone writes to it (/dev/null): only its inode identifies it.
 ProfileCache::Identity identity_of(const struct stat& st) {
+  if (!S_ISREG(st.st_mode))
+    return {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino), 0, 0, 0};
   return {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
           static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
           static_cast<long long>(st.st_mtim.tv_nsec)};
@@ -137,22 +141,21 @@ LoadResult ProfileCache::read(const std::string& path, Identity* identity) {
   struct stat there {};
   if (::stat(path.c_str(), &there) != 0 && (errno == ENOENT || errno == ENOTDIR))
     return unusable("no such file (" + errno_text(errno) + ")");
+  *identity = identity_of(there);  // also for a file refused below: its refusal is said once, not as a change
+  // Opened first (never blocking, a regular file within the size cap), then judged: the trust check must be
+  // about the file this descriptor reads, not another the path may name by then.
+  auto opened = open_input(path, profiles::kProfileInput);
+  if (auto* why = std::get_if<std::string>(&opened)) return unusable(*why);
+  const OpenedInput& in = std::get<OpenedInput>(opened);
   if (!profiles::insecure_allowed()) {
-    if (auto reason = profiles::untrusted_reason(path))
+    if (auto reason = profiles::untrusted_reason(path, &in.st))
       return unusable("not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)");
   }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unusable("cannot open: " + errno_text(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return unusable("cannot stat: " + errno_text(errno));
+  const int fd = in.fd.get();
+  const struct stat& st = in.st;
   // Identity from the descriptor we read, so the content parsed is the content keyed, even when the file is
   // replaced meanwhile.
   *identity = identity_of(st);
-  if (!S_ISREG(st.st_mode)) return unusable("not a regular file");
 
   LoadResult result;
   result.first_load = true;
@@ -168,10 +171,7 @@ LoadResult ProfileCache::read(const std::string& path, Identity* identity) {
   // The compiled records carry no evidence, and exploration needs each rule's runner-up: read the TOML.
   if (compiled && compiled->online && compiled->online->explore > 0.0) compiled.reset();
   std::string text;
-  if (!compiled) {
-    text.reserve(static_cast<size_t>(st.st_size));
-    if (const int err = read_all(fd, text)) result.problem = "cannot read: " + errno_text(err);
-  }
+  if (!compiled) result.problem = read_input(in, profiles::kProfileInput, text);
   if (result.problem.empty()) {
     try {
       if (compiled) {

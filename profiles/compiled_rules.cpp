@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <variant>
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "profiles/file_trust.hpp"
 #include "profiles/profile_toml.hpp"
 
@@ -70,20 +72,15 @@ uint64_t digest(std::string_view text) {
   return XXH3_64bits(text.data(), text.size());
 }
 
-// Reads a whole regular file; false on any failure (the caller then does without it).
-bool read_regular_file(const std::string& path, std::string& out) {
-  // O_NONBLOCK: a FIFO planted under the name must not hang a communicator's init.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  out.clear();
-  out.reserve(static_cast<size_t>(st.st_size));
-  return read_all(fd, out) == 0;
+// The compiled rules beside `profile_path`, opened as a profile is (regular, non-blocking, capped) and
+// trusted as it is; nullopt when any of that fails (the caller then parses the TOML).
+std::optional<OpenedInput> open_compiled_rules(const std::string& profile_path) {
+  const std::string path = compiled_rules_path(profile_path).string();
+  if (::access(path.c_str(), F_OK) != 0) return std::nullopt;
+  auto opened = open_input(path, kProfileInput);
+  auto* in = std::get_if<OpenedInput>(&opened);
+  if (!in || (!insecure_allowed() && untrusted_reason(path, &in->st))) return std::nullopt;
+  return std::move(*in);
 }
 
 Profile without_rules(const Profile& p) {
@@ -166,6 +163,7 @@ std::optional<Header> check_header(std::string_view h, uint64_t toml_size, uint6
   if ((file_size - H) % R != 0 || (file_size - H) / R != out.count) return std::nullopt;
   // A [[rule]] header begins at least one rule; no header, no rules.
   if ((out.head_length < toml_size) != (out.count > 0)) return std::nullopt;
+  if (out.count > kMaxRules) return std::nullopt;  // the TOML reader then says why
   return out;
 }
 
@@ -263,18 +261,10 @@ std::optional<Profile> read_with_compiled_rules(std::string_view toml_text, std:
 std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path, int toml_fd,
                                                         uint64_t toml_size, uint64_t* text_digest) {
   constexpr size_t H = kCompiledRulesHeaderSize, R = kCompiledRulesRecordSize;
-  const std::string path = compiled_rules_path(profile_path).string();
-  if (::access(path.c_str(), F_OK) != 0) return std::nullopt;
-  if (!insecure_allowed() && untrusted_reason(path)) return std::nullopt;
-  // O_NONBLOCK: a FIFO planted under the name must not hang a communicator's init.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return std::nullopt;
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  const auto in = open_compiled_rules(profile_path);
+  if (!in) return std::nullopt;
+  const int fd = in->fd.get();
+  const struct stat& st = in->st;
   char header[H];
   if (!pread_exact(fd, header, H, 0)) return std::nullopt;
   auto h = check_header(std::string_view(header, H), toml_size, static_cast<uint64_t>(st.st_size));
@@ -323,16 +313,14 @@ std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profi
 
 std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profile_path,
                                                         std::string_view text) {
-  const std::string path = compiled_rules_path(profile_path).string();
-  if (::access(path.c_str(), F_OK) != 0) return std::nullopt;
-  if (!insecure_allowed() && untrusted_reason(path)) return std::nullopt;
+  const auto in = open_compiled_rules(profile_path);
   std::string bytes;
-  if (!read_regular_file(path, bytes)) return std::nullopt;
+  if (!in || !read_input(*in, kProfileInput, bytes).empty()) return std::nullopt;
   return read_with_compiled_rules(text, bytes, profile_path);
 }
 
 Profile read_profile_for_use(const std::filesystem::path& profile_path) {
-  const std::string text = read_file(profile_path);
+  const std::string text = read_file(profile_path, kProfileInput);
   if (auto compiled = read_with_trusted_compiled_rules(profile_path.string(), text))
     return std::move(*compiled);
   return parse_profile(text, profile_path.string());
@@ -349,7 +337,7 @@ uint64_t profile_digest(std::string_view text) {
 }
 
 std::string file_digest_text(const std::filesystem::path& profile_file) {
-  return digest_text(profile_digest(read_file(profile_file)));
+  return digest_text(profile_digest(read_file(profile_file, kProfileInput)));
 }
 
 std::string digest_text(uint64_t d) {

@@ -54,15 +54,19 @@ std::optional<std::string> check_chain(const fs::path& path, uid_t target_owner,
 
 }  // namespace
 
-std::optional<std::string> untrusted_reason(const fs::path& path) {
+std::optional<std::string> untrusted_reason(const fs::path& path, const struct stat* opened) {
   std::error_code ec;
-  const fs::path given = fs::absolute(path, ec).lexically_normal();
+  // Not lexically normalised: "dir/link/../file" is read through the link's target's parent, and so is
+  // checked (lstat resolves each element as open will).
+  const fs::path given = fs::absolute(path, ec);
   if (ec) return path.string() + " cannot be examined: " + ec.message();
   const fs::path resolved = fs::canonical(given, ec);
   if (ec) return path.string() + " cannot be examined: " + ec.message();
   struct stat target {};
   if (::stat(resolved.c_str(), &target) != 0)
     return resolved.string() + " cannot be examined: " + std::strerror(errno);
+  if (opened && (opened->st_dev != target.st_dev || opened->st_ino != target.st_ino))
+    return path.string() + " changed while it was being checked (another file is there now)";
   const uid_t self = ::geteuid();
   // The path as written matters too: whoever can swap a symbolic link on the way decides what is read.
   if (auto reason = check_chain(given, target.st_uid, self)) return reason;

@@ -5,6 +5,8 @@
 // used. Shared by the launcher and the plugin (which must never print: the reason is returned, not logged).
 // Thread-safe (reads file metadata only).
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,8 +18,10 @@ namespace autotune::profiles {
 // and the path with symbolic links resolved; each element's owner (root, the effective user or the
 // target's owner) and mode (no group or other write bit, except a sticky directory such as /tmp, where
 // only an entry's owner can rename or remove it). A path that does not exist is reported as such.
-// POSIX ACLs are not consulted.
-std::optional<std::string> untrusted_reason(const std::filesystem::path& path);
+// POSIX ACLs are not consulted. `opened`, when given, is fstat of the descriptor the caller will read:
+// the resolved path must name that very file (or the answer is that it changed while being checked).
+std::optional<std::string> untrusted_reason(const std::filesystem::path& path,
+                                            const struct stat* opened = nullptr);
 
 // NCCL_AUTOTUNE_INSECURE=1 turns the check off (a test machine, a container whose mounts show odd owners).
 bool insecure_allowed();

@@ -134,7 +134,7 @@ void split_fields(std::string_view line, std::vector<std::string_view>& f) {
 CsvRules read_nccl_csv(std::string_view text) {
   CsvRules out;
   // One rule a line at most: reserved once, so the rules are never copied while they grow.
-  out.rules.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  out.rules.reserve(std::min(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1, kMaxRules));
   std::vector<std::string_view> fields;
   int line_no = 0;
   size_t pos = 0;
@@ -145,6 +145,11 @@ CsvRules read_nccl_csv(std::string_view text) {
     pos = end + 1;
     ++line_no;
     if (line.empty() || line.front() == '#') continue;
+    if (out.rules.size() == kMaxRules) {
+      out.skipped.push_back({line_no, "expected at most " + std::to_string(kMaxRules) +
+                                          " rules; this line and those after it are not read"});
+      break;
+    }
     try {
       split_fields(line, fields);
       Rule r = parse_line(fields);

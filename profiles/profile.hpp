@@ -9,11 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "common/input_file.hpp"
 #include "nccl/vocabulary.hpp"
 
 namespace autotune::profiles {
 
 inline constexpr int kSchemaVersion = 1;
+
+// Limits that keep a profile something every rank can load at init in a blink: a calibration writes a few
+// hundred rules (tens of KiB); the largest seen by hand, a few thousand.
+inline constexpr InputKind kProfileInput{"a profile", uint64_t{64} << 20};
+inline constexpr size_t kMaxRules = 100000;
 
 // An inclusive range of node or rank counts; a rule without one applies at any scale.
 struct CountRange {

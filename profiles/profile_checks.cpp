@@ -29,16 +29,23 @@ using nccl::parse_constant_index;
 namespace {
 
 bool is_rfc3339(std::string_view s) {
-  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM), each field within its calendar range.
   auto digits = [&](size_t pos, size_t n) {
     if (pos + n > s.size()) return false;
     for (size_t i = pos; i < pos + n; ++i)
       if (s[i] < '0' || s[i] > '9') return false;
     return true;
   };
+  auto two = [&](size_t pos) { return (s[pos] - '0') * 10 + (s[pos + 1] - '0'); };
   if (!(digits(0, 4) && s.size() > 19 && s[4] == '-' && digits(5, 2) && s[7] == '-' && digits(8, 2) &&
         (s[10] == 'T' || s[10] == 't') && digits(11, 2) && s[13] == ':' && digits(14, 2) && s[16] == ':' &&
         digits(17, 2)))
+    return false;
+  const int year = two(0) * 100 + two(2), month = two(5), day = two(8);
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1] + (month == 2 && leap) || two(11) > 23 ||
+      two(14) > 59 || two(17) > 60)
     return false;
   size_t pos = 19;
   if (s[pos] == '.') {
@@ -48,7 +55,7 @@ bool is_rfc3339(std::string_view s) {
   }
   if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) return pos + 1 == s.size();
   return pos + 6 == s.size() && (s[pos] == '+' || s[pos] == '-') && digits(pos + 1, 2) && s[pos + 3] == ':' &&
-         digits(pos + 4, 2);
+         digits(pos + 4, 2) && two(pos + 1) <= 23 && two(pos + 4) <= 59;
 }
 
 bool is_version(std::string_view s) {

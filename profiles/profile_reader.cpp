@@ -9,10 +9,11 @@
 #include <optional>
 #include <sstream>
 
-#include "common/atomic_file.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/name_table.hpp"
+#include "common/text.hpp"
 #include "nccl/chunk_size.hpp"
 #include "nccl/env_policy.hpp"
 #include "nccl/tuner_constants.hpp"
@@ -147,6 +148,10 @@ class Reader {
       const toml::array* a = rules->as_array();
       if (!a || !a->is_array_of_tables())
         w_.fail(line_of(*rules), "rule", "expected [[rule]] tables; found " + describe(*rules));
+      if (a->size() > kMaxRules)
+        w_.fail(
+            line_of(*(*a)[kMaxRules].as_table()), "rule",
+            "expected at most " + std::to_string(kMaxRules) + " rules; found " + std::to_string(a->size()));
       p.rules.reserve(a->size());
       for (size_t i = 0; i < a->size(); ++i) p.rules.push_back(read_rule(*(*a)[i].as_table(), i));
     }
@@ -209,7 +214,8 @@ class Reader {
     for (auto&& [k, v] : *t) {
       std::string key(k.str());
       if (!v.is_string())
-        w_.fail(line_of(v), "env." + key, "expected a string (NCCL reads text: \"1\"); found " + describe(v));
+        w_.fail(line_of(v), "env." + printable(key),
+                "expected a string (NCCL reads text: \"1\"); found " + describe(v));
       std::string value = v.as_string()->get();
       check_env(w_, key, value, line_of(v));
       p.env[key] = value;
@@ -262,7 +268,7 @@ class Reader {
   [[noreturn]] void unknown_key(const toml::key& k, const std::string& prefix, const Names& allowed,
                                 int fallback_line) {
     int line = k.source().begin.line ? static_cast<int>(k.source().begin.line) : fallback_line;
-    w_.fail(line, prefix + std::string(k.str()),
+    w_.fail(line, prefix + printable(k.str()),
             "expected one of " + join_names(allowed) + "; found an unknown key");
   }
 
@@ -654,7 +660,7 @@ Profile parse_profile(std::string_view text, std::string_view file_name) {
 }
 
 Profile read_profile(const std::filesystem::path& path) {
-  return parse_profile(read_file(path), path.string());
+  return parse_profile(read_file(path, kProfileInput), path.string());
 }
 
 }  // namespace autotune::profiles

@@ -6,6 +6,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
+#include "common/text.hpp"
 #include "nccl/version.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"
@@ -40,14 +42,44 @@ std::vector<StoredProfile> find_where(const Store& store, Pred pred) {
 
 }  // namespace
 
+namespace {
+bool file_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+}
+}  // namespace
+
 std::string sanitize_file_name(std::string_view name) {
   std::string out;
-  for (char c : name) {
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    out += ok ? c : '_';
-  }
+  for (char c : name) out += file_name_char(c) ? c : '_';
   if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');
   return out;
+}
+
+void check_cluster_name(std::string_view name, std::string_view what) {
+  constexpr size_t kMaxName = 100;
+  const auto bad = std::find_if_not(name.begin(), name.end(), file_name_char);
+  std::string found;
+  if (name.empty())
+    found = "an empty name";
+  else if (name.size() > kMaxName)
+    found = std::to_string(name.size()) + " characters";
+  else if (name[0] == '.')
+    found = "a leading '.'";
+  else if (bad != name.end())
+    found = "'" + printable(std::string_view(&*bad, 1)) + "'";
+  if (!found.empty())
+    throw InputError("", 0,
+                     std::string(what) + " \"" + printable(name) +
+                         "\": expected 1 to 100 letters, digits, '.', '_' or '-', not starting with '.' (the "
+                         "name is the profile's file name in the store); found " +
+                         found);
+}
+
+void check_store_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw InputError(dir.string(), 0,
+                     "expected a profile store (a directory, or none yet); found not a directory");
 }
 
 std::filesystem::path Store::default_dir() {
@@ -90,6 +122,8 @@ std::vector<StoredProfile> Store::find_by_fingerprint(std::string_view fingerpri
 }
 
 std::filesystem::path Store::path_for(const Profile& profile) const {
+  check_cluster_name(profile.cluster.name);
+  check_store_dir(dir_);
   return dir_ / (sanitize_file_name(profile.cluster.name) + "-nccl" +
                  sanitize_file_name(major_minor(profile.provenance.nccl_version)) + ".toml");
 }
@@ -105,7 +139,8 @@ std::filesystem::path Store::journal_beside(const std::filesystem::path& profile
   return profile_file.parent_path() / (profile_file.stem().string() + ".journal.jsonl");
 }
 
-std::filesystem::path Store::version_path(const std::filesystem::path& profile_file, std::string_view digest) {
+std::filesystem::path Store::version_path(const std::filesystem::path& profile_file,
+                                          std::string_view digest) {
   return profile_file.parent_path() / "versions" /
          (profile_file.stem().string() + "-" + std::string(digest) + ".toml");
 }
@@ -134,7 +169,7 @@ std::filesystem::path Store::save(const Profile& profile) const {
   if (std::filesystem::exists(target, ec)) {
     std::filesystem::path prev = target;
     prev += ".prev";
-    write_file_atomically(prev, read_file(target));
+    write_file_atomically(prev, read_file(target, kProfileInput));
   }
   const std::string text = format_profile(profile);
   // The compiled rules follow the file's order, which is the canonical one format_profile wrote, not the

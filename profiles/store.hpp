@@ -44,9 +44,10 @@ class Store {
   std::filesystem::path journal_path_for(std::string_view cluster, std::string_view nccl_version) const;
   static std::filesystem::path journal_beside(const std::filesystem::path& profile_file);
   // Every published version of a profile stays readable, unchanged, under its digest (compiled_rules.hpp:
-  // digest_text of profile_digest): <dir>/versions/<profile stem>-<16 hex digits>.toml. A job pinned to a digest reads that
-  // file, so a store update while a job starts cannot give its ranks different rules.
-  static std::filesystem::path version_path(const std::filesystem::path& profile_file, std::string_view digest);
+  // digest_text of profile_digest): <dir>/versions/<profile stem>-<16 hex digits>.toml. A job pinned to a
+  // digest reads that file, so a store update while a job starts cannot give its ranks different rules.
+  static std::filesystem::path version_path(const std::filesystem::path& profile_file,
+                                            std::string_view digest);
   // Validates, creates the directory if needed, keeps the old file as .prev, writes atomically, then writes
   // (or, when that fails, removes) the compiled rules beside it; their failure never fails the save. Also
   // publishes the version under its digest (version_path) with its compiled rules, once: a version file is
@@ -59,5 +60,14 @@ class Store {
 
 // Letters, digits, '.', '_', '-' kept; anything else becomes '_'; never empty, never starting with '.'.
 std::string sanitize_file_name(std::string_view name);
+
+// A cluster name must be its own file name in the store (two names, two files): 1 to 100 letters, digits,
+// '.', '_' or '-', not starting with '.'. Throws InputError("", 0, "cluster name \"a/b\": expected ...;
+// found '/'") otherwise. `what` names where it came from ("--name").
+void check_cluster_name(std::string_view name, std::string_view what = "cluster name");
+
+// Saving into a store, or a journal beside it, needs a directory there (or nothing yet): InputError(dir, 0,
+// "expected a profile store (a directory, or none yet); found not a directory") otherwise.
+void check_store_dir(const std::filesystem::path& dir);
 
 }  // namespace autotune::profiles

@@ -12,12 +12,16 @@
 #include <string_view>
 #include <vector>
 
+#include "common/input_file.hpp"
 #include "nccl/vocabulary.hpp"
 
 namespace autotune::profiles {
 
 inline constexpr int kTelemetryFormat = 1;
 inline constexpr size_t kMaxTelemetryBytes = 256 * 1024;
+// Any job's user can write the telemetry folder: a link there is never followed.
+inline constexpr InputKind kTelemetryInput{"a telemetry file", kMaxTelemetryBytes, false,
+                                           /*follow_links=*/false};
 
 struct TelemetryRow {
   int nodes = 0, ranks = 0, ranks_per_node = 0;  // ranks_per_node 0: uneven or unknown

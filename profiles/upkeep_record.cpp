@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/store.hpp"
 #include "profiles/toml_escape.hpp"

@@ -14,8 +14,8 @@
 #include <system_error>
 #include <utility>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/utc_time.hpp"
 
 namespace autotune::search {
@@ -456,7 +456,7 @@ std::optional<JournalEntry> parse_journal_line(std::string_view text, const std:
 }
 
 std::vector<JournalEntry> read_journal(const std::filesystem::path& path, std::vector<std::string>* skipped) {
-  std::string content = read_file(path);
+  std::string content = read_file(path, kJournalInput);
   std::vector<JournalEntry> entries;
   const std::string file = path.string();
   size_t pos = 0;
@@ -500,7 +500,7 @@ JournalWriter::JournalWriter(const std::filesystem::path& path) : path_(path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
     // Cut a torn last line so the next line does not get glued onto it.
-    std::string content = read_file(path);
+    std::string content = read_file(path, kJournalInput);
     if (!content.empty() && content.back() != '\n') {
       size_t keep = content.rfind('\n');
       std::filesystem::resize_file(path, keep == std::string::npos ? 0 : keep + 1);

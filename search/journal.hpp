@@ -19,11 +19,16 @@
 #include <variant>
 #include <vector>
 
+#include "common/input_file.hpp"
+
 #include "common/run_lock.hpp"
 #include "runners/process_setting.hpp"
 #include "runners/runner.hpp"
 
 namespace autotune::search {
+
+// A journal holds a few hundred bytes per measurement: a million of them stay well under the cap.
+inline constexpr InputKind kJournalInput{"a journal", uint64_t{1} << 30};
 
 inline constexpr std::string_view kJournalFormat = "nccl-autotune-journal";
 inline constexpr int kJournalVersion = 1;

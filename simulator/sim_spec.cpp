@@ -24,6 +24,10 @@ void check_simulator_spec(bool simulate, const SimulatorSpec& spec) {
     throw InputError("<arguments>", 0, "expected either --example or --topology, found both");
   if (spec.nodes < 1)
     throw InputError("<arguments>", 0, "--nodes: expected at least 1, found " + std::to_string(spec.nodes));
+  if (spec.nodes > kMaxSimulatedNodes)
+    throw InputError("<arguments>", 0,
+                     "--nodes: expected at most " + std::to_string(kMaxSimulatedNodes) +
+                         " simulated nodes, found " + std::to_string(spec.nodes));
 }
 
 topology::Topology simulated_node(const SimulatorSpec& spec, std::string* stem) {

@@ -5,8 +5,8 @@
 
 #include <pugixml.hpp>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "topology/probe_json.hpp"
 #include "topology/xml_sources.hpp"
 
@@ -58,7 +58,7 @@ Topology read_topology_text(std::string_view text, const std::string& file) {
 }
 
 Topology read_topology_file(const std::filesystem::path& path) {
-  const std::string text = read_file(path);
+  const std::string text = read_file(path, kTopologyInput);
   return read_topology_text(text, path.string());
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string_view>
 
+#include "common/input_file.hpp"
 #include "topology/model.hpp"
 #include "topology/system_reader.hpp"
 
@@ -17,6 +18,9 @@ namespace autotune::topology {
 // Reads an hwloc 2 XML (<topology> root), NCCL topology XML (<system> root) or a probe JSON record
 // (`probe --format json`, health readings included). Throws InputError(file, line, ...) for a file that
 // cannot be read, is malformed or truncated, or is not a topology.
+// A recorded topology (hwloc or NCCL XML, a probe record) is a few MiB for the largest nodes.
+inline constexpr InputKind kTopologyInput{"a topology", uint64_t{64} << 20};
+
 Topology read_topology_file(const std::filesystem::path& path);
 
 // Parses text already in memory; `file` only names it in errors and in Topology::origin.

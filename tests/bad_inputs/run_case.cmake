@@ -2,8 +2,10 @@
 # what differed. The row is re-read here so that its text reaches the command unmangled by CMake's lists.
 #   input:   -  |  FILE (in INPUTS, copied into the case's private directory)  |  repo:PATH (a file elsewhere in
 #            the source tree, e.g. another module's fixture, copied the same way)  |  inline:TEXT (\n, \t escapes)
-#   mode:    -  |  octal mode for the copied input (e.g. 0666), or dir:MODE for its directory
-#   env:     -  |  NAME=VALUE[ NAME=VALUE...] added to the environment
+#   mode:    -  |  octal mode for the copied input (e.g. 0666), or dir:MODE for its directory, or fifo: the
+#            input is a FIFO that nobody writes (reading it must not wait)
+#   env:     -  |  NAME=VALUE[ NAME=VALUE...] added to the environment; STDOUT=FILE sends standard output
+#            there instead (/dev/full: every write fails), and the message is then looked for on stderr
 #   command: arguments after nccl-autotune; {input} = the copied input, {dir} = the case's directory,
 #            {inputs} = the inputs folder; split like a shell would (quotes group, no expansion)
 #   status:  the expected exit status
@@ -70,7 +72,13 @@ elseif(NOT input STREQUAL "-")
   file(COPY_FILE "${INPUTS}/${input}" "${input_path}")
 endif()
 execute_process(COMMAND chmod 0600 "${input_path}")
-if(mode MATCHES "^dir:([0-7]+)$")
+if(mode STREQUAL "fifo")
+  file(REMOVE "${input_path}")
+  execute_process(COMMAND mkfifo -m 0600 "${input_path}" RESULT_VARIABLE made)
+  if(NOT made EQUAL 0)
+    message(FATAL_ERROR "bad input '${ID}': mkfifo ${input_path} failed")
+  endif()
+elseif(mode MATCHES "^dir:([0-7]+)$")
   execute_process(COMMAND chmod "${CMAKE_MATCH_1}" "${dir}")
 elseif(NOT mode STREQUAL "-")
   execute_process(COMMAND chmod "${mode}" "${input_path}")
@@ -83,14 +91,26 @@ string(REPLACE "{src}" "${SOURCE_DIR}" command "${command}")
 separate_arguments(args UNIX_COMMAND "${command}")
 
 set(env_args "")
+set(stdout_to "")
 if(NOT env STREQUAL "-")
   separate_arguments(env_args UNIX_COMMAND "${env}")
+  foreach(e IN LISTS env_args)
+    if(e MATCHES "^STDOUT=(.*)$")
+      set(stdout_to OUTPUT_FILE "${CMAKE_MATCH_1}")
+      list(REMOVE_ITEM env_args "${e}")
+    endif()
+  endforeach()
+endif()
+set(capture_stdout OUTPUT_VARIABLE out)
+if(stdout_to)
+  set(capture_stdout ${stdout_to})
+  set(out "")
 endif()
 # A clean environment for what the tool reads, so the developer's own settings cannot change the outcome.
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env --unset=NCCL_AUTOTUNE_PROFILE --unset=NCCL_AUTOTUNE_STORE
           --unset=NCCL_AUTOTUNE_INSECURE --unset=NCCL_TUNER_CONFIG_FILE ${env_args} ${BINARY} ${args}
-  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 50)
+  RESULT_VARIABLE status ${capture_stdout} ERROR_VARIABLE err TIMEOUT 50)
 execute_process(COMMAND chmod -R u+rwx "${dir}")
 file(REMOVE_RECURSE "${dir}")
 

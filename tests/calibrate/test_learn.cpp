@@ -229,7 +229,8 @@ TEST_CASE("learn: planted files are refused, not followed, waited on or counted 
   CHECK_THAT(refusal(read, "zero.telemetry"), Catch::Contains("symbolic link"));
   CHECK_THAT(refusal(read, "fifo.telemetry"), Catch::Contains("FIFO"));
   CHECK_THAT(refusal(read, "open.telemetry"), Catch::Contains("mode 0646"));
-  CHECK_THAT(refusal(read, "big.telemetry"), Catch::Contains("expected at most 262144 bytes"));
+  CHECK_THAT(refusal(read, "big.telemetry"),
+             Catch::Contains("is over the 256 KiB limit for a telemetry file"));
 }
 
 TEST_CASE("learn: telemetry of another profile version or NCCL, or with implausible times, is refused",

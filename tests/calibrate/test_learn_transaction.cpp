@@ -13,6 +13,7 @@
 #include "calibrate/learn_transaction.hpp"
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "common/run_lock.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"

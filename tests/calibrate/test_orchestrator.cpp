@@ -17,6 +17,7 @@
 #include "cli_test_support.hpp"
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "profiles/profile_toml.hpp"
 #include "search/journal.hpp"
 #include "support/fake_process_launcher.hpp"

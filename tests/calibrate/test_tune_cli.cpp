@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 
 #include "cli_test_support.hpp"
 #include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "common/run_lock.hpp"
 #include "measure/runner_factory.hpp"
 #include "profiles/profile_toml.hpp"
@@ -246,4 +248,29 @@ TEST_CASE("tune --simulate under mpirun -np 4 gives the profile one process give
                    profiles::read_profile(only_file(four, ".toml")));
   fs::remove_all(one);
   fs::remove_all(four);
+}
+
+TEST_CASE("empty option values and names that are no file name are refused before any work, exit 2") {
+  // What the bad-inputs table cannot pass: an empty argument, a name with a newline (through the shell).
+  const TempDir tmp("empty-values");
+  const fs::path err = tmp.path() / "stderr";
+  const std::string store = " --store " + (tmp.path() / "store").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"tune --simulate --budget ''" + store,
+       "--budget: expected a duration with units, like 20m, 90s or "
+       "1h30m, found ''"},
+      {"tune --simulate --collectives ''" + store,
+       "--collectives: expected names from broadcast, reduce, allgather, reducescatter, allreduce; found ''"},
+      {"tune --simulate --name \"$(printf 'a\\nb')\"" + store,
+       "--name \"a\\x0ab\": expected 1 to 100 letters"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const int status = std::system((kBinary + " " + args + " >/dev/null 2>" + err.string()).c_str());
+    CHECK(WEXITSTATUS(status) == 2);
+    const std::string said = autotune::read_file(err);
+    CHECK_THAT(said, Catch::Contains(message));
+    CHECK(std::count(said.begin(), said.end(), '\n') == 1);
+  }
+  CHECK_FALSE(fs::exists(tmp.path() / "store"));
 }

@@ -9,8 +9,8 @@
 
 #include "calibrate/verify.hpp"
 #include "cli_test_support.hpp"
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "profiles/profile_toml.hpp"
 #include "profiles/upkeep_record.hpp"
 #include "support/temp_dir.hpp"

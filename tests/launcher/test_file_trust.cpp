@@ -87,3 +87,39 @@ TEST_CASE("a missing file is reported", "[file_trust]") {
   REQUIRE(why);
   CHECK(why->find("cannot be examined") != std::string::npos);
 }
+
+TEST_CASE("dir/link/../file is judged where open() goes, not where the path reads lexically",
+          "[file_trust]") {
+  // trusted/link -> open/sub, so trusted/link/../p.toml is open/p.toml; lexically it reads trusted/p.toml,
+  // a decoy that would pass.
+  TempDir dir;
+  const fs::path trusted = dir.path() / "trusted", open = dir.path() / "open";
+  fs::create_directories(trusted);
+  fs::create_directories(open / "sub");
+  std::ofstream(trusted / "p.toml") << "decoy";
+  std::ofstream(open / "p.toml") << "planted";
+  ::chmod((trusted / "p.toml").c_str(), 0644);
+  ::chmod((open / "p.toml").c_str(), 0644);
+  ::chmod(open.c_str(), 0777);
+  fs::create_directory_symlink(open / "sub", trusted / "link");
+  CHECK(untrusted_reason(trusted / "p.toml") == std::nullopt);  // the control: the decoy itself passes
+  auto why = untrusted_reason(trusted / "link/../p.toml");
+  REQUIRE(why);
+  CHECK(why->find("is writable by everyone (mode 0777)") != std::string::npos);
+}
+
+TEST_CASE("the file checked must be the file the caller opened", "[file_trust]") {
+  TempDir dir;
+  const fs::path a = dir.path() / "a.toml", b = dir.path() / "b.toml";
+  std::ofstream(a) << "a";
+  std::ofstream(b) << "b";
+  ::chmod(a.c_str(), 0644);
+  ::chmod(b.c_str(), 0644);
+  struct stat opened {};
+  REQUIRE(::stat(b.c_str(), &opened) == 0);
+  auto why = untrusted_reason(a, &opened);
+  REQUIRE(why);
+  CHECK(why->find("changed while it was being checked") != std::string::npos);
+  REQUIRE(::stat(a.c_str(), &opened) == 0);
+  CHECK(untrusted_reason(a, &opened) == std::nullopt);
+}

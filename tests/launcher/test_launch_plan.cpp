@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "launcher/job_pin.hpp"
 #include "launcher/launch_plan.hpp"
 #include "profiles/compiled_rules.hpp"

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "child_process.hpp"
-#include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "launcher/default_services.hpp"
 #include "launcher/fingerprint_cache.hpp"
 #include "profiles/compiled_rules.hpp"

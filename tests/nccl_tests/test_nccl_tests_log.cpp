@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "nccl_tests/nccl_tests_log.hpp"
 #include "tests/nccl_tests/fixture_path.hpp"
 

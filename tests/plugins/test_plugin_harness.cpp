@@ -289,6 +289,21 @@ TEST_CASE("a changed profile is not picked up: the job keeps what it read and sa
   CHECK(contains(warns[0].text, "this job keeps what it read"));
 }
 
+TEST_CASE("a device as the profile is refused once, and its times changing are no change of profile") {
+  ScopedEnv env("NCCL_AUTOTUNE_PROFILE", "/dev/null");
+  LogRecorder::instance().take();
+  Comm first(5, 8, 1);
+  CHECK(first.decide(kAllReduce, 100) == untouched_decision(kAllReduce));
+  auto warns = lines_at(LogRecorder::instance().take(), NCCL_LOG_WARN);
+  REQUIRE(warns.size() == 1);
+  CHECK(contains(warns[0].text, "found a character device"));
+  // Anyone writing to /dev/null moves its modification time.
+  write_text("/dev/null", "x");
+  Comm second(5, 8, 1);
+  CHECK(second.decide(kAllReduce, 100) == untouched_decision(kAllReduce));
+  for (const auto& line : LogRecorder::instance().take()) CHECK_FALSE(contains(line.text, "changed on disk"));
+}
+
 TEST_CASE("constants overrides are applied under v5-v7, listed in one INFO line, and ignored under v2-v4") {
   auto p = base_profile();
   p.rules = {rule(Collective::allreduce, 0, kMiB, Algorithm::ring, Protocol::simple)};
@@ -473,6 +488,13 @@ TEST_CASE("every kind of broken profile gives one WARN line and NCCL's own choic
                                                "ELF\x01\x02\0\0garbage",
                                                16));
   cases.push_back({"binary garbage", (dir / "garbage.toml").string()});
+  // Neither may make init wait or read without end: refused on the descriptor, at once.
+  REQUIRE(::mkfifo((dir / "fifo.toml").c_str(), 0600) == 0);
+  cases.push_back({"a FIFO nobody writes", (dir / "fifo.toml").string()});
+  cases.push_back({"a device without end", "/dev/zero"});
+  write_text(dir / "huge.toml", good_text);
+  REQUIRE(::truncate((dir / "huge.toml").c_str(), off_t{2} << 30) == 0);  // sparse
+  cases.push_back({"2 GiB", (dir / "huge.toml").string()});
   if (geteuid() != 0) {
     write_text(dir / "unreadable.toml", good_text);
     chmod((dir / "unreadable.toml").c_str(), 0);
@@ -496,6 +518,8 @@ TEST_CASE("every kind of broken profile gives one WARN line and NCCL's own choic
       CHECK(contains(lines[0].text, c.path));
       CHECK(contains(lines[0].text, "NCCL decides"));
       // A missing profile is said to be missing, not untrusted.
+      if (std::string(c.name) == "a FIFO nobody writes") CHECK(contains(lines[0].text, "found a FIFO"));
+      if (std::string(c.name) == "2 GiB") CHECK(contains(lines[0].text, "2 GiB is over the 64 MiB limit"));
       if (std::string(c.name) == "missing") {
         CHECK(contains(lines[0].text, "no such file"));
         CHECK_FALSE(contains(lines[0].text, "not trusted"));

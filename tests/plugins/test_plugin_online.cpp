@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "nccl/profiler_abi.h"
 #include "nccl_harness.hpp"
 #include "plugin_fixtures.hpp"

@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "many_rules.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <thread>
 
-#include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "profiles/profile_toml.hpp"
 #include "support/temp_dir.hpp"
 
@@ -577,4 +577,40 @@ TEST_CASE("profile toml: health: what the gate saw and the nodes left out read a
         "profile.toml:16: provenance.excluded_nodes: expected an array of strings; found integer 3");
   CHECK(error_of(std::string(kHeader) + "health_findings = [1]\n") ==
         "profile.toml:16: provenance.health_findings: expected an array of strings; found integer 1");
+}
+
+TEST_CASE("profile: at most 100,000 rules, refused before any is read", "[profile]") {
+  std::string text = with("");
+  text.reserve(text.size() + (kMaxRules + 1) * 80);
+  for (size_t i = 0; i <= kMaxRules; ++i)
+    text += "[[rule]]\ncollective = \"allreduce\"\nmin_bytes = " + std::to_string(2 * i) +
+            "\nmax_bytes = " + std::to_string(2 * i + 1) + "\nalgorithm = \"ring\"\nprotocol = \"ll\"\n";
+  // The rule that is one too many starts 6 lines per rule after the header's 15.
+  CHECK(error_of(text) == "profile.toml:" + std::to_string(16 + 6 * kMaxRules) +
+                              ": rule: expected at most 100000 rules; found 100001");
+}
+
+TEST_CASE("profile: a huge or control-character key is shown cut and escaped, on one line", "[profile]") {
+  const std::string huge = error_of(with(std::string(10 << 20, 'k') + " = 1\n"));
+  CHECK(huge.size() < 400);
+  CHECK_THAT(huge, Catch::Contains(std::string(80, 'k') + "...: expected one of"));
+  const std::string newline = error_of(with("\"a\\nb\\u0000c\" = 1\n"));
+  CHECK(newline.find('\n') == std::string::npos);
+  CHECK_THAT(newline, Catch::Contains("a\\x0ab\\x00c: expected one of"));
+}
+
+TEST_CASE("profile: created must be a real time, not merely shaped like one", "[profile]") {
+  const std::string prefix = "profile.toml:11: provenance.created: expected an RFC 3339 time";
+  auto created = [](const std::string& value) {
+    std::string text = kHeader;
+    text.replace(text.find("2026-06-01T12:00:00Z"), 20, value);
+    return error_of(text);
+  };
+  CHECK_THAT(created("2026-13-45T99:99:99Z"), Catch::StartsWith(prefix));
+  CHECK_THAT(created("2026-02-29T00:00:00Z"), Catch::StartsWith(prefix));
+  CHECK_THAT(created("2026-04-31T00:00:00Z"), Catch::StartsWith(prefix));
+  CHECK_THAT(created("2026-01-01T24:00:00Z"), Catch::StartsWith(prefix));
+  CHECK_THAT(created("2026-01-01T00:00:00+24:00"), Catch::StartsWith(prefix));
+  CHECK(created("2024-02-29T23:59:60Z") == "(no error)");
+  CHECK(created("2026-12-31T00:00:00.5-05:30") == "(no error)");
 }

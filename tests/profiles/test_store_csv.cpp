@@ -5,6 +5,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile_toml.hpp"
@@ -131,11 +132,41 @@ TEST_CASE("store: a cluster's journal lies beside its profile, under the sanitis
   p.cluster.name = "h100-2n";
   p.provenance.nccl_version = "2.28.1";
   CHECK(Store::journal_beside(store.path_for(p)) == store.journal_path_for("h100-2n", "2.28.9"));
-  // No name leaves the store's directory.
-  const fs::path outside = store.journal_path_for("../y", "2.28.9");
-  CHECK(outside.parent_path() == fs::path("/s"));
-  CHECK(outside.filename().string().find('/') == std::string::npos);
-  CHECK(outside.filename().string()[0] != '.');
+}
+
+TEST_CASE("store: a name that is not its own file name is refused, never mapped onto another's", "[store]") {
+  // "a/b" and "a_b" (or "a\nb") would share one file: one cluster's profile would replace the other's.
+  Store store("/s");
+  auto refusal = [&](const std::string& name) {
+    try {
+      store.journal_path_for(name, "2.28.9");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(refusal("a_b") == "(accepted)");
+  CHECK(refusal("a/b") ==
+        "cluster name \"a/b\": expected 1 to 100 letters, digits, '.', '_' or '-', not "
+        "starting with '.' (the name is the profile's file name in the store); found '/'");
+  CHECK_THAT(refusal("a\nb"), Catch::EndsWith("found '\\x0a'"));
+  CHECK_THAT(refusal("a\nb"), Catch::StartsWith("cluster name \"a\\x0ab\""));
+  CHECK_THAT(refusal(std::string("a\0b", 3)), Catch::EndsWith("found '\\x00'"));
+  CHECK_THAT(refusal("../y"), Catch::EndsWith("found a leading '.'"));
+  CHECK_THAT(refusal(""), Catch::EndsWith("found an empty name"));
+  CHECK_THAT(refusal(std::string(101, 'n')), Catch::EndsWith("found 101 characters"));
+  CHECK(refusal(std::string(100, 'n')) == "(accepted)");
+}
+
+TEST_CASE("store: a store that is a file is refused, not written into", "[store]") {
+  TempDir dir;
+  const auto file = dir.write("store", "not a directory");
+  Profile p;
+  p.cluster.name = "c";
+  p.provenance.nccl_version = "2.28.1";
+  CHECK_THROWS_WITH(
+      Store(file).path_for(p),
+      file.string() + ": expected a profile store (a directory, or none yet); found not a directory");
 }
 
 TEST_CASE("store: default directory from the environment", "[store]") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "kill_loop.hpp"
 #include "profiles/compiled_rules.hpp"
 #include "profiles/profile_toml.hpp"

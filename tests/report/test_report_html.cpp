@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "common/atomic_file.hpp"
+#include "common/input_file.hpp"
 #include "report/axis_ticks.hpp"
 #include "report/chart_palette.hpp"
 #include "report/report_html.hpp"

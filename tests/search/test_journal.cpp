@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "common/input_file.hpp"
 #include "search/journal.hpp"
 #include "support/temp_dir.hpp"
 
