@@ -59,32 +59,6 @@ autotune::profiles::Profile matching_profile() {
   return p;
 }
 
-struct ProfileFile {
-  TempDir dir;
-  std::filesystem::path path;
-  std::optional<ScopedEnv> env;
-  explicit ProfileFile(const std::string& text, const char* var = "NCCL_AUTOTUNE_PROFILE",
-                       const std::string& name = "profile.toml") {
-    path = dir / name;
-    write_text(path, text);
-    env.emplace(var, path.string());
-  }
-};
-
-Comm::Decision untouched_decision(int collective) {
-  Comm::Decision d;
-  d.choice = nccl_choice(nccl_like_table(collective));
-  return d;
-}
-
-Comm::Decision forced(int algorithm, int protocol, int channels) {
-  Comm::Decision d;
-  d.choice = {algorithm, protocol};
-  d.channels = channels;
-  d.table_untouched = false;
-  return d;
-}
-
 }  // namespace
 
 TEST_CASE("every ABI version is exported, in NCCL's lookup order, with all entry points") {
@@ -653,7 +627,8 @@ TEST_CASE("many communicators on many threads while the profile file is replaced
         // 1 = A, 2 = B: whichever the process read first, every communicator must see the same.
         const int seen = is_a ? 1 : is_b ? 2 : 0;
         int expected = 0;
-        if (seen == 0 || (!first_seen.compare_exchange_strong(expected, seen) && expected != seen)) ++failures;
+        if (seen == 0 || (!first_seen.compare_exchange_strong(expected, seen) && expected != seen))
+          ++failures;
         ++comms;
       }
     });
