@@ -25,9 +25,7 @@
 
 using namespace autotune;
 using namespace autotune::plugin::test;
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
+using autotune::test::TempDir;
 
 namespace {
 
@@ -69,10 +67,10 @@ long rss_kib() {
 profiles::Profile rules_profile(bool online) {
   profiles::Profile p = base_profile();
   for (int i = 0; i < kRules; ++i) {
-    profiles::Rule r = rule(Collective::allreduce, uint64_t(i) * kRange, uint64_t(i) * kRange + kRange - 1,
-                            Algorithm::ring, Protocol::simple);
+    profiles::Rule r = rule(nccl::Collective::allreduce, uint64_t(i) * kRange,
+                            uint64_t(i) * kRange + kRange - 1, nccl::Algorithm::ring, nccl::Protocol::simple);
     r.busbw_gbps = 100.0;
-    r.runner_up = profiles::Rule::RunnerUp{Algorithm::ring, Protocol::ll, 0, 98.0};
+    r.runner_up = profiles::Rule::RunnerUp{nccl::Algorithm::ring, nccl::Protocol::ll, 0, 98.0};
     p.rules.push_back(r);
   }
   if (online) p.online = profiles::OnlineSettings{true, 0.01};

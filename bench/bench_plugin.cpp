@@ -38,10 +38,8 @@
 #include "tests/plugins/plugin_fixtures.hpp"
 
 using namespace autotune::plugin::test;
+using autotune::test::TempDir;
 using namespace autotune::nccl;
-using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
-using autotune::nccl::Protocol;
 
 namespace {
 

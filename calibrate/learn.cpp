@@ -53,6 +53,31 @@ bool is_runner_up(const profiles::Rule& r, const Evidence& e) {
          (u.channels == 0 || e.channels == u.channels);
 }
 
+}  // namespace
+
+std::string_view name(Decider d) {
+  switch (d) {
+    case Decider::rule:
+      return "rule";
+    case Decider::explore:
+      return "explore";
+    case Decider::nccl:
+      break;
+  }
+  return "nccl";
+}
+
+Decider decider(const profiles::Profile& profile, const Evidence& e) {
+  for (const auto& r : profile.rules) {
+    if (!covers(r, e)) continue;
+    if (runs_rule(r, e)) return Decider::rule;
+    return is_runner_up(r, e) ? Decider::explore : Decider::nccl;
+  }
+  return Decider::nccl;
+}
+
+namespace {
+
 std::string choice_text(const Evidence& e) {
   return std::string(nccl::name(e.algorithm)) + "/" + std::string(nccl::name(e.protocol)) + "/" +
          std::to_string(e.channels);

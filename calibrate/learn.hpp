@@ -48,6 +48,13 @@ struct Evidence {
 };
 std::vector<Evidence> pool(const std::vector<TelemetryFile>& files);
 
+// Who decided an aggregate's calls: the first rule of `profile` covering its collective, shape and size when
+// the calls ran the rule's choice (rule) or its runner-up (explore, [online] explore), else NCCL's own
+// choice.
+enum class Decider { rule, explore, nccl };
+std::string_view name(Decider d);  // "rule", "explore", "nccl"
+Decider decider(const profiles::Profile& profile, const Evidence& e);
+
 // "2 jobs (j1, j2) of 1 user (alice)": who an aggregate's evidence comes from.
 std::string contributors_text(const Evidence& e);
 

@@ -182,10 +182,6 @@ void complete(Plan& p, const std::filesystem::path& plan_path, const std::filesy
   if (request.after_step) request.after_step("done");
 }
 
-std::string digest_of(const std::filesystem::path& file) {
-  return profiles::digest_text(profiles::profile_digest(read_file(file)));
-}
-
 }  // namespace
 
 std::filesystem::path learn_transaction_path(const std::filesystem::path& store) {
@@ -210,18 +206,7 @@ Judged judge(const LearnRequest& r) {
   j.target = store.path_for(j.current);
   j.journal = store.journal_path_for(j.current.cluster.name, j.current.provenance.nccl_version);
   std::error_code ec;
-  std::vector<std::string> digests = {digest_of(r.profile)};
-  if (std::filesystem::exists(j.target, ec)) digests.push_back(digest_of(j.target));
-  TelemetryTrust trust;
-  trust.cluster = j.current.cluster.name;
-  trust.nccl_version = j.current.provenance.nccl_version;
-  trust.profile = &j.current;
-  trust.known_digest = [&](std::string_view d) {
-    std::error_code e;
-    return std::find(digests.begin(), digests.end(), d) != digests.end() ||
-           std::filesystem::exists(profiles::Store::version_path(j.target, d), e);
-  };
-  TelemetryRead read = read_telemetry(r.store / "telemetry", trust);
+  TelemetryRead read = read_telemetry(r.store / "telemetry", store_trust(j.current, r.profile, j.target));
   CalibrationDefaults defaults;
   if (std::filesystem::exists(j.journal, ec) && std::filesystem::file_size(j.journal, ec) > 0) {
     JournalContents calibration = load_journal(j.journal);
@@ -303,7 +288,8 @@ LearnOutcome run_learn(const LearnRequest& r) {
   if (r.after_step) r.after_step("planned");
   complete(p, plan_path, r.store, r);
   if (!p.profile_toml.empty())
-    j.outcome.published = p.profile_target.string() + " (digest " + digest_of(p.profile_target) + ")";
+    j.outcome.published =
+        p.profile_target.string() + " (digest " + profiles::file_digest_text(p.profile_target) + ")";
   return std::move(j.outcome);
 }
 

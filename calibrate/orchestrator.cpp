@@ -61,26 +61,13 @@ std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t
 std::string run_job(ProcessLauncher& launcher, const Clock& clock, const ProcessSpec& spec,
                     std::optional<double> limit) {
   auto child = launcher.start(spec);
-  const auto started = clock.now();
-  bool termed = false, killed = false;
-  std::optional<ExitStatus> status;
-  while (!(status = child->poll())) {
-    const double waited = clock.seconds_since(started);
-    if (limit && !termed && waited > *limit) {
-      child->send_signal(SIGTERM);
-      termed = true;
-    } else if (limit && termed && !killed && waited > *limit + 10.0) {
-      child->send_signal(SIGKILL);
-      killed = true;
-    }
-    clock.sleep_for(std::chrono::milliseconds(20));
-  }
+  const Ended end = wait_for_end(*child, clock, limit);
   std::string stopped;
-  if (termed)
+  if (end.stopped)
     stopped = "stopped after " + std::to_string(static_cast<long>(*limit)) +
               " s, twice its share of the budget plus the start-up allowance; ";
-  if (status->ok() && !termed) return "";
-  return stopped + status->describe();
+  if (end.status.ok() && !end.stopped) return "";
+  return stopped + end.status.describe();
 }
 
 std::vector<std::string> split_shell_words(std::string_view text) {

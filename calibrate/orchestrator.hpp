@@ -23,8 +23,6 @@
 
 namespace autotune::calibrate {
 
-using runners::ProcessSetting;
-
 // Splits a command line into words by the shell's quoting rules ('single', "double", backslash), without
 // expansion of any kind: the launcher is run with execvp, never through a shell. Throws InputError for an
 // unterminated quote or a trailing backslash.

@@ -18,6 +18,8 @@
 #include "common/text.hpp"
 #include "common/unique_fd.hpp"
 #include "nccl/version.hpp"
+#include "profiles/compiled_rules.hpp"
+#include "profiles/store.hpp"
 #include "runners/bandwidth.hpp"
 
 namespace autotune::calibrate {
@@ -127,6 +129,23 @@ std::optional<std::string> implausible(const profiles::TelemetryRow& r, const pr
            three_digits(kMaxOverCalibrated) + " times the best the calibration measured for this shape (" +
            three_digits(best) + " GB/s)";
   return std::nullopt;
+}
+
+TelemetryTrust store_trust(const profiles::Profile& profile, const std::filesystem::path& profile_file,
+                           const std::filesystem::path& store_file) {
+  std::vector<std::string> digests = {profiles::file_digest_text(profile_file)};
+  std::error_code ec;
+  if (std::filesystem::exists(store_file, ec)) digests.push_back(profiles::file_digest_text(store_file));
+  TelemetryTrust trust;
+  trust.cluster = profile.cluster.name;
+  trust.nccl_version = profile.provenance.nccl_version;
+  trust.profile = &profile;
+  trust.known_digest = [digests, store_file](std::string_view d) {
+    std::error_code e;
+    return std::find(digests.begin(), digests.end(), d) != digests.end() ||
+           std::filesystem::exists(profiles::Store::version_path(store_file, d), e);
+  };
+  return trust;
 }
 
 TelemetryRead read_telemetry(const std::filesystem::path& dir, const TelemetryTrust& trust) {

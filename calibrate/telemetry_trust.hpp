@@ -55,6 +55,13 @@ inline constexpr double kMaxOverCalibrated = 2.0;
 // has already refused the impossible: quantiles out of order, sizes outside their bucket, zero shapes.)
 std::optional<std::string> implausible(const profiles::TelemetryRow& row, const profiles::Profile& profile);
 
+// The trust `learn` and `metrics` give telemetry of `profile`, read from `profile_file` (the store's file of
+// its cluster, `store_file`, or a version of it under versions/): its cluster, its NCCL, and as known digests
+// the file's own, the store file's and every version the store published beside it. `profile` must outlive
+// the result. Throws InputError when profile_file cannot be read.
+TelemetryTrust store_trust(const profiles::Profile& profile, const std::filesystem::path& profile_file,
+                           const std::filesystem::path& store_file);
+
 // Every *.telemetry in `dir` (dot-files, the temporaries of an interrupted write, are not read), judged as
 // above; the same file reached by two names (hard links) counts once. A missing directory gives none.
 TelemetryRead read_telemetry(const std::filesystem::path& dir, const TelemetryTrust& trust);

@@ -24,10 +24,6 @@
 
 namespace autotune::calibrate {
 
-using runners::ProcessSetting;
-using runners::Runner;
-using runners::Scale;
-
 // Makes the runner for one job at one scale; called only when something must really be measured there.
 using RunnerFactory =
     std::function<std::unique_ptr<runners::Runner>(const runners::ProcessSetting&, const runners::Scale&)>;

@@ -7,6 +7,7 @@
 
 #include "check/check_context.hpp"
 #include "check/check_json.hpp"
+#include "cli/check_slurm_health.hpp"
 #include "cli/check_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -24,17 +25,23 @@ struct CheckArgs {
   std::string bytes = "256M", format = "text", output;
   int reps = 5;
   SimulatorArgs simulator;
+  SlurmHealthArgs slurm;
 };
 
 void describe_check(CommandSpec& spec, CheckArgs& a) {
   spec.usage = "nccl-autotune check " + std::string(kSimulatorUsage) +
-               " [--bytes 256M] [--reps 5] [--health-only] [--format text|json] [--output FILE]";
+               " [--bytes 256M] [--reps 5] [--health-only] [--format text|json] [--output FILE]\n"
+               "       nccl-autotune check --slurm-health [--node NAME] [--input FILE] [--store DIR] "
+               "[--health-only] [--bytes 64M]";
   spec.description =
       "Checks every node of an allocation before a calibration: its health (the probe's findings), then its "
       "own all-reduce, every GPU's pairs and every NIC rail between nodes, measured with all groups at once "
       "and compared with the median of the nodes and with what the probe says the hardware can do. Run it "
       "under srun/mpirun (one process per GPU) or on one node; --simulate checks the labelled simulator. "
-      "Exit status 0 when no node blocks, 1 when one does, 2 on bad input. See docs/health.md.";
+      "Exit status 0 when no node blocks, 1 when one does, 2 on bad input. See docs/health.md.\n"
+      "--slurm-health checks this node alone, as Slurm's HealthCheckProgram: a blocking finding drains it "
+      "(scontrol, reason \"nccl-autotune: <finding>\"); a node this check drained is resumed once healthy; a "
+      "node drained for another reason is left alone. See docs/operations.md.";
   add_simulator_options(spec.options, a.simulator, "check the labelled simulator instead of GPUs");
   spec.options.add_options()("bytes", po::value(&a.bytes)->default_value(a.bytes),
                              "all-reduce size of every pass")(
@@ -42,6 +49,7 @@ void describe_check(CommandSpec& spec, CheckArgs& a) {
       "health-only", "the probe's findings on every node, nothing measured")(
       "format", po::value(&a.format)->default_value(a.format), "text or json")(
       "output", po::value(&a.output), "also write the JSON report to FILE");
+  add_slurm_health_options(spec.options, a.slurm);
 }
 
 check::CheckProgressFn progress_printer(bool tty) {
@@ -66,6 +74,13 @@ int cmd_check(const Args& args) {
     throw InputError("<arguments>", 0, "--format: expected text or json, found '" + a.format + "'");
   if (a.reps < 1 || a.reps > 10000)
     throw InputError("<arguments>", 0, "--reps: expected 1 to 10000, found " + std::to_string(a.reps));
+  if (!vm->count("slurm-health") && (vm->count("node") || vm->count("input") || vm->count("store")))
+    throw InputError("<arguments>", 0, "--node, --input, --store: expected with --slurm-health only");
+  if (vm->count("slurm-health")) {
+    const uint64_t bytes =
+        require_byte_size(vm->count("bytes") && !(*vm)["bytes"].defaulted() ? a.bytes : "64M", "--bytes");
+    return run_slurm_health(*vm, a.slurm, bytes, a.reps);
+  }
   check::CheckOptions options;
   options.bytes = require_byte_size(a.bytes, "--bytes");
   options.repetitions = a.reps;

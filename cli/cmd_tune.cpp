@@ -49,33 +49,6 @@ int parse_int(const std::string& text, const std::string& what) {
   throw InputError("<arguments>", 0, what + ": expected a whole number, found '" + text + "'");
 }
 
-// "20m", "90s", "1h", "1h30m", or plain seconds.
-double parse_duration(const std::string& text) {
-  double total = 0;
-  size_t i = 0;
-  bool any = false;
-  while (i < text.size()) {
-    size_t j = i;
-    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
-    if (j == i) break;
-    // strtod, not stod: "." or a run of digits too long for a double is a bad duration, not an exception.
-    const std::string number = text.substr(i, j - i);
-    char* end = nullptr;
-    const double v = std::strtod(number.c_str(), &end);
-    if (end != number.c_str() + number.size() || !std::isfinite(v)) break;
-    char unit = j < text.size() ? text[j] : 's';
-    double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : -1;
-    if (scale < 0) break;
-    total += v * scale;
-    i = j < text.size() ? j + 1 : j;
-    any = true;
-  }
-  if (!any || i != text.size() || total <= 0)
-    throw InputError("<arguments>", 0,
-                     "--budget: expected a duration like 20m, 90s or 1h30m, found '" + text + "'");
-  return total;
-}
-
 std::string format_candidate(const profiles::Rule& r) {
   std::string s = std::string(nccl::name(r.algorithm)) + "/" + std::string(nccl::name(r.protocol));
   if (r.channels > 0) s += "/ch" + std::to_string(r.channels);
@@ -342,7 +315,8 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   r.min_bytes = require_byte_size(a.min_bytes, "--min-bytes");
   r.max_bytes = require_byte_size(a.max_bytes, "--max-bytes");
   if (!a.channels.empty())
-    for (const auto& item : split(a.channels, ',')) r.channels.push_back(parse_int(std::string(item), "--channels"));
+    for (const auto& item : split(a.channels, ','))
+      r.channels.push_back(parse_int(std::string(item), "--channels"));
   const int named = !a.shapes.empty() + !a.parallelism.empty() + !a.scales.empty();
   if (named > 1)
     throw InputError("<arguments>", 0,
@@ -351,14 +325,15 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   if (!a.parallelism.empty()) r.parallelism = calibrate::parse_parallelism(a.parallelism);
   if (!a.scales.empty())
     for (const auto& item : split(a.scales, ','))
-      r.scales.push_back(item == "all" ? std::nullopt : std::optional<int>(parse_int(std::string(item), "--scales")));
+      r.scales.push_back(item == "all" ? std::nullopt
+                                       : std::optional<int>(parse_int(std::string(item), "--scales")));
   if (!a.ib_hca.empty()) r.ib_hca = owned(split(a.ib_hca, ';'));
   if (!a.cross_nic.empty()) r.cross_nic = owned(split(a.cross_nic, ','));
   r.strategy = a.strategy;
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain, "--min-gain");
-  if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget));
+  if (!a.budget.empty()) r.budget = std::chrono::duration<double>(parse_duration(a.budget, "--budget"));
   r.resume = vm.count("resume") > 0;
   r.name = a.name;
   r.command = "nccl-autotune tune";

@@ -12,9 +12,10 @@
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
 #include "cli/simulator_options.hpp"
-#include "common/utc_time.hpp"
+#include "cli/verify_upkeep.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
+#include "common/utc_time.hpp"
 #include "launcher/default_services.hpp"
 #include "launcher/launch_plan.hpp"
 #include "nccl/version.hpp"
@@ -35,7 +36,7 @@ struct VerifyArgs {
 
 void describe_verify(CommandSpec& spec, VerifyArgs& a) {
   spec.usage = "nccl-autotune verify [PROFILE] " + std::string(kSimulatorUsage) +
-               " [--reps 5] [--min-gain 3%] [--store DIR] [--write] [--format text|json]";
+               " [--reps 5] [--min-gain 3%] [--store DIR] [--write] [--if-changed] [--format text|json]";
   spec.description =
       "Measures each rule of a profile again, at a few sizes of its range against NCCL's default there (at "
       "the "
@@ -45,7 +46,9 @@ void describe_verify(CommandSpec& spec, VerifyArgs& a) {
       "or a cluster name in the store; without it, the profile `run` would use on this node (with "
       "--simulate, "
       "the one `tune --simulate` names for the same options). --write stores a new version of the profile "
-      "without the rules that no longer win (the store keeps the old one as .prev). See docs/tune.md.";
+      "without the rules that no longer win (the store keeps the old one as .prev). The store records each "
+      "verify's outcome and the NCCL and driver it ran under; --if-changed verifies only when this node's "
+      "differ from those (for a timer: docs/operations.md). See docs/verify.md.";
   add_simulator_options(spec.options, a.simulator, "measure the labelled simulator instead of GPUs");
   spec.options.add_options()("reps", po::value(&a.reps)->default_value(a.reps),
                              "timed repetitions per measurement (doubled where in "
@@ -53,6 +56,7 @@ void describe_verify(CommandSpec& spec, VerifyArgs& a) {
                                        "a rule still wins past this gain")(
       "store", po::value(&a.store), "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
       "write", "store a new version of the profile without the rules that no longer win")(
+      "if-changed", "verify only when NCCL or the driver differ from the last verify's (else exit 0)")(
       "format", po::value(&a.format)->default_value(a.format), "text or json")(
       "profile", po::value(&a.profile), "the profile (also the first argument)");
   spec.positional.add("profile", 1);
@@ -181,6 +185,12 @@ int cmd_verify(const Args& args) {
   }
   const profiles::Store store(a.store.empty() ? profiles::Store::default_dir() : fs::path(a.store));
   const auto [profile, file] = which_profile(a, simulated_name, store);
+  const NodeVersions versions = node_versions();
+  if (vm->count("if-changed"))
+    if (auto same = unchanged_since_last_verify(store.dir(), profile.cluster.name, versions)) {
+      std::printf("verify: nothing to do: %s\n", same->c_str());
+      return kExitOk;
+    }
   if (!simulate)
     for (const auto& [k, v] : calibrate::environment_to_set(profile, environment_map()))
       ::setenv(k.c_str(), v.c_str(), 1);
@@ -189,6 +199,7 @@ int cmd_verify(const Args& args) {
   // A check that could check nothing must not pass as one that found everything well (nor date a version).
   const bool nothing_checked = !result.rules.empty() && result.count(calibrate::Verdict::not_checked) ==
                                                             static_cast<int>(result.rules.size());
+  record_verify(store.dir(), profile.cluster.name, result, nothing_checked, versions);
   std::string written;
   if (vm->count("write") && !nothing_checked) written = write_new_version(store, profile, result, args);
   if (a.format == "json") {

@@ -23,6 +23,7 @@ int cmd_import_nccl_tests(const Args& args);
 int cmd_explain(const Args& args);
 int cmd_learn(const Args& args);
 int cmd_journal(const Args& args);
+int cmd_metrics(const Args& args);
 
 // "nccl-autotune 0.1.0 (built with NCCL 2.28.9; runtime libnccl.so.2: 2.28.9)"
 std::string version_text();

@@ -34,6 +34,8 @@ const Command kCommands[] = {
     {"import-nccl-tests", autotune::cli::cmd_import_nccl_tests, "turn nccl-tests logs into measurements"},
     {"explain", autotune::cli::cmd_explain, "show what a profile decides for a communicator at every size"},
     {"learn", autotune::cli::cmd_learn, "fold production telemetry into the journal and revise the profile"},
+    {"metrics", autotune::cli::cmd_metrics,
+     "write the store's profiles, production busbw and upkeep as Prometheus metrics"},
     {"journal", autotune::cli::cmd_journal,
      "check a calibration journal: every line that cannot be read, named"},
 };

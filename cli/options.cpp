@@ -1,7 +1,9 @@
 #include "cli/options.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -76,6 +78,32 @@ double require_watchdog_scale(double scale) {
         "<arguments>", 0,
         "--watchdog-scale: expected a number greater than 0, found " + (std::ostringstream() << scale).str());
   return scale;
+}
+
+double parse_duration(const std::string& text, const std::string& option) {
+  double total = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+    if (j == i) break;
+    // strtod, not stod: "." or a run of digits too long for a double is a bad duration, not an exception.
+    const std::string number = text.substr(i, j - i);
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || !std::isfinite(v)) break;
+    char unit = j < text.size() ? text[j] : 's';
+    double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : -1;
+    if (scale < 0) break;
+    total += v * scale;
+    i = j < text.size() ? j + 1 : j;
+    any = true;
+  }
+  if (!any || i != text.size() || total <= 0)
+    throw InputError("<arguments>", 0,
+                     option + ": expected a duration like 20m, 90s or 1h30m, found '" + text + "'");
+  return total;
 }
 
 }  // namespace autotune::cli

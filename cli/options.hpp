@@ -33,6 +33,9 @@ double parse_gain(const std::string& text, const std::string& option);
 // A whole number 0..2^64-1; "-1" is refused (a stream parse would take it as 2^64-1).
 uint64_t parse_seed(const std::string& text, const std::string& option);
 
+// "20m", "90s", "1h", "1h30m" or plain seconds, > 0; InputError naming `option` otherwise.
+double parse_duration(const std::string& text, const std::string& option);
+
 // --watchdog-scale: a finite number > 0 (InputError otherwise), returned as given.
 double require_watchdog_scale(double scale);
 

@@ -7,7 +7,10 @@
 #   <prefix>/share/man/man1/nccl-autotune.1.gz            from --help (help2man)
 #   <prefix>/share/bash-completion/completions/nccl-autotune
 #   <prefix>/share/modulefiles/nccl-autotune/<version>.lua an Lmod modulefile that finds its prefix itself
-#   <prefix>/share/doc/nccl-autotune/                     README.md, docs/
+#   <prefix>/share/doc/nccl-autotune/                     README.md, docs/, examples/nccl-autotune.default
+#   <prefix>/lib/systemd/system/nccl-autotune-{metrics,verify}.{service,timer}   upkeep on timers
+#   <prefix>/libexec/nccl-autotune/nccl-autotune-healthcheck  Slurm's HealthCheckProgram
+#   <prefix>/share/nccl-autotune/{prometheus/alerts.yml,grafana/nccl-autotune.json}
 set(AUTOTUNE_DOC_DIR ${CMAKE_INSTALL_DATADIR}/doc/nccl-autotune)
 
 find_program(HELP2MAN_EXECUTABLE help2man)
@@ -42,6 +45,19 @@ configure_file(${PROJECT_SOURCE_DIR}/packaging/lmod/nccl-autotune.lua.in
 install(FILES ${PROJECT_BINARY_DIR}/packaging/modulefiles/nccl-autotune/${PROJECT_VERSION}.lua
         DESTINATION ${CMAKE_INSTALL_DATADIR}/modulefiles/nccl-autotune)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${AUTOTUNE_DOC_DIR})
+# Operations (docs/operations.md): the units go where systemd looks for a package's (under the prefix, so
+# that a --prefix install stays inside it; the Debian package's prefix is /usr).
+foreach(unit nccl-autotune-metrics.service nccl-autotune-metrics.timer nccl-autotune-verify.service
+             nccl-autotune-verify.timer)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/${unit} DESTINATION lib/systemd/system)
+endforeach()
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/nccl-autotune.default DESTINATION ${AUTOTUNE_DOC_DIR}/examples)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/packaging/slurm/nccl-autotune-healthcheck
+        DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/nccl-autotune)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/prometheus/alerts.yml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/nccl-autotune/prometheus)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/grafana/nccl-autotune.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/nccl-autotune/grafana)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${AUTOTUNE_DOC_DIR}/docs)
 
 # The Debian package. Its Depends come from dpkg-shlibdeps over every binary and library in it (CUDA and NCCL,

@@ -152,4 +152,22 @@ std::map<std::string, std::string> environment_map() {
   return env;
 }
 
+Ended wait_for_end(ChildProcess& child, const Clock& clock, std::optional<double> limit_s) {
+  const auto started = clock.now();
+  bool termed = false, killed = false;
+  std::optional<ExitStatus> status;
+  while (!(status = child.poll())) {
+    const double waited = clock.seconds_since(started);
+    if (limit_s && !termed && waited > *limit_s) {
+      child.send_signal(SIGTERM);
+      termed = true;
+    } else if (limit_s && termed && !killed && waited > *limit_s + 10.0) {
+      child.send_signal(SIGKILL);
+      killed = true;
+    }
+    clock.sleep_for(std::chrono::milliseconds(20));
+  }
+  return {*status, termed};
+}
+
 }  // namespace autotune

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.hpp"
+
 namespace autotune {
 
 struct ProcessSpec {
@@ -46,6 +48,15 @@ class ProcessLauncher {
   // The first stop signal this process received since the launcher was made; 0 when none.
   virtual int stop_signal() const = 0;
 };
+
+// How a child ended, waited for: `stopped` when it was still running at the limit and was stopped.
+struct Ended {
+  ExitStatus status;
+  bool stopped = false;
+};
+// Polls `child` every 20 ms on `clock` until it ends. With a limit (seconds), a child still running at the
+// limit is sent SIGTERM, and SIGKILL 10 s later if it ignores that.
+Ended wait_for_end(ChildProcess& child, const Clock& clock, std::optional<double> limit_s);
 
 // fork + execvpe, with stop signals forwarded to running children while it lives.
 std::unique_ptr<ProcessLauncher> make_posix_launcher();

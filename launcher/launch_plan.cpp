@@ -230,7 +230,7 @@ bool resolve_path(LaunchPlan& plan, const LaunchOptions& options, const Services
 
 std::optional<std::string> digest_of(const fs::path& file) {
   try {
-    return profiles::digest_text(profiles::profile_digest(read_file(file)));
+    return profiles::file_digest_text(file);
   } catch (const std::exception&) {
     return std::nullopt;  // unreadable: the checks that follow say why
   }

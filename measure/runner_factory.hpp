@@ -17,9 +17,6 @@
 
 namespace autotune::measure {
 
-using runners::Runner;
-using sim::SimDeviations;
-
 struct RunnerOptions : runners::MeasureOptions {
   bool simulate = false;
   // The probed node (every node is assumed alike). Required for the simulator; the NCCL runner ignores it.

@@ -20,30 +20,16 @@
 namespace autotune::nccl_runner {
 
 using nccl::Collective;
-using runners::algbw_gbps;
-using runners::buffer_counts;
 using runners::BufferCounts;
-using runners::busbw_gbps;
 using runners::Candidate;
-using runners::CheckResult;
-using runners::compare_exact;
-using runners::expected_output;
 using runners::iterations_for;
 using runners::kCheckRoot;
-using runners::make_input;
 using runners::Measurement;
-using runners::MeasureOptions;
 using runners::MeasureRequest;
 using runners::Outcome;
-using runners::per_operation_us;
-using runners::ProcessGroup;
-using runners::rough_estimate_us;
 using runners::RunnerInfo;
 using runners::StepFailure;
-using runners::wait_with_watchdog;
 using runners::WaitResult;
-using runners::watchdog_bound;
-using runners::WatchdogPolicy;
 
 namespace {
 
@@ -307,7 +293,7 @@ void NcclRunner::State::capture(Collective c, const BufferCounts& counts, int op
 }
 
 void NcclRunner::State::wait(uint64_t bytes, int ops) {
-  WatchdogPolicy policy;
+  runners::WatchdogPolicy policy;
   policy.scale = options.watchdog_scale;
   std::string failure;
   auto poll = [&]() {
@@ -330,8 +316,8 @@ void NcclRunner::State::wait(uint64_t bytes, int ops) {
     }
     return all_done ? WaitResult::done : WaitResult::timed_out;
   };
-  const auto bound = watchdog_bound(bytes, ops, policy);
-  switch (wait_with_watchdog(
+  const auto bound = runners::watchdog_bound(bytes, ops, policy);
+  switch (runners::wait_with_watchdog(
       poll, [&] { drop_comms(true); }, bound, policy.poll)) {
     case WaitResult::done:
       return;
@@ -350,7 +336,7 @@ std::vector<double> NcclRunner::State::elapsed_us(int ops) {
     if (!active(d)) continue;
     float ms = 0.0f;
     cuda_check(cudaEventElapsedTime(&ms, d.start, d.stop), "cudaEventElapsedTime");
-    out.push_back(per_operation_us(ms, ops));
+    out.push_back(runners::per_operation_us(ms, ops));
   }
   return out;
 }
@@ -387,7 +373,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
     return m;
   }
   const Candidate& cand = r.candidate;
-  const BufferCounts counts = buffer_counts(r.collective, members, r.bytes);
+  const BufferCounts counts = runners::buffer_counts(r.collective, members, r.bytes);
 
   // Every step is agreed by every process before any of them goes on (runners/lock_step.hpp).
   runners::LockStep steps(processes);
@@ -416,7 +402,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   double estimate = 0.0;
   if (iterations <= 0) {
     // The first operations of a candidate include NCCL's lazy connection setup: time a separate short loop.
-    const int probe = iterations_for(rough_estimate_us(r.bytes));
+    const int probe = iterations_for(runners::rough_estimate_us(r.bytes));
     step([&] {
       launch(r.collective, counts, probe, false);
       wait(r.bytes, probe);
@@ -452,8 +438,8 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   if (m.outcome == Outcome::unsupported) return m;
   combine_times(per_device, m);
   const double median = m.median_us();
-  m.algbw_gbps = algbw_gbps(r.bytes, median);
-  m.busbw_gbps = busbw_gbps(r.collective, members, r.bytes, median);
+  m.algbw_gbps = runners::algbw_gbps(r.bytes, median);
+  m.busbw_gbps = runners::busbw_gbps(r.collective, members, r.bytes, median);
   return m;
 }
 
@@ -499,7 +485,7 @@ void NcclRunner::State::count_nodes() {
   members = ranks;
 }
 
-NcclRunner::NcclRunner(const MeasureOptions& options, const ProcessGroup& processes)
+NcclRunner::NcclRunner(const runners::MeasureOptions& options, const runners::ProcessGroup& processes)
     // The hook sets NCCL_TUNER_PLUGIN, which NCCL reads when it first initialises.
     : state_(std::make_unique<State>(options, processes, options.plugin_path)) {
   State& s = *state_;

@@ -18,25 +18,18 @@
 
 namespace autotune::nccl_runner {
 
-using runners::Measurement;
-using runners::MeasureOptions;
-using runners::MeasureRequest;
-using runners::Outcome;
-using runners::ProcessGroup;
-using runners::RunnerInfo;
-
 class NcclRunner : public runners::Runner {
  public:
   // Throws std::runtime_error("no CUDA device: <CUDA's reason>") without a usable GPU, and when the
   // communicators cannot be created. A missing or mismatched plugin is not fatal: forced candidates then
   // report `failed` with the reason and the default is still measured.
-  NcclRunner(const MeasureOptions& options, const ProcessGroup& processes);
+  NcclRunner(const runners::MeasureOptions& options, const runners::ProcessGroup& processes);
   ~NcclRunner() override;
   NcclRunner(const NcclRunner&) = delete;
   NcclRunner& operator=(const NcclRunner&) = delete;
 
-  RunnerInfo info() const override;
-  std::vector<Measurement> run(std::span<const MeasureRequest> batch) override;
+  runners::RunnerInfo info() const override;
+  std::vector<runners::Measurement> run(std::span<const runners::MeasureRequest> batch) override;
 
  private:
   struct State;  // CUDA and NCCL handles stay out of this header

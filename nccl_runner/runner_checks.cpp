@@ -10,34 +10,11 @@
 
 namespace autotune::nccl_runner {
 
-using nccl::Collective;
-using runners::algbw_gbps;
-using runners::buffer_counts;
-using runners::BufferCounts;
-using runners::busbw_gbps;
-using runners::Candidate;
-using runners::CheckResult;
-using runners::compare_exact;
-using runners::expected_output;
-using runners::iterations_for;
-using runners::kCheckRoot;
-using runners::make_input;
-using runners::Measurement;
-using runners::MeasureOptions;
-using runners::MeasureRequest;
 using runners::Outcome;
-using runners::per_operation_us;
-using runners::ProcessGroup;
-using runners::rough_estimate_us;
-using runners::RunnerInfo;
-using runners::StepFailure;
-using runners::wait_with_watchdog;
-using runners::WaitResult;
-using runners::watchdog_bound;
-using runners::WatchdogPolicy;
 
-std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(const MeasureRequest& r) const {
-  const Candidate& c = r.candidate;
+std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(
+    const runners::MeasureRequest& r) const {
+  const runners::Candidate& c = r.candidate;
   if (r.repetitions < 1)
     return std::pair{Outcome::failed, fmt::format("repetitions must be at least 1, got {}", r.repetitions)};
   if (c.is_default()) return std::nullopt;
@@ -53,14 +30,14 @@ std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(const
   return std::nullopt;
 }
 
-void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCounts& counts) {
+void NcclRunner::State::check_results(const runners::MeasureRequest& r, const runners::BufferCounts& counts) {
   const uint64_t recv_bytes = counts.recv * sizeof(float);
   for (auto& d : devices) {
     if (!active(d)) continue;
     cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
     // All bits set is a NaN: a buffer NCCL never wrote can never compare equal.
     if (recv_bytes) cuda_check(cudaMemsetAsync(d.recv, 0xff, recv_bytes, d.stream), "cudaMemsetAsync");
-    std::vector<float> input = make_input(r.collective, members, d.member, r.bytes);
+    std::vector<float> input = runners::make_input(r.collective, members, d.member, r.bytes);
     auto [send, recv] = pointers(d, r.collective, counts);
     (void)recv;
     if (!input.empty())
@@ -76,7 +53,7 @@ void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCount
   std::string first;
   for (auto& d : devices) {
     if (!active(d)) continue;
-    auto expected = expected_output(r.collective, members, d.member, r.bytes);
+    auto expected = runners::expected_output(r.collective, members, d.member, r.bytes);
     if (!expected) continue;
     std::vector<float> found(expected->size());
     auto [send, recv] = pointers(d, r.collective, counts);
@@ -87,20 +64,20 @@ void NcclRunner::State::check_results(const MeasureRequest& r, const BufferCount
           cudaMemcpyAsync(found.data(), recv, found.size() * sizeof(float), cudaMemcpyDeviceToHost, d.stream),
           "cudaMemcpyAsync (output)");
     cuda_check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
-    CheckResult check = compare_exact(*expected, found);
+    runners::CheckResult check = runners::compare_exact(*expected, found);
     if (!check.ok() && first.empty())
       first = fmt::format("rank {}{}: {}", d.rank, layout ? fmt::format(" (group {})", d.group) : "",
                           check.describe());
     wrong += check.wrong;
   }
-  if (wrong) throw StepFailure(Outcome::wrong_result, first);
+  if (wrong) throw runners::StepFailure(Outcome::wrong_result, first);
 }
 
 // Every process reaches here with the same outcome and repetitions, so all of them combine (also one whose
 // devices sit the shape out): per repetition the slowest rank of any group and the mean over the ranks that
 // measured, and per group the median of its slowest rank.
 void NcclRunner::State::combine_times(const std::vector<std::vector<double>>& per_device,
-                                      Measurement& m) const {
+                                      runners::Measurement& m) const {
   const size_t reps = static_cast<size_t>(m.request.repetitions);
   const int groups = layout ? layout->groups() : 1;
   std::vector<double> max_us(reps, 0.0), sum_us(reps, 0.0), group_us(static_cast<size_t>(groups) * reps, 0.0);

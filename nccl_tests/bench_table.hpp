@@ -17,26 +17,23 @@
 
 namespace autotune::nccl_tests {
 
-using runners::Measurement;
-using runners::RunnerInfo;
-
 // min, min*factor, ... up to and including max (nccl-tests' -b/-e/-f). Throws InputError when min is 0,
 // min > max or factor < 2.
 std::vector<uint64_t> size_sweep(uint64_t min_bytes, uint64_t max_bytes, uint64_t factor);
 
 // One size, measured as nccl-tests does: out-of-place, then in-place (each by its own runner).
 struct BenchRow {
-  Measurement out_of_place;
-  Measurement in_place;
+  runners::Measurement out_of_place;
+  runners::Measurement in_place;
 };
 
 // nccl-tests' layout; rows of one collective are one test. The header says "# simulated" loudly when
 // info.source is "simulated". A half that did not measure prints "-" and its outcome in the last column, with
 // the reason on a comment line below; a wrong half prints #wrong 1 (the runner does not count the elements
 // across ranks) and the reason likewise.
-std::string format_table(const RunnerInfo& info, std::span<const BenchRow> rows);
+std::string format_table(const runners::RunnerInfo& info, std::span<const BenchRow> rows);
 // Every half as one result ("half": "out_of_place" or "in_place"), in the table's order.
-std::string format_json(const RunnerInfo& info, std::span<const BenchRow> rows);
+std::string format_json(const runners::RunnerInfo& info, std::span<const BenchRow> rows);
 
 // nccl-tests' program for a collective: "all_reduce_perf".
 std::string_view nccl_tests_program(nccl::Collective c);

@@ -20,8 +20,6 @@ using nccl::Collective;
 using runners::algbw_gbps;
 using runners::busbw_gbps;
 using runners::Candidate;
-using runners::Measurement;
-using runners::Outcome;
 using runners::ProcessSetting;
 using runners::Scale;
 namespace {
@@ -241,7 +239,7 @@ JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, Coll
   r.runner = runner_text(log);
   r.time = options.time;
   r.published_busbw_gbps = {row.out_of_place.busbw_gbps, row.in_place.busbw_gbps};
-  Measurement& m = r.measurement;
+  runners::Measurement& m = r.measurement;
   m.request.collective = coll;
   m.request.bytes = row.bytes;
   m.request.candidate = candidate;
@@ -259,7 +257,7 @@ JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, Coll
     m.used_channels = used->channels;
   }
   if (row.wrong()) {
-    m.outcome = Outcome::wrong_result;
+    m.outcome = runners::Outcome::wrong_result;
     auto count = [](const NcclTestsResult& x) { return x.check ? fmt_number(*x.check) : std::string("N/A"); };
     m.detail = where(log, row.line) + ": nccl-tests found wrong results (" +
                (log.header.old_error_column ? "error " : "#wrong ") + count(row.out_of_place) +

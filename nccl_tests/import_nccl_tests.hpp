@@ -20,11 +20,6 @@
 
 namespace autotune::nccl_tests {
 
-using search::JournalHeader;
-using search::JournalRecord;
-
-using runners::Candidate;
-
 struct ImportOptions {
   bool as_default = false;  // the logs ran NCCL's own choice: the baseline of every rule
   std::optional<nccl::Algorithm> algorithm;
@@ -45,8 +40,8 @@ struct NotImported {
 };
 
 struct ImportResult {
-  JournalHeader header;
-  std::vector<JournalRecord> records;
+  search::JournalHeader header;
+  std::vector<search::JournalRecord> records;
   std::vector<NotImported> not_imported;
   std::vector<std::string> warnings;  // "file:line: text", for people
   int tests = 0;                      // in all files, readable or not
@@ -56,8 +51,8 @@ struct ImportResult {
 // The candidate a log measured, from options and the log's NCCL_ALGO/NCCL_PROTO lines. Throws InputError
 // (naming the log) when neither says, when the log forced a list rather than one choice, or when NCCL cannot
 // run that algorithm and protocol for the log's collective.
-Candidate imported_candidate(const NcclTestsLog& log, const ImportOptions& options,
-                             std::vector<std::string>* warnings = nullptr);
+runners::Candidate imported_candidate(const NcclTestsLog& log, const ImportOptions& options,
+                                      std::vector<std::string>* warnings = nullptr);
 
 // Converts the tests of every file into a journal header and records. Not imported, each with its reason:
 // tests that could not be read, alltoall and sendrecv (point-to-point, which NCCL's tuner never sees), and a

@@ -348,6 +348,10 @@ uint64_t profile_digest(std::string_view text) {
   return digest(text);
 }
 
+std::string file_digest_text(const std::filesystem::path& profile_file) {
+  return digest_text(profile_digest(read_file(profile_file)));
+}
+
 std::string digest_text(uint64_t d) {
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(d));

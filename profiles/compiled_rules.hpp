@@ -67,6 +67,8 @@ std::optional<Profile> read_with_trusted_compiled_rules(const std::string& profi
 // launcher pins a job to and the plugin checks), and its 16-hex-digit form.
 uint64_t profile_digest(std::string_view text);
 std::string digest_text(uint64_t digest);
+// digest_text(profile_digest(the file's text)); throws InputError when the file cannot be read.
+std::string file_digest_text(const std::filesystem::path& profile_file);
 
 // For the tool's own use of a profile (the launcher): read_profile's result, from the compiled rules when
 // they belong to the file. Rules then carry no evidence (busbw, samples) and no source lines. Throws as

@@ -24,8 +24,6 @@
 
 namespace autotune::profiles {
 
-using nccl::kNumCollectives;
-
 struct CompiledRule {
   uint64_t min_bytes, max_bytes;  // inclusive: the segment's bytes (a chain's later entries repeat them)
   int32_t pipe_min, pipe_max;     // numPipeOps must lie in [pipe_min, pipe_max]; INT32_MIN..INT32_MAX = any
@@ -86,11 +84,11 @@ class RuleTable {
 
   // Collective c owns segments [begin_[c], begin_[c + 1]); segment i's first rule is rules_[i]. The later
   // rules of every chain follow all segments in rules_.
-  std::array<uint32_t, kNumCollectives + 1> begin_{};
+  std::array<uint32_t, nccl::kNumCollectives + 1> begin_{};
   // The search tree: level k of collective c starts at keys_[key_begin_[k][c]] and is padded with
   // UINT64_MAX to whole blocks. Level 0 holds every segment's min_bytes, level k + 1 every kFanout-th key of
   // level k; levels_ is the number of levels, the top one a single block for every collective.
-  std::array<std::array<uint32_t, kNumCollectives>, kMaxLevels> key_begin_{};
+  std::array<std::array<uint32_t, nccl::kNumCollectives>, kMaxLevels> key_begin_{};
   size_t levels_ = 1;
   std::vector<uint64_t> keys_;
   std::vector<CompiledRule> rules_;
@@ -100,7 +98,7 @@ class RuleTable {
 
 inline const CompiledRule* RuleTable::find(int collective_id, uint64_t bytes) const noexcept {
   // One unsigned compare rejects negative ids too.
-  if (static_cast<unsigned>(collective_id) >= static_cast<unsigned>(kNumCollectives)) return nullptr;
+  if (static_cast<unsigned>(collective_id) >= static_cast<unsigned>(nccl::kNumCollectives)) return nullptr;
   const size_t first = begin_[collective_id], n = begin_[collective_id + 1] - first;
   if (n == 0) return nullptr;
   // The padding would count as keys <= UINT64_MAX; only the last segment can hold that size anyway.

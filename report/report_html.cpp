@@ -19,17 +19,13 @@ namespace autotune::report {
 
 using search::candidate_of;
 using search::CandidateKey;
-using search::Derivation;
-using search::derive;
 using search::DerivedRule;
-using search::DeriveOptions;
-using search::JournalContents;
 using search::JournalHeader;
+using search::JournalRecord;
 using search::MeasurementTable;
 using search::Samples;
 
 using nccl::Collective;
-using runners::busbw_gbps;
 using runners::Candidate;
 using runners::Measurement;
 using runners::Outcome;
@@ -147,7 +143,8 @@ void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
       const Samples* smp = table.find(key.collective, b, c);
       if (!smp || !smp->ok()) continue;
       double t = smp->median();
-      s.points.emplace_back(static_cast<double>(b), busbw_gbps(key.collective, key.scale.ranks, b, t));
+      s.points.emplace_back(static_cast<double>(b),
+                            runners::busbw_gbps(key.collective, key.scale.ranks, b, t));
       const Samples* def = table.find(key.collective, b, Candidate{});
       if (def && def->ok() && t > 0) sp.points.emplace_back(static_cast<double>(b), def->median() / t);
     }
@@ -251,8 +248,8 @@ struct Page {
   const JournalHeader& h;
   std::string source, cluster, title;
   std::set<std::string> sources;
-  std::optional<Derivation> derivation;  // the rules derived here (shaded when there is no profile)
-  std::string derive_note;               // why there is no derivation
+  std::optional<search::Derivation> derivation;  // the rules derived here (shaded when there is no profile)
+  std::string derive_note;                       // why there is no derivation
   std::string chart_setting = "default";
 };
 
@@ -524,7 +521,7 @@ std::string render_report_html(const ReportData& given) {
   // Rules: the profile's, or derived here.
   if (!data.records.empty()) {
     try {
-      pg.derivation = derive(data.records, DeriveOptions{});
+      pg.derivation = search::derive(data.records, search::DeriveOptions{});
     } catch (const InputError& e) {
       pg.derive_note = e.message();
     }
@@ -548,7 +545,7 @@ std::string render_report_html(const ReportData& given) {
   return o;
 }
 
-void write_report(const std::filesystem::path& path, const JournalContents& journal,
+void write_report(const std::filesystem::path& path, const search::JournalContents& journal,
                   const std::optional<profiles::Profile>& profile, const std::string& probe_summary) {
   ReportData data;
   data.header = journal.header;

@@ -18,13 +18,9 @@
 
 namespace autotune::report {
 
-using search::JournalContents;
-using search::JournalHeader;
-using search::JournalRecord;
-
 struct ReportData {
-  std::optional<JournalHeader> header;
-  std::vector<JournalRecord> records;
+  std::optional<search::JournalHeader> header;
+  std::vector<search::JournalRecord> records;
   // The profile whose rules are shaded and tabled; without it the rules are derived from the records with
   // the default thresholds (derive.hpp), and said so.
   std::optional<profiles::Profile> profile;
@@ -35,7 +31,7 @@ struct ReportData {
 std::string render_report_html(const ReportData& data);
 
 // Renders and writes atomically (write_file_atomically). Throws what they throw.
-void write_report(const std::filesystem::path& path, const JournalContents& journal,
+void write_report(const std::filesystem::path& path, const search::JournalContents& journal,
                   const std::optional<profiles::Profile>& profile, const std::string& probe_summary = "");
 
 }  // namespace autotune::report

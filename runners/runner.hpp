@@ -13,14 +13,10 @@
 
 namespace autotune::runners {
 
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
-
 // What to force for an operation. Nothing forced (all empty, channels 0) = NCCL's own choice, the baseline.
 struct Candidate {
-  std::optional<Algorithm> algorithm;
-  std::optional<Protocol> protocol;
+  std::optional<nccl::Algorithm> algorithm;
+  std::optional<nccl::Protocol> protocol;
   int channels = 0;  // 0 = NCCL decides
   bool is_default() const { return !algorithm && !protocol && channels == 0; }
   bool operator==(const Candidate&) const = default;
@@ -31,7 +27,7 @@ std::string to_string(const Candidate& c);
 std::optional<Candidate> parse_candidate(std::string_view text);
 
 struct MeasureRequest {
-  Collective collective = Collective::allreduce;
+  nccl::Collective collective = nccl::Collective::allreduce;
   uint64_t bytes = 0;  // nccl-tests' size: for AllGather/ReduceScatter the whole buffer
   Candidate candidate;
   int repetitions = 5;  // timed repetitions; each is a loop of several operations
@@ -61,8 +57,8 @@ struct Measurement {
   double algbw_gbps = 0.0;            // from the median of times_us
   double busbw_gbps = 0.0;
   // What NCCL actually ran, where known (the plugin hook reports it).
-  std::optional<Algorithm> used_algorithm;
-  std::optional<Protocol> used_protocol;
+  std::optional<nccl::Algorithm> used_algorithm;
+  std::optional<nccl::Protocol> used_protocol;
   int used_channels = 0;
   // Per group when every group of a shape ran at once (runners/group_layout.hpp's order): the median over
   // repetitions of the group's slowest rank. Empty when one communicator ran.

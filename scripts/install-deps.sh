@@ -15,9 +15,13 @@ packages=(
   # The Slurm tests (ctest -L slurm): a real cluster on this host (scripts/slurm-local.sh), srun's PMIx
   # (Slurm's mpi_pmix dlopens libpmix.so), and the tests' own scripts.
   slurmctld slurmd slurm-client munge libpmix-dev python3
+  # The metrics tests (ctest -R metrics_cli): promtool checks the metrics, the alerting rules and the
+  # dashboard's queries; node exporter is what serves the metrics file to Prometheus.
+  prometheus prometheus-node-exporter
 )
-# Installing these must start no system daemon: the Slurm tests start and stop their own.
-daemons=(munge slurmctld slurmd)
+# Installing these must start no system daemon: the Slurm tests start and stop their own, and the metrics
+# tests run promtool alone.
+daemons=(munge slurmctld slurmd prometheus prometheus-node-exporter)
 # Tests that fuzz and render pictures use these too; where they cannot be installed (Ubuntu ships chromium only
 # as a snap) a failure here is a warning, not an error: the suite skips the render check without chromium;
 # CI needs clang and its sanitizer runtime for the asan tree (preset asan: the ASan stage and the fuzzers;

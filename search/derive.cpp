@@ -14,7 +14,6 @@ namespace autotune::search {
 using nccl::Collective;
 using runners::Candidate;
 using runners::Outcome;
-using runners::ProcessSetting;
 using runners::Scale;
 namespace {
 
@@ -139,7 +138,7 @@ DerivedRule make_rule(const MeasurementTable& table, Collective c, const Scale& 
 }
 
 struct SettingData {
-  ProcessSetting setting;
+  runners::ProcessSetting setting;
   std::map<Scale, MeasurementTable> tables;
 };
 

@@ -25,12 +25,6 @@
 
 namespace autotune::search {
 
-using nccl::Collective;
-using runners::Candidate;
-using runners::Outcome;
-using runners::ProcessSetting;
-using runners::Scale;
-
 struct DeriveOptions {
   double min_gain = 0.03;           // a rule must be this much faster than the default (time ratio - 1)
   double confidence = 0.90;         // a rule over several sizes: its interval at this level beats min_gain
@@ -41,10 +35,10 @@ struct DeriveOptions {
 struct SizeDecision {
   uint64_t bytes = 0;
   bool default_ok = false;
-  std::optional<Candidate> winner;  // the fastest candidate that is not NCCL's default again
+  std::optional<runners::Candidate> winner;  // the fastest candidate that is not NCCL's default again
   // The next fastest that passed the result check: the profile records it as the rule's runner_up, which
   // [online] explore may try in production where the two are close.
-  std::optional<Candidate> runner_up;
+  std::optional<runners::Candidate> runner_up;
   double winner_us = 0.0;
   double runner_up_us = 0.0;
   double default_us = 0.0;
@@ -52,7 +46,7 @@ struct SizeDecision {
   // The winner's gain estimate beats the threshold: it may join a run (the run-level test decides).
   bool provisional = false;
   // Set by decide_collective: the rule that holds at this size after the run-level test.
-  std::optional<Candidate> rule;
+  std::optional<runners::Candidate> rule;
   double time_us() const { return rule ? winner_us : default_us; }
   // The fastest median here, NCCL's default included; 0 when the default was not measured.
   double best_us() const { return winner && winner_us < default_us ? winner_us : default_us; }
@@ -62,15 +56,15 @@ struct SizeDecision {
 };
 
 // nccl-tests' bus bandwidth of one operation of `bytes` taking time_us, in GB/s (0 for a time <= 0).
-double busbw_gbps(Collective c, int ranks, uint64_t bytes, double time_us);
+double busbw_gbps(nccl::Collective c, int ranks, uint64_t bytes, double time_us);
 
 // The decision at one size, without the run-level test (rule stays unset; choice is the default's).
-SizeDecision decide(const MeasurementTable& table, Collective c, uint64_t bytes,
+SizeDecision decide(const MeasurementTable& table, nccl::Collective c, uint64_t bytes,
                     const DeriveOptions& options);
 
 struct DerivedRule {
   profiles::Rule rule;  // with its evidence: gain and interval, sizes, samples, busbw
-  Scale scale;
+  runners::Scale scale;
   GainInterval gain;
   int measured_sizes = 0;
 };
@@ -81,40 +75,40 @@ struct CollectiveDecisions {
   std::vector<SizeDecision> sizes;  // ascending; only sizes where the default was measured
   std::vector<DerivedRule> rules;
 };
-CollectiveDecisions decide_collective(const MeasurementTable& table, Collective c, const Scale& scale,
-                                      const DeriveOptions& options);
+CollectiveDecisions decide_collective(const MeasurementTable& table, nccl::Collective c,
+                                      const runners::Scale& scale, const DeriveOptions& options);
 
 // Where more repetitions could change the answer, and of which candidates (NCCL's default included).
 struct Doubt {
-  Collective collective = Collective::allreduce;
+  nccl::Collective collective = nccl::Collective::allreduce;
   uint64_t bytes = 0;
-  std::vector<Candidate> candidates;
+  std::vector<runners::Candidate> candidates;
   std::string why;
 };
 // A size whose winner's interval holds the threshold while its estimate is at least half of it; a run whose
 // interval holds the threshold; a size where the two best candidates both beat the threshold and cannot
 // be told apart.
-std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Collective>& collectives,
+std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<nccl::Collective>& collectives,
                           const DeriveOptions& options);
 
 struct FailedCandidate {
   std::string setting;
-  Scale scale;
-  Collective collective = Collective::allreduce;
-  Candidate candidate;
-  Outcome outcome = Outcome::failed;
+  runners::Scale scale;
+  nccl::Collective collective = nccl::Collective::allreduce;
+  runners::Candidate candidate;
+  runners::Outcome outcome = runners::Outcome::failed;
   std::string detail;
   std::vector<uint64_t> sizes;
 };
 
 struct SettingScore {
-  ProcessSetting setting;
+  runners::ProcessSetting setting;
   double total_us = 0.0;  // sum of the decided times over the points every setting measured
   int points = 0;
 };
 
 struct Derivation {
-  ProcessSetting setting;                  // whose measurements the rules come from
+  runners::ProcessSetting setting;         // whose measurements the rules come from
   std::map<std::string, std::string> env;  // the profile's [env]: setting.env, empty for NCCL's defaults
   std::vector<SettingScore> scores;        // one per setting measured, best first
   std::vector<DerivedRule> rules;
@@ -135,7 +129,8 @@ Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& o
 // node x 8 GPUs"). A budget that leaves any undecided must not publish: its profile would replace the
 // store's rules with NCCL's choice where nothing was compared.
 std::vector<std::string> undecided(std::span<const JournalRecord> records,
-                                   std::span<const Collective> collectives, std::span<const Scale> scales);
+                                   std::span<const nccl::Collective> collectives,
+                                   std::span<const runners::Scale> scales);
 
 // The error for undecided() with a budget: what was not decided, the measurements kept, how to go on.
 std::string budget_undecided_message(const std::vector<std::string>& undecided, size_t measurements);

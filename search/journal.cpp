@@ -20,10 +20,6 @@
 
 namespace autotune::search {
 
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
-using runners::Candidate;
 using runners::Measurement;
 using runners::Outcome;
 using runners::ProcessSetting;
@@ -32,7 +28,7 @@ namespace {
 
 using nlohmann::json;
 
-json candidate_json(const Candidate& c) {
+json candidate_json(const runners::Candidate& c) {
   json j;
   j["algorithm"] = c.algorithm ? json(std::string(nccl::name(*c.algorithm))) : json(nullptr);
   j["protocol"] = c.protocol ? json(std::string(nccl::name(*c.protocol))) : json(nullptr);
@@ -96,14 +92,14 @@ class Fields {
   int line_;
 };
 
-Collective parse_collective_field(const Fields& f, const char* key) {
+nccl::Collective parse_collective_field(const Fields& f, const char* key) {
   auto text = f.get<std::string>(key);
   auto c = nccl::parse_collective(text);
   if (!c) f.fail(std::string("field \"") + key + "\": expected a collective name, found \"" + text + "\"");
   return *c;
 }
 
-std::optional<Algorithm> parse_algorithm_field(const Fields& f, const char* key) {
+std::optional<nccl::Algorithm> parse_algorithm_field(const Fields& f, const char* key) {
   auto it = f.raw().find(key);
   if (it == f.raw().end() || it->is_null()) return std::nullopt;
   auto text = f.convert<std::string>(*it, key);
@@ -112,7 +108,7 @@ std::optional<Algorithm> parse_algorithm_field(const Fields& f, const char* key)
   return a;
 }
 
-std::optional<Protocol> parse_protocol_field(const Fields& f, const char* key) {
+std::optional<nccl::Protocol> parse_protocol_field(const Fields& f, const char* key) {
   auto it = f.raw().find(key);
   if (it == f.raw().end() || it->is_null()) return std::nullopt;
   auto text = f.convert<std::string>(*it, key);

@@ -25,11 +25,6 @@
 
 namespace autotune::search {
 
-using nccl::Collective;
-using runners::Measurement;
-using runners::ProcessSetting;
-using runners::Scale;
-
 inline constexpr std::string_view kJournalFormat = "nccl-autotune-journal";
 inline constexpr int kJournalVersion = 1;
 
@@ -50,12 +45,12 @@ struct JournalHeader {
   int gpus_per_node = 0;
   int nics_per_node = 0;  // from the probe; 0 when not known
   std::string strategy;   // "exhaustive", "adaptive", "imported"
-  std::vector<Collective> collectives;
+  std::vector<nccl::Collective> collectives;
   uint64_t min_bytes = 0;
   uint64_t max_bytes = 0;
   std::vector<int> channels;  // channel counts swept; empty = NCCL decides
-  std::vector<Scale> scales;
-  std::vector<ProcessSetting> settings;
+  std::vector<runners::Scale> scales;
+  std::vector<runners::ProcessSetting> settings;
   uint64_t seed = 0;  // simulator seed (0 when measured)
   int repetitions = 0;
   // What the health gate saw (check/cluster_health.hpp): a summary, the nodes left out, every finding, and
@@ -68,12 +63,12 @@ struct JournalHeader {
 
 // One measurement of one candidate at one size, in one job (process-wide setting) at one scale.
 struct JournalRecord {
-  ProcessSetting setting;
-  Scale scale;
+  runners::ProcessSetting setting;
+  runners::Scale scale;
   // How many identical requests (same setting, scale, collective, bytes, candidate, repetitions) came before
   // this one in the calibration: lets --resume replay a strategy's requests one for one.
   int attempt = 0;
-  Measurement measurement;
+  runners::Measurement measurement;
   std::string source;  // "measured", "simulated", "imported"
   std::string runner;
   std::string time;  // RFC 3339, UTC, when the batch finished
@@ -165,7 +160,6 @@ class JournalWriter {
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
 };
-
 
 // Where the job parts of an orchestrated calibration live: the folder <journal stem>.parts beside it.
 std::filesystem::path journal_parts_dir(const std::filesystem::path& journal);

@@ -5,14 +5,20 @@
 // in doubt or the rounds run out. Fresh repetitions pool with the old ones, so the noise is estimated
 // where it is, from ever more samples. Deterministic given the measurements, as strategies must be.
 
+#include <cstdint>
+#include <set>
+#include <utility>
+
 #include "search/strategy.hpp"
 #include "search/strategy_samples.hpp"
 
 namespace autotune::search {
 
 // Adds what it measures to `table` and to `report`; stops early (and says so in report.skipped) when the
-// budget refuses a round.
+// budget refuses a round. Points in `spent` (collective, bytes) had their rounds already and are left as
+// they are: a strategy that measures new sizes after the rounds gives the rounds to those alone.
+using SpentPoints = std::set<std::pair<nccl::Collective, uint64_t>>;
 void spend_repetitions(const StrategyInput& input, const MeasureFn& measure, MeasurementTable& table,
-                       StrategyReport& report);
+                       StrategyReport& report, const SpentPoints& spent = {});
 
 }  // namespace autotune::search

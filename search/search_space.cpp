@@ -6,10 +6,7 @@
 
 namespace autotune::search {
 
-using nccl::Algorithm;
 using nccl::Collective;
-using nccl::Protocol;
-using runners::Candidate;
 
 std::vector<uint64_t> size_grid(uint64_t min_bytes, uint64_t max_bytes) {
   std::vector<uint64_t> sizes;
@@ -44,7 +41,7 @@ SearchSpace build_search_space(const SearchSpaceOptions& o) {
   // NCCL's defaults first: the baseline of every other setting, and the job a budget must not cut.
   space.settings = o.settings;
   std::stable_partition(space.settings.begin(), space.settings.end(),
-                        [](const ProcessSetting& s) { return s.is_default(); });
+                        [](const runners::ProcessSetting& s) { return s.is_default(); });
   std::vector<Collective> collectives = o.collectives;
   if (collectives.empty()) collectives.assign(nccl::kAllCollectives.begin(), nccl::kAllCollectives.end());
   std::vector<int> channels = o.channels.empty() ? std::vector<int>{0} : o.channels;
@@ -53,11 +50,11 @@ SearchSpace build_search_space(const SearchSpaceOptions& o) {
                     [&](const CollectiveSpace& cs) { return cs.collective == c; }))
       continue;
     CollectiveSpace cs{c, {}};
-    for (Algorithm a : nccl::kAllAlgorithms) {
+    for (nccl::Algorithm a : nccl::kAllAlgorithms) {
       if (o.algorithms && !o.algorithms->count(a)) continue;
-      for (Protocol p : nccl::kAllProtocols) {
+      for (nccl::Protocol p : nccl::kAllProtocols) {
         if (!nccl::is_allowed(c, a, p)) continue;
-        for (int ch : channels) cs.candidates.push_back(Candidate{a, p, ch});
+        for (int ch : channels) cs.candidates.push_back(runners::Candidate{a, p, ch});
       }
     }
     space.collectives.push_back(std::move(cs));

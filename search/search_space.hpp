@@ -13,34 +13,28 @@
 
 namespace autotune::search {
 
-using nccl::Algorithm;
-using nccl::Collective;
-using runners::Candidate;
-using runners::ProcessSetting;
-using runners::Scale;
-
 struct SearchSpaceOptions {
-  std::vector<Collective> collectives;  // empty = all five
+  std::vector<nccl::Collective> collectives;  // empty = all five
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 8ull << 30;
   std::vector<int> channels;  // empty = NCCL decides (channels 0 only)
   // Algorithms the cluster can run (from the topology analysis); nullopt = every algorithm NCCL knows, and
   // the runner reports the unsupported ones as such.
-  std::optional<std::set<Algorithm>> algorithms;
-  std::vector<Scale> scales;             // at least one
-  std::vector<ProcessSetting> settings;  // at least one; "default" first by convention
+  std::optional<std::set<nccl::Algorithm>> algorithms;
+  std::vector<runners::Scale> scales;             // at least one
+  std::vector<runners::ProcessSetting> settings;  // at least one; "default" first by convention
 };
 
 struct CollectiveSpace {
-  Collective collective = Collective::allreduce;
-  std::vector<Candidate> candidates;  // never the default: that is measured at every size anyway
+  nccl::Collective collective = nccl::Collective::allreduce;
+  std::vector<runners::Candidate> candidates;  // never the default: that is measured at every size anyway
 };
 
 struct SearchSpace {
   std::vector<CollectiveSpace> collectives;
   std::vector<uint64_t> sizes;  // ascending, min_bytes x 2^k up to max_bytes (max_bytes included)
-  std::vector<Scale> scales;
-  std::vector<ProcessSetting> settings;  // NCCL's defaults first
+  std::vector<runners::Scale> scales;
+  std::vector<runners::ProcessSetting> settings;  // NCCL's defaults first
 };
 
 // Throws InputError("<arguments>", 0, ...) for an empty or inverted size range, no scale, no setting, a

@@ -21,9 +21,6 @@
 
 namespace autotune::search {
 
-using runners::Measurement;
-using runners::MeasureRequest;
-
 struct StrategyInput {
   std::vector<CollectiveSpace> collectives;
   std::vector<uint64_t> sizes;  // the grid, ascending
@@ -34,7 +31,8 @@ struct StrategyInput {
 };
 
 // Measures a batch. Returns nullopt when the budget does not allow the batch (nothing was measured).
-using MeasureFn = std::function<std::optional<std::vector<Measurement>>(const std::vector<MeasureRequest>&)>;
+using MeasureFn = std::function<std::optional<std::vector<runners::Measurement>>(
+    const std::vector<runners::MeasureRequest>&)>;
 
 struct StrategyReport {
   uint64_t measurements = 0;

@@ -4,13 +4,14 @@
 //     candidates that fail are dropped, and so are those clearly beaten at two coarse sizes in a row and not
 //     catching up;
 //  2. bisect: where the decided choice (or the algorithm and protocol NCCL's default runs) differs between
-//  two
-//     coarse sizes, measure the grid size halfway with the contenders of both ends, recursively, down to
-//     neighbouring grid sizes;
+//     two coarse sizes, measure the grid size halfway with the contenders of both ends, recursively, down
+//     to neighbouring grid sizes;
 //  3. crossover: between neighbouring grid sizes that still differ, one size in between, so the range edge
 //     sits near the real crossover;
 //  4. repetitions: wherever the derivation's answer is still in doubt, rounds of fresh repetitions
-//     (repetition_rounds.hpp, as for the exhaustive strategy).
+//     (repetition_rounds.hpp, as for the exhaustive strategy);
+//  5. where the rounds changed a decision so that two measured sizes now differ, 2-4 again between them,
+//     the rounds for the new sizes only.
 // A candidate that is the same operation as NCCL's default at a size (same algorithm and protocol as NCCL
 // reported using, channels left to NCCL or forced to the count it used) is not measured again there.
 
@@ -31,6 +32,10 @@ using runners::Candidate;
 using runners::MeasureRequest;
 namespace {
 
+// Bisection and rounds of repetitions, then again where the rounds changed a decision: the first pass and at
+// most two more, so that noise that keeps overturning decisions cannot keep buying measurements.
+constexpr int kRefinementPasses = 2;
+
 class AdaptiveRun {
  public:
   AdaptiveRun(const AdaptiveOptions& o, const StrategyInput& in, const MeasureFn& measure)
@@ -40,9 +45,21 @@ class AdaptiveRun {
     for (const auto& cs : in_.collectives)
       active_[cs.collective].assign(cs.candidates.begin(), cs.candidates.end());
     coarse_phase();
-    for (const auto& cs : in_.collectives) bisect_phase(cs);
-    for (const auto& cs : in_.collectives) crossover_phase(cs);
-    if (!stopped_) spend_repetitions(in_, measure_, table_, report_);
+    // The rounds of repetitions may overturn a decision the bisection stood on: a coarse size that looked a
+    // win on 5 repetitions and is not on 80 leaves the rule's edge to be interpolated across a whole coarse
+    // interval. So bisect again where neighbouring measured sizes now decide differently, and give the new
+    // sizes rounds of their own, until nothing changes (a few passes; each narrows an interval).
+    SpentPoints spent;
+    for (int pass = 0; pass < kRefinementPasses && !stopped_; ++pass) {
+      const uint64_t before = report_.measurements;
+      for (const auto& cs : in_.collectives) bisect_phase(cs);
+      for (const auto& cs : in_.collectives) crossover_phase(cs);
+      if (pass > 0 && report_.measurements == before) break;
+      if (stopped_) break;
+      spend_repetitions(in_, measure_, table_, report_, spent);
+      for (const auto& cs : in_.collectives)
+        for (uint64_t bytes : table_.sizes(cs.collective)) spent.insert({cs.collective, bytes});
+    }
     return report_;
   }
 
@@ -184,9 +201,10 @@ class AdaptiveRun {
     bisect(cs, mid, hi);
   }
 
+  // Between every two neighbouring grid sizes measured so far (the coarse ones on the first pass).
   void bisect_phase(const CollectiveSpace& cs) {
     std::vector<size_t> measured;
-    for (size_t i : coarse_indices())
+    for (size_t i = 0; i < in_.sizes.size(); ++i)
       if (table_.at(cs.collective, in_.sizes[i])) measured.push_back(i);
     for (size_t k = 0; k + 1 < measured.size(); ++k) bisect(cs, measured[k], measured[k + 1]);
   }

@@ -5,6 +5,10 @@
 
 namespace autotune::search {
 
+using nccl::Collective;
+using runners::Candidate;
+using runners::Outcome;
+
 CandidateKey key_of(const Candidate& c) {
   return {c.algorithm ? static_cast<int>(*c.algorithm) : -1, c.protocol ? static_cast<int>(*c.protocol) : -1,
           c.channels};
@@ -12,8 +16,8 @@ CandidateKey key_of(const Candidate& c) {
 
 Candidate candidate_of(const CandidateKey& k) {
   Candidate c;
-  if (std::get<0>(k) >= 0) c.algorithm = static_cast<Algorithm>(std::get<0>(k));
-  if (std::get<1>(k) >= 0) c.protocol = static_cast<Protocol>(std::get<1>(k));
+  if (std::get<0>(k) >= 0) c.algorithm = static_cast<nccl::Algorithm>(std::get<0>(k));
+  if (std::get<1>(k) >= 0) c.protocol = static_cast<nccl::Protocol>(std::get<1>(k));
   c.channels = std::get<2>(k);
   return c;
 }
@@ -29,7 +33,7 @@ double Samples::quantile(double q) const {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
-void MeasurementTable::add(const Measurement& m) {
+void MeasurementTable::add(const runners::Measurement& m) {
   const auto& r = m.request;
   Samples& s = data_[r.collective][r.bytes][key_of(r.candidate)];
   ++s.measurements;

@@ -15,35 +15,28 @@
 
 namespace autotune::search {
 
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
-using runners::Candidate;
-using runners::Measurement;
-using runners::Outcome;
-
 // Candidates have no natural order; this one is total and stable (algorithm, protocol, channels; unset
 // first).
 using CandidateKey = std::tuple<int, int, int>;
-CandidateKey key_of(const Candidate& c);
-Candidate candidate_of(const CandidateKey& k);
+CandidateKey key_of(const runners::Candidate& c);
+runners::Candidate candidate_of(const CandidateKey& k);
 
 // The operation a candidate really runs: forced parts as given, the rest what NCCL reported it used. Two
 // candidates with the same effective choice are the same operation. nullopt when not known.
 struct Choice {
-  Algorithm algorithm;
-  Protocol protocol;
+  nccl::Algorithm algorithm;
+  nccl::Protocol protocol;
   int channels = 0;  // 0 = not known (on GPUs the sweep hook sees NCCL's own channel count as "NCCL decides")
   bool operator==(const Choice&) const = default;
 };
 
 struct Samples {
-  std::vector<double> times_us;    // pooled from every ok measurement (max over ranks per repetition)
-  int measurements = 0;            // how many measurements (of any outcome) went into this
-  std::optional<Outcome> failure;  // the first outcome other than ok, if any
+  std::vector<double> times_us;  // pooled from every ok measurement (max over ranks per repetition)
+  int measurements = 0;          // how many measurements (of any outcome) went into this
+  std::optional<runners::Outcome> failure;  // the first outcome other than ok, if any
   std::string detail;
-  std::optional<Algorithm> used_algorithm;
-  std::optional<Protocol> used_protocol;
+  std::optional<nccl::Algorithm> used_algorithm;
+  std::optional<nccl::Protocol> used_protocol;
   int used_channels = 0;  // 0 = not reported
 
   bool ok() const { return !failure && !times_us.empty(); }
@@ -54,27 +47,28 @@ struct Samples {
 
 class MeasurementTable {
  public:
-  void add(const Measurement& m);
+  void add(const runners::Measurement& m);
 
-  const Samples* find(Collective c, uint64_t bytes, const Candidate& candidate) const;
+  const Samples* find(nccl::Collective c, uint64_t bytes, const runners::Candidate& candidate) const;
   // Every candidate measured at this size (the default included), or nullptr when nothing was.
-  const std::map<CandidateKey, Samples>* at(Collective c, uint64_t bytes) const;
+  const std::map<CandidateKey, Samples>* at(nccl::Collective c, uint64_t bytes) const;
   // Sizes at which the collective has any measurement, ascending.
-  std::vector<uint64_t> sizes(Collective c) const;
-  std::vector<Collective> collectives() const;
+  std::vector<uint64_t> sizes(nccl::Collective c) const;
+  std::vector<nccl::Collective> collectives() const;
   // A candidate that gave a wrong result or timed out anywhere for this collective is never to be chosen.
-  bool banned(Collective c, const Candidate& candidate) const;
+  bool banned(nccl::Collective c, const runners::Candidate& candidate) const;
   // The effective choice of a candidate at a size (see Choice).
-  std::optional<Choice> effective(Collective c, uint64_t bytes, const Candidate& candidate) const;
+  std::optional<Choice> effective(nccl::Collective c, uint64_t bytes,
+                                  const runners::Candidate& candidate) const;
   // The candidate is NCCL's own choice at this size again: the algorithm and protocol NCCL's default used,
   // and the channels left to NCCL or forced to the count the default used (where the runner reports it).
   // Known from the default's measurement alone, so a strategy can skip measuring it. False when the default
   // has not been measured there.
-  bool repeats_default(Collective c, uint64_t bytes, const Candidate& candidate) const;
+  bool repeats_default(nccl::Collective c, uint64_t bytes, const runners::Candidate& candidate) const;
 
  private:
-  std::map<Collective, std::map<uint64_t, std::map<CandidateKey, Samples>>> data_;
-  std::map<Collective, std::set<CandidateKey>> banned_;
+  std::map<nccl::Collective, std::map<uint64_t, std::map<CandidateKey, Samples>>> data_;
+  std::map<nccl::Collective, std::set<CandidateKey>> banned_;
 };
 
 }  // namespace autotune::search

@@ -20,35 +20,32 @@
 
 namespace autotune::sim {
 
-using runners::Measurement;
-using runners::MeasureRequest;
-using runners::ProcessGroup;
-using runners::RunnerInfo;
-
 class SimRunner : public runners::Runner {
  public:
   // noise: relative standard deviation of one repetition (0.03 = 3%); seed: the noise's seed.
-  SimRunner(SimModel model, uint64_t seed, double noise, const ProcessGroup& processes);
+  SimRunner(SimModel model, uint64_t seed, double noise, const runners::ProcessGroup& processes);
   // Every group of a shape at once (at least one, all of the same shape); per-group times are reported.
-  SimRunner(std::vector<SimModel> groups, uint64_t seed, double noise, const ProcessGroup& processes);
+  SimRunner(std::vector<SimModel> groups, uint64_t seed, double noise,
+            const runners::ProcessGroup& processes);
 
-  RunnerInfo info() const override;
-  std::vector<Measurement> run(std::span<const MeasureRequest> batch) override;
+  runners::RunnerInfo info() const override;
+  std::vector<runners::Measurement> run(std::span<const runners::MeasureRequest> batch) override;
 
   // The first group's model (the only one without a shape).
   const SimModel& model() const { return groups_.front(); }
   const std::vector<SimModel>& groups() const { return groups_; }
 
  private:
-  std::vector<std::vector<std::optional<SimChoice>>> resolve_batch(std::span<const MeasureRequest> batch,
-                                                                   std::vector<Measurement>& out) const;
-  void describe_result(const std::vector<std::optional<SimChoice>>& choices, Measurement& m, int ranks) const;
+  std::vector<std::vector<std::optional<SimChoice>>> resolve_batch(
+      std::span<const runners::MeasureRequest> batch, std::vector<runners::Measurement>& out) const;
+  void describe_result(const std::vector<std::optional<SimChoice>>& choices, runners::Measurement& m,
+                       int ranks) const;
 
   std::vector<SimModel> groups_;
   bool per_group_ = false;
   uint64_t seed_;
   double noise_;
-  const ProcessGroup& processes_;
+  const runners::ProcessGroup& processes_;
   // How often each request (its attempt included) was measured before: a repeat gets fresh noise, the same
   // on every process.
   std::map<uint64_t, uint64_t> occurrences_;

@@ -25,10 +25,12 @@ set(allowed_explain simulator runners topology profiles nccl common)
 set(allowed_launcher profiles topology nccl common)
 set(allowed_check measure simulator runners topology nccl common)
 set(allowed_calibrate check measure search simulator runners topology profiles nccl common)
-set(allowed_cli launcher explain calibrate check measure nccl_tests report search simulator runners topology
+# The store as metric families: reads what calibrate and profiles read (one reader per concept).
+set(allowed_metrics calibrate search runners profiles nccl common)
+set(allowed_cli metrics launcher explain calibrate check measure nccl_tests report search simulator runners topology
                 profiles nccl common)
 set(modules common nccl profiles topology runners simulator mpi nccl_runner search measure report nccl_tests
-            plugins explain check calibrate launcher cli)
+            plugins explain check calibrate launcher metrics cli)
 
 set(violations 0)
 foreach(module IN LISTS modules)

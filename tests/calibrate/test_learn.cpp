@@ -9,8 +9,12 @@
 #include "calibrate/learn.hpp"
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
+#include "support/learn_fixtures.hpp"
 #include "support/temp_dir.hpp"
 
+using autotune::test::kLearnDefaultUs;
+using autotune::test::learn_row;
+using autotune::test::learn_rule;
 using autotune::test::TempDir;
 
 using namespace autotune;
@@ -28,31 +32,6 @@ profiles::Profile profile_with(profiles::Rule r) {
   p.provenance.nccl_version = "2.28.9";
   p.rules = {r};
   return p;
-}
-
-// A 1 MiB AllReduce rule on 2x8, Ring/LL, whose calibration said NCCL's default ran at 100 GB/s busbw.
-profiles::Rule rule() {
-  profiles::Rule r;
-  r.collective = Collective::allreduce;
-  r.min_bytes = 512 << 10;
-  r.max_bytes = 2 << 20;
-  r.algorithm = Algorithm::ring;
-  r.protocol = Protocol::ll;
-  r.nodes = profiles::CountRange{2, 2};
-  r.ranks = profiles::CountRange{16, 16};
-  r.busbw_gbps = 110.0;
-  r.default_busbw_gbps = 100.0;
-  return r;
-}
-
-profiles::TelemetryRow row(Algorithm a, Protocol p, double p50_us, uint64_t count = 500) {
-  profiles::TelemetryRow r;
-  r.nodes = 2, r.ranks = 16, r.ranks_per_node = 8, r.bytes_log2 = 20, r.count = count;
-  r.algorithm = a, r.protocol = p, r.channels = 8;
-  r.mean_bytes = 1 << 20;
-  r.mean_us = p50_us, r.p25_us = p50_us * 0.97, r.p50_us = p50_us, r.p75_us = p50_us * 1.03;
-  r.p90_us = p50_us * 1.05, r.p99_us = p50_us * 1.1, r.min_us = p50_us * 0.9, r.max_us = p50_us * 1.2;
-  return r;
 }
 
 // The rows as two jobs of two users saw them, the calls split between them (the default LearnOptions need
@@ -73,13 +52,11 @@ std::vector<TelemetryFile> files(std::vector<profiles::TelemetryRow> rows) {
   return out;
 }
 
-// NCCL's default at 100 GB/s busbw for 1 MiB on 16 ranks: bytes * 2 * 15 / 16 / (100 * 1e3) us.
-constexpr double kDefaultUs = 1048576.0 * 2 * 15 / 16 / 1e5;
-
 }  // namespace
 
 TEST_CASE("learn: a rule three times slower in production than NCCL's default was is dropped", "[learn]") {
-  auto result = learn(profile_with(rule()), files({row(Algorithm::ring, Protocol::ll, 3 * kDefaultUs)}), {});
+  auto result = learn(profile_with(learn_rule()),
+                      files({learn_row(Algorithm::ring, Protocol::ll, 3 * kLearnDefaultUs)}), {});
   REQUIRE(result.changes.size() == 1);
   CHECK(result.changes[0].kind == LearnChange::Kind::dropped);
   CHECK(result.changes[0].why.find("slower, all of its interquartile range") != std::string::npos);
@@ -87,22 +64,24 @@ TEST_CASE("learn: a rule three times slower in production than NCCL's default wa
 }
 
 TEST_CASE("learn: a rule as fast as the calibration said stays, and noise alone changes nothing", "[learn]") {
-  auto result =
-      learn(profile_with(rule()), files({row(Algorithm::ring, Protocol::ll, 1.01 * kDefaultUs)}), {});
+  auto result = learn(profile_with(learn_rule()),
+                      files({learn_row(Algorithm::ring, Protocol::ll, 1.01 * kLearnDefaultUs)}), {});
   CHECK(result.changes.empty());
   CHECK(result.profile.rules.size() == 1);
   // Too few calls to count.
-  auto few = learn(profile_with(rule()), files({row(Algorithm::ring, Protocol::ll, 3 * kDefaultUs, 5)}), {});
+  auto few = learn(profile_with(learn_rule()),
+                   files({learn_row(Algorithm::ring, Protocol::ll, 3 * kLearnDefaultUs, 5)}), {});
   CHECK(few.changes.empty());
 }
 
 TEST_CASE("learn: a runner-up explored that is clearly faster replaces the rule, which becomes the runner-up",
           "[learn]") {
-  profiles::Rule r = rule();
+  profiles::Rule r = learn_rule();
   r.runner_up = profiles::Rule::RunnerUp{Algorithm::tree, Protocol::ll, 0, 105.0};
-  auto result = learn(
-      profile_with(r),
-      files({row(Algorithm::ring, Protocol::ll, 100.0), row(Algorithm::tree, Protocol::ll, 80.0, 40)}), {});
+  auto result = learn(profile_with(r),
+                      files({learn_row(Algorithm::ring, Protocol::ll, 100.0),
+                             learn_row(Algorithm::tree, Protocol::ll, 80.0, 40)}),
+                      {});
   REQUIRE(result.changes.size() == 1);
   CHECK(result.changes[0].kind == LearnChange::Kind::replaced);
   REQUIRE(result.profile.rules.size() == 1);
@@ -114,11 +93,12 @@ TEST_CASE("learn: a runner-up explored that is clearly faster replaces the rule,
 }
 
 TEST_CASE("learn: a runner-up explored that did not win retires (the range is decided)", "[learn]") {
-  profiles::Rule r = rule();
+  profiles::Rule r = learn_rule();
   r.runner_up = profiles::Rule::RunnerUp{Algorithm::tree, Protocol::ll, 0, 105.0};
-  auto result = learn(
-      profile_with(r),
-      files({row(Algorithm::ring, Protocol::ll, 100.0), row(Algorithm::tree, Protocol::ll, 101.0, 40)}), {});
+  auto result = learn(profile_with(r),
+                      files({learn_row(Algorithm::ring, Protocol::ll, 100.0),
+                             learn_row(Algorithm::tree, Protocol::ll, 101.0, 40)}),
+                      {});
   REQUIRE(result.changes.size() == 1);
   CHECK(result.changes[0].kind == LearnChange::Kind::runner_up_retired);
   REQUIRE(result.profile.rules.size() == 1);
@@ -127,7 +107,7 @@ TEST_CASE("learn: a runner-up explored that did not win retires (the range is de
 }
 
 TEST_CASE("learn: production records are kept apart from calibration measurements", "[learn]") {
-  auto records = production_records(pool(files({row(Algorithm::ring, Protocol::ll, 100.0)})));
+  auto records = production_records(pool(files({learn_row(Algorithm::ring, Protocol::ll, 100.0)})));
   REQUIRE(records.size() == 1);
   CHECK(records[0].source == "production");
   CHECK(records[0].measurement.times_us.size() == 5);
@@ -136,26 +116,26 @@ TEST_CASE("learn: production records are kept apart from calibration measurement
 }
 
 TEST_CASE("learn: evidence from one job, or from one user's jobs, is not counted", "[learn]") {
-  auto both = files({row(Algorithm::ring, Protocol::ll, 3 * kDefaultUs)});
-  auto one_job = learn(profile_with(rule()), {both[0]}, {});
+  auto both = files({learn_row(Algorithm::ring, Protocol::ll, 3 * kLearnDefaultUs)});
+  auto one_job = learn(profile_with(learn_rule()), {both[0]}, {});
   CHECK(one_job.changes.empty());
   REQUIRE(one_job.held_back.size() == 1);
   CHECK_THAT(one_job.held_back[0],
              Catch::Contains("1 job (j1) of 1 user (alice)") && Catch::Contains("needs 2 jobs of 2 users"));
   both[1].user = "alice";  // two jobs, one user
-  CHECK(learn(profile_with(rule()), both, {}).changes.empty());
+  CHECK(learn(profile_with(learn_rule()), both, {}).changes.empty());
   LearnOptions owner_allows;  // the store's owner lowers the bar: one user's two jobs suffice
   owner_allows.min_users = 1;
-  CHECK(learn(profile_with(rule()), both, owner_allows).changes.size() == 1);
+  CHECK(learn(profile_with(learn_rule()), both, owner_allows).changes.size() == 1);
   CHECK(contributors_text(pool(both)[0]) == "2 jobs (j1, j2) of 1 user (alice)");
 }
 
 TEST_CASE("learn: a rule without calibration evidence is judged against the journal's NCCL default",
           "[learn]") {
-  profiles::Rule by_hand = rule();
+  profiles::Rule by_hand = learn_rule();
   by_hand.busbw_gbps.reset();
   by_hand.default_busbw_gbps.reset();
-  const auto slow = files({row(Algorithm::ring, Protocol::ll, 3 * kDefaultUs)});
+  const auto slow = files({learn_row(Algorithm::ring, Protocol::ll, 3 * kLearnDefaultUs)});
   // Without the journal there is nothing to compare with: the rule stays.
   CHECK(learn(profile_with(by_hand), slow, {}).changes.empty());
   // The calibration journal measured NCCL's own choice at 1 MiB on 2x16 at 100 GB/s.
@@ -174,7 +154,8 @@ TEST_CASE("learn: a rule without calibration evidence is judged against the jour
   REQUIRE(result.changes.size() == 1);
   CHECK(result.changes[0].kind == LearnChange::Kind::dropped);
   // As fast as NCCL's default was: stays.
-  CHECK(learn(profile_with(by_hand), files({row(Algorithm::ring, Protocol::ll, 1.01 * kDefaultUs)}), {},
+  CHECK(learn(profile_with(by_hand),
+              files({learn_row(Algorithm::ring, Protocol::ll, 1.01 * kLearnDefaultUs)}), {},
               calibration_defaults(journal))
             .changes.empty());
 }
@@ -188,7 +169,7 @@ profiles::Telemetry good_telemetry() {
   t.cluster = "c";
   t.nccl_version = "2.28.9";
   t.job = "j1";
-  t.rows = {row(Algorithm::ring, Protocol::ll, 100.0)};
+  t.rows = {learn_row(Algorithm::ring, Protocol::ll, 100.0)};
   return t;
 }
 
@@ -211,7 +192,7 @@ std::string refusal(const TelemetryRead& read, const std::string& name) {
 
 TEST_CASE("learn: telemetry files are read whole or refused naming the file and line", "[learn]") {
   TempDir dir;
-  const auto p = profile_with(rule());
+  const auto p = profile_with(learn_rule());
   profiles::Telemetry t = good_telemetry();
   const std::string whole = profiles::format_telemetry(t);
   write_file_atomically(dir.path() / "a.telemetry", whole);
@@ -231,7 +212,7 @@ TEST_CASE("learn: telemetry files are read whole or refused naming the file and 
 
 TEST_CASE("learn: planted files are refused, not followed, waited on or counted twice", "[learn][trust]") {
   TempDir dir;
-  const auto p = profile_with(rule());
+  const auto p = profile_with(learn_rule());
   const std::string whole = profiles::format_telemetry(good_telemetry());
   write_file_atomically(dir.path() / "a.telemetry", whole);
   std::filesystem::create_symlink(dir.path() / "a.telemetry", dir.path() / "link.telemetry");
@@ -254,7 +235,7 @@ TEST_CASE("learn: planted files are refused, not followed, waited on or counted 
 TEST_CASE("learn: telemetry of another profile version or NCCL, or with implausible times, is refused",
           "[learn][trust]") {
   TempDir dir;
-  const auto p = profile_with(rule());
+  const auto p = profile_with(learn_rule());
   auto write = [&](const std::string& name, const profiles::Telemetry& t) {
     write_file_atomically(dir.path() / name, profiles::format_telemetry(t));
   };
@@ -266,10 +247,11 @@ TEST_CASE("learn: telemetry of another profile version or NCCL, or with implausi
   t.nccl_version = "2.29.7";
   write("other-nccl.telemetry", t);
   t = good_telemetry();
-  t.rows[0] = row(Algorithm::ring, Protocol::ll, 0.001);  // 1 MiB in 1 ns: beyond any fabric
+  t.rows[0] = learn_row(Algorithm::ring, Protocol::ll, 0.001);  // 1 MiB in 1 ns: beyond any fabric
   write("too-fast.telemetry", t);
   t = good_telemetry();
-  t.rows[0] = row(Algorithm::ring, Protocol::ll, kDefaultUs / 3);  // 300 GB/s where calibration saw 110
+  t.rows[0] =
+      learn_row(Algorithm::ring, Protocol::ll, kLearnDefaultUs / 3);  // 300 GB/s where calibration saw 110
   write("faster-than-calibrated.telemetry", t);
   const auto read = read_telemetry(dir.path(), trusted(p));
   REQUIRE(read.files.size() == 1);
@@ -284,7 +266,7 @@ TEST_CASE("learn: telemetry of another profile version or NCCL, or with implausi
 TEST_CASE("telemetry rows: the writer leaves out and the reader refuses what no row can be", "[learn]") {
   profiles::Telemetry t = good_telemetry();
   auto bad = [&](auto change) {
-    auto r = row(Algorithm::ring, Protocol::ll, 100.0);
+    auto r = learn_row(Algorithm::ring, Protocol::ll, 100.0);
     change(r);
     return r;
   };
@@ -300,14 +282,14 @@ TEST_CASE("telemetry rows: the writer leaves out and the reader refuses what no 
     INFO("row " << i);
     const bool valid = i == 5;
     CHECK(profiles::row_problem(rows[i]).has_value() == !valid);
-    t.rows = {row(Algorithm::ring, Protocol::ll, 100.0), rows[i]};
+    t.rows = {learn_row(Algorithm::ring, Protocol::ll, 100.0), rows[i]};
     const std::string text = profiles::format_telemetry(t);
     const auto back = profiles::parse_telemetry(text, "t");
     CHECK(back.rows.size() == (valid ? 2u : 1u));  // written without it, and the drop counted
     CHECK(back.dropped == (valid ? 0u : 1u));
   }
   // A row the writer would never write, planted by hand, is refused naming the line.
-  t.rows = {row(Algorithm::ring, Protocol::ll, 100.0)};
+  t.rows = {learn_row(Algorithm::ring, Protocol::ll, 100.0)};
   std::string text = profiles::format_telemetry(t);
   const size_t at = text.find("row 2 16 8");
   REQUIRE(at != std::string::npos);

@@ -18,12 +18,12 @@
 #include "profiles/profile_toml.hpp"
 #include "profiles/store.hpp"
 #include "reliability/kill_loop.hpp"
+#include "support/learn_fixtures.hpp"
 
 using namespace autotune;
 using namespace autotune::calibrate;
 using namespace autotune::search;
 using nccl::Algorithm;
-using nccl::Collective;
 using nccl::Protocol;
 namespace fs = std::filesystem;
 
@@ -32,7 +32,7 @@ namespace {
 // A store whose profile has one AllReduce rule (Ring/LL at 1 MiB on 2x8, NCCL's default at 100 GB/s at
 // calibration), and two jobs' telemetry showing the rule three times slower than that: learn drops it.
 struct LearnStore {
-  reliability::TempDir dir{"learn-tx"};
+  test::TempDir dir{"learn-tx"};
   fs::path store = dir.path() / "store";
   fs::path profile;
   LearnRequest request;
@@ -42,31 +42,14 @@ struct LearnStore {
     p.cluster.name = "c";
     p.provenance.created = "2026-06-01T12:00:00Z";
     p.provenance.nccl_version = "2.28.9";
-    profiles::Rule r;
-    r.collective = Collective::allreduce;
-    r.min_bytes = 512 << 10;
-    r.max_bytes = 2 << 20;
-    r.algorithm = Algorithm::ring;
-    r.protocol = Protocol::ll;
-    r.nodes = profiles::CountRange{2, 2};
-    r.ranks = profiles::CountRange{16, 16};
-    r.busbw_gbps = 110.0;
-    r.default_busbw_gbps = 100.0;
-    p.rules = {r};
+    p.rules = {test::learn_rule()};
     profile = profiles::Store(store).save(p);
     const std::string digest = profiles::digest_text(profiles::profile_digest(read_file(profile)));
     fs::create_directories(store / "telemetry");
     for (const char* job : {"j1", "j2", "j3"}) {
       profiles::Telemetry t;
       t.digest = digest, t.cluster = "c", t.nccl_version = "2.28.9", t.job = job, t.rank = "0";
-      profiles::TelemetryRow row;
-      row.nodes = 2, row.ranks = 16, row.ranks_per_node = 8, row.bytes_log2 = 20, row.count = 200;
-      row.algorithm = Algorithm::ring, row.protocol = Protocol::ll, row.channels = 8;
-      row.mean_bytes = 1 << 20;
-      const double us = 3 * 1048576.0 * 2 * 15 / 16 / 1e5;
-      row.mean_us = us, row.p25_us = us * 0.97, row.p50_us = us, row.p75_us = us * 1.03;
-      row.p90_us = us * 1.05, row.p99_us = us * 1.1, row.min_us = us * 0.9, row.max_us = us * 1.2;
-      t.rows = {row};
+      t.rows = {test::learn_row(Algorithm::ring, Protocol::ll, 3 * test::kLearnDefaultUs, 200)};
       write_file_atomically(store / "telemetry" / profiles::telemetry_file_name(digest, job, "0"),
                             profiles::format_telemetry(t));
     }

@@ -28,7 +28,6 @@ namespace fs = std::filesystem;
 using namespace autotune;
 using namespace autotune::search;
 using namespace autotune::calibrate;
-using calibrate::split_shell_words;
 using Words = std::vector<std::string>;
 
 using autotune::test::TempDir;

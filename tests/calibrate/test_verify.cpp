@@ -12,6 +12,7 @@
 #include "common/atomic_file.hpp"
 #include "common/input_error.hpp"
 #include "profiles/profile_toml.hpp"
+#include "profiles/upkeep_record.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -20,11 +21,8 @@ using namespace autotune::search;
 using namespace autotune::measure;
 using namespace autotune::calibrate;
 using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
 using autotune::nccl::Protocol;
-using autotune::runners::Candidate;
 using autotune::runners::Measurement;
-using autotune::runners::MeasureRequest;
 using autotune::runners::Outcome;
 
 using autotune::test::TempDir;
@@ -40,12 +38,12 @@ class ScriptedRunner : public runners::Runner {
     return {"scripted", "simulated", scale_.ranks,     scale_.nodes, scale_.ranks / scale_.nodes,
             "GPU",      "2.29.1",    "scripted runner"};
   }
-  std::vector<Measurement> run(std::span<const MeasureRequest> batch) override {
+  std::vector<Measurement> run(std::span<const runners::MeasureRequest> batch) override {
     std::vector<Measurement> out;
     for (const auto& r : batch) {
       Measurement m;
       m.request = r;
-      const Candidate& c = r.candidate;
+      const runners::Candidate& c = r.candidate;
       double factor = 1.0;
       if (c.algorithm == Algorithm::ring && c.protocol == Protocol::ll128) factor = 0.8;
       if (c.algorithm == Algorithm::tree && c.protocol == Protocol::ll) factor = 0.995;
@@ -73,7 +71,7 @@ class ScriptedRunner : public runners::Runner {
 
 profiles::Rule rule(Algorithm a, Protocol p, uint64_t lo, uint64_t hi, int nodes = 1, int ranks = 8) {
   profiles::Rule r;
-  r.collective = Collective::allreduce;
+  r.collective = nccl::Collective::allreduce;
   r.min_bytes = lo;
   r.max_bytes = hi;
   r.algorithm = a;
@@ -254,4 +252,32 @@ TEST_CASE("verify: when none of the rules can be measured it fails, and --write 
   CHECK(read_file(file) == before);
   CHECK_FALSE(fs::exists(file.string() + ".prev"));
   fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "verify records its outcome and versions in the store, and --if-changed measures only after a change") {
+  const TempDir tmp("verify-upkeep");
+  const fs::path dir = tmp.path();
+  const std::string store = " --store " + dir.string();
+  REQUIRE(cli_status("tune --simulate --example h100-8x --nodes 2 --collectives allreduce --max-bytes 1M" +
+                     store + " >/dev/null 2>&1") == 0);
+  const std::string cluster = profiles::read_profile(test::only_file(dir, ".toml")).cluster.name;
+  const std::string out = " > " + (dir / "out").string() + " 2>&1";
+  // Never verified: --if-changed measures, and the store records the outcome and this node's versions.
+  REQUIRE(cli_status("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
+  CHECK_THAT(read_file(dir / "out"), Catch::Contains("still win"));
+  auto record = profiles::read_upkeep_record(dir, "verify", cluster);
+  REQUIRE(record);
+  CHECK(record->result == "ok");
+  CHECK(record->facts.count("nccl") == 1);
+  CHECK(record->facts.count("driver") == 1);
+  // Nothing changed since: nothing measured.
+  REQUIRE(cli_status("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
+  CHECK_THAT(read_file(dir / "out"), Catch::StartsWith("verify: nothing to do: NCCL "));
+  // Another driver at the last verify: measured again, and recorded with this node's.
+  record->facts["driver"] = "1.0-before-the-upgrade";
+  profiles::write_upkeep_record(dir, *record);
+  REQUIRE(cli_status("verify --simulate --nodes 2 --if-changed" + store + out) == 0);
+  CHECK_THAT(read_file(dir / "out"), Catch::Contains("still win"));
+  CHECK(profiles::read_upkeep_record(dir, "verify", cluster)->facts.at("driver") != "1.0-before-the-upgrade");
 }

@@ -10,7 +10,6 @@
 using namespace autotune;
 using namespace autotune::nccl_tests;
 using namespace autotune::runners;
-using autotune::runners::Scale;
 using nccl::Collective;
 
 TEST_CASE("nccl-tests' size syntax and sweep", "[bench]") {

@@ -31,6 +31,9 @@ check "the NCCL runner module" 'grep -q " \./usr/lib.*/libnccl-autotune-runner\.
 check "the docs" 'has share/doc/nccl-autotune/README.md && has share/doc/nccl-autotune/docs/launcher.md'
 check "the bash completion" 'has share/bash-completion/completions/nccl-autotune'
 check "the modulefile" 'grep -q " \./usr/share/modulefiles/nccl-autotune/[0-9.]*\.lua$" "$work/contents.txt"'
+check "the systemd units" 'has lib/systemd/system/nccl-autotune-metrics.timer && has lib/systemd/system/nccl-autotune-verify.service'
+check "the Slurm health check" 'has libexec/nccl-autotune/nccl-autotune-healthcheck'
+check "the alerts and dashboard" 'has share/nccl-autotune/prometheus/alerts.yml && has share/nccl-autotune/grafana/nccl-autotune.json'
 if [ "$man_page" = ON ]; then check "the man page" 'has share/man/man1/nccl-autotune.1.gz'; fi
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"

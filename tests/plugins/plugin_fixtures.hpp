@@ -17,8 +17,6 @@
 
 namespace autotune::plugin::test {
 
-using autotune::test::TempDir;
-
 inline void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;

@@ -50,10 +50,8 @@ int posix_memalign(void** out, size_t a, size_t n) {
 }
 
 using namespace autotune::plugin::test;
+using autotune::test::TempDir;
 using namespace autotune::nccl;
-using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
-using autotune::nccl::Protocol;
 
 TEST_CASE("getCollInfo and getChunkSize allocate nothing, while init's allocations are seen by the counter") {
   auto p = base_profile();

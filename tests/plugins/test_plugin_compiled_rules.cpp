@@ -12,10 +12,8 @@
 #include "tests/profiles/many_rules.hpp"
 
 using namespace autotune::plugin::test;
+using autotune::test::TempDir;
 using namespace autotune::nccl;
-using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
-using autotune::nccl::Protocol;
 
 namespace {
 

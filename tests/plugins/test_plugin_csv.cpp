@@ -20,6 +20,7 @@
 #include "plugin_fixtures.hpp"
 
 using namespace autotune::plugin::test;
+using autotune::test::TempDir;
 
 namespace {
 

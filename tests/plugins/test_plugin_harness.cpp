@@ -13,10 +13,8 @@
 #include "profiles/compiled_rules.hpp"
 
 using namespace autotune::plugin::test;
+using autotune::test::TempDir;
 using namespace autotune::nccl;
-using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
-using autotune::nccl::Protocol;
 using autotune::profiles::CountRange;
 
 int g_harness_nccl_version = 22809;

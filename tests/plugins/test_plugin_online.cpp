@@ -17,6 +17,7 @@
 
 using namespace autotune;
 using namespace autotune::plugin::test;
+using autotune::test::TempDir;
 using nccl::Algorithm;
 using nccl::Collective;
 using nccl::Protocol;

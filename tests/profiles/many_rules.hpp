@@ -11,13 +11,6 @@
 
 namespace autotune::profiles::test {
 
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::kAllAlgorithms;
-using nccl::kAllCollectives;
-using nccl::kAllProtocols;
-using nccl::Protocol;
-
 inline Profile many_rules_profile(int per_scale = 40) {
   Profile p;
   p.cluster.name = "many-rules";
@@ -43,7 +36,7 @@ inline Profile many_rules_profile(int per_scale = 40) {
                           {std::nullopt, CountRange{1000, 2000}, 0},
                           {std::nullopt, std::nullopt, uint64_t(1) << 40}};
   int n = 0;
-  for (Collective c : kAllCollectives)
+  for (nccl::Collective c : nccl::kAllCollectives)
     for (const Scale& s : scales)
       for (int i = 0; i < per_scale; ++i, ++n) {
         Rule r;
@@ -52,12 +45,12 @@ inline Profile many_rules_profile(int per_scale = 40) {
         r.max_bytes = r.min_bytes + 65535 - uint64_t(i % 7);  // some gaps between ranges
         // The n-th allowed (algorithm, protocol) pair for this collective, cycling.
         int allowed = 0;
-        for (Algorithm a : kAllAlgorithms)
-          for (Protocol pr : kAllProtocols)
+        for (nccl::Algorithm a : nccl::kAllAlgorithms)
+          for (nccl::Protocol pr : nccl::kAllProtocols)
             if (is_allowed(c, a, pr)) ++allowed;
         int pick = n % allowed;
-        for (Algorithm a : kAllAlgorithms)
-          for (Protocol pr : kAllProtocols)
+        for (nccl::Algorithm a : nccl::kAllAlgorithms)
+          for (nccl::Protocol pr : nccl::kAllProtocols)
             if (is_allowed(c, a, pr) && pick-- == 0) r.algorithm = a, r.protocol = pr;
         r.channels = n % 65;
         r.nodes = s.nodes;

@@ -21,8 +21,6 @@
 
 namespace autotune::reliability {
 
-using test::TempDir;
-
 // Forks, runs body() in the child (it must not return normally: it loops until killed; a return or an
 // exception exits with status 3 so the test sees it), kills the child after `delay`, and returns whether it
 // was still running then (false: it died on its own, which the caller treats as a failure).

@@ -19,10 +19,7 @@ namespace fs = std::filesystem;
 using namespace autotune::search;
 using namespace autotune::nccl;
 using namespace autotune::runners;
-using autotune::nccl::Algorithm;
-using autotune::nccl::Collective;
-using autotune::nccl::Protocol;
-using autotune::reliability::TempDir;
+using autotune::test::TempDir;
 
 namespace {
 

@@ -19,7 +19,7 @@
 namespace fs = std::filesystem;
 using namespace autotune::profiles;
 using namespace autotune::nccl;
-using autotune::reliability::TempDir;
+using autotune::test::TempDir;
 
 namespace {
 

@@ -199,7 +199,7 @@ void rewrite_in_place(const fs::path& path, const std::string& text) {
 }  // namespace
 
 TEST_CASE("plugin: many threads while the profile is replaced, deleted, restored and torn", "[reliability]") {
-  autotune::reliability::TempDir dir("plugin-threads");
+  autotune::test::TempDir dir("plugin-threads");
   const fs::path path = dir.path() / "profile.toml";
   const std::string a = profile_text("ring", 2), b = profile_text("tree", 3);
   autotune::write_file_atomically(path, a);

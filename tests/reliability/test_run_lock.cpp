@@ -20,7 +20,7 @@ namespace {
 
 using autotune::InputError;
 using autotune::RunLock;
-using autotune::reliability::TempDir;
+using autotune::test::TempDir;
 
 // A child process that takes the lock, says so through a pipe, and holds it until killed.
 pid_t hold_in_child(const std::filesystem::path& lock) {

@@ -14,7 +14,6 @@
 using namespace autotune::measure;
 using namespace autotune::nccl;
 using namespace autotune::runners;
-using autotune::nccl::Collective;
 
 TEST_CASE("Buffer counts follow nccl-tests sizes", "[check]") {
   // 4 KiB = 1024 floats; AllGather/ReduceScatter sizes are the whole buffer.

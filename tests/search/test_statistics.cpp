@@ -219,43 +219,52 @@ TEST_CASE("exhaustive: repetitions are spent where an answer is in doubt, doubli
   fs::remove_all(dir);
 }
 
-TEST_CASE("simulator: five noise seeds of one truth agree on the points they rule on and find its gains") {
-  // `tune --simulate --example h100-8x --nodes 2 --shapes 2x8 --strategy exhaustive --seed 1..5`, in
-  // process: the whole job's shape, to keep the test short (bench_strategy measures every default shape).
-  for (double noise : {0.03, 0.06}) {
-    std::vector<autotune::testing::SimulatedCalibration> seeds;
-    for (uint64_t seed = 1; seed <= 5; ++seed)
-      seeds.push_back(
-          autotune::testing::simulated_tune({"h100-8x", 2, "exhaustive", seed, noise, {}, {{2, 16}}}));
-    auto agreement = autotune::testing::seed_agreement(seeds, 4);
-    INFO("noise " << noise << ": " << agreement.agreeing << " of " << agreement.ruled << " points agree");
-    CHECK(agreement.ruled > 0);
-    CHECK(agreement.share() >= 0.9);
-    for (const auto& s : seeds) {
-      auto truth = autotune::testing::truth_check(s, 0.03);
-      CHECK(truth.real_gains > 0);
-      CHECK(truth.found == truth.real_gains);
-      CHECK(truth.harmful == 0);
-    }
+namespace {
+
+// `tune --simulate --example h100-8x --nodes 2 --shapes 2x8 --strategy exhaustive --seed 1..5`, in process:
+// the whole job's shape, to keep the test short (bench_strategy measures every default shape). One test case
+// per noise level, so that ctest runs them side by side.
+void check_five_seeds(double noise) {
+  std::vector<autotune::testing::SimulatedCalibration> seeds;
+  for (uint64_t seed = 1; seed <= 5; ++seed)
+    seeds.push_back(
+        autotune::testing::simulated_tune({"h100-8x", 2, "exhaustive", seed, noise, {}, {{2, 16}}}));
+  auto agreement = autotune::testing::seed_agreement(seeds, 4);
+  INFO("noise " << noise << ": " << agreement.agreeing << " of " << agreement.ruled << " points agree");
+  CHECK(agreement.ruled > 0);
+  CHECK(agreement.share() >= 0.9);
+  for (const auto& s : seeds) {
+    auto truth = autotune::testing::truth_check(s, 0.03);
+    CHECK(truth.real_gains > 0);
+    CHECK(truth.found == truth.real_gains);
+    CHECK(truth.harmful == 0);
   }
 }
 
+}  // namespace
+
+TEST_CASE(
+    "simulator: five noise seeds of one truth agree on the points they rule on and find its gains (3%)") {
+  check_five_seeds(0.03);
+}
+
+TEST_CASE(
+    "simulator: five noise seeds of one truth agree on the points they rule on and find its gains (6%)") {
+  check_five_seeds(0.06);
+}
+
 TEST_CASE("simulator: adaptive puts its range edges within one grid step of exhaustive's") {
-  // Under the truth fitted to published figures (issue 25) two edges of the H100 examples are further off:
-  // reducescatter's NVLS upper edge, which moves by 1.4 grid steps between exhaustive's own noise seeds (the
-  // gain stays near the threshold from 256 MiB to 1 GiB), and allreduce's tree/LL lower edge, which adaptive
-  // puts at 70-77 KiB in 2 of 3 seeds where exhaustive finds 21 KiB: a gap of the adaptive strategy's coarse
-  // pass to close. Until it is, at most a quarter of the edges may be off by one more step, none by more.
+  // Under the truth fitted to published figures (issue 25) allreduce's tree/LL lower edge on h100-8x is where
+  // a coarse size (8 KiB) looks a win on 5 repetitions and is not on 80: adaptive bisects again after its
+  // rounds of repetitions, or it would interpolate that edge across a whole coarse interval (70-77 KiB
+  // where exhaustive finds 21 KiB).
   for (const char* example : {"h100-8x", "h100-8x-2nic", "a100-pcie-8x"}) {
     auto ex = autotune::testing::simulated_tune({example, 1, "exhaustive", 1, 0.03, {}, {{1, 8}}});
     auto ad = autotune::testing::simulated_tune({example, 1, "adaptive", 1, 0.03, {}, {{1, 8}}});
     auto one = autotune::testing::edge_agreement(ex, ad);
-    auto two = autotune::testing::edge_agreement(ex, ad, 2.0);
-    INFO(example << ": " << one.within << " of " << one.edges << " edges within one grid step, " << two.within
-                 << " within two");
+    INFO(example << ": " << one.within << " of " << one.edges << " edges within one grid step");
     CHECK(one.edges > 0);
-    CHECK(4 * one.within >= 3 * one.edges);
-    CHECK(two.within == two.edges);
+    CHECK(one.within == one.edges);
   }
 }
 

@@ -18,9 +18,6 @@ using namespace autotune::measure;
 using namespace autotune::nccl;
 using namespace autotune::runners;
 using namespace autotune::sim;
-using nccl::Algorithm;
-using nccl::Collective;
-using nccl::Protocol;
 
 namespace {
 

@@ -12,6 +12,8 @@
 #            every one), temporaries are not taken for telemetry.
 #   absent   a profile without [online], the plugin named as profiler by hand: no event is activated and
 #            every decision is the same as with NCCL_PROFILER_PLUGIN=none; the launcher sets no profiler.
+#   prometheus  a job's telemetry through `metrics`, node exporter and a real Prometheus, read back from
+#            its HTTP API with the telemetry's values (skips without prometheus).
 # Usage: online_check.sh BUILD_DIR PLUGIN MODE
 . "$(dirname "$0")/lib.sh"
 need_mpirun
@@ -46,6 +48,94 @@ command = "hand-written test profile"
 $2
 $3
 TOML
+}
+# prometheus: a stand-in job's telemetry, through `metrics`, node exporter's text-file collector and a real
+# Prometheus on localhost (scraping every second), read back from Prometheus' HTTP API with the values the
+# telemetry holds; prints how long after `metrics` ran the series could be queried.
+prometheus_check() {
+  command -v prometheus >/dev/null && command -v prometheus-node-exporter >/dev/null ||
+    { echo "SKIP: prometheus or prometheus-node-exporter not installed (Debian packages; scripts/install-deps.sh)"; exit 77; }
+  use_standin --ranks-per-node 1 --nodes 2
+  local p=$store/standin-online-nccl2.28.toml textfile=$work/textfile ports
+  profile "$p" $'[online]\ntelemetry = true' '[[rule]]
+collective = "allreduce"
+min_bytes = "1M"
+max_bytes = "1M"
+algorithm = "ring"
+protocol = "simple"
+busbw_gbps = 500'
+  NCCL_AUTOTUNE_JOB_ID=e2e mpi -np 2 "$exe" run --profile "$p" -- "$job" --sizes 1M --iters 40 >"$work/job.txt" 2>&1 ||
+    { cat "$work/job.txt"; fail "the stand-in job failed"; }
+  [ "$(ls "$store"/telemetry/*.telemetry 2>/dev/null | wc -l)" -eq 2 ] || fail "no telemetry of 2 ranks: $(ls -a "$store/telemetry")"
+  mkdir -p "$textfile"
+  ports=$(python3 -c 'import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
+  read -r exporter_port prom_port <<<"$ports"
+  prometheus-node-exporter --web.listen-address="127.0.0.1:$exporter_port" --collector.disable-defaults \
+    --collector.textfile --collector.textfile.directory="$textfile" >"$work/exporter.log" 2>&1 &
+  exporter_pid=$!  # global: the EXIT trap ends it
+  printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: node\n    static_configs: [{targets: ["127.0.0.1:%s"]}]\n' \
+    "$exporter_port" >"$work/prometheus.yml"
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+    --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
+  prom_pid=$!
+  trap 'kill $exporter_pid $prom_pid 2>/dev/null; wait $exporter_pid $prom_pid 2>/dev/null; rm -rf "$work"' EXIT
+  python3 - "$prom_port" <<'PY' || { cat "$work/prometheus.log"; fail "Prometheus did not get ready"; }
+# Ready, and node exporter scraped once (Prometheus starts scraping a target some seconds after it starts).
+import json, sys, time, urllib.request
+for _ in range(300):
+    try:
+        url = f"http://127.0.0.1:{sys.argv[1]}/api/v1/query?query=up"
+        if json.load(urllib.request.urlopen(url, timeout=1))["data"]["result"]: sys.exit(0)
+    except Exception: pass
+    time.sleep(0.1)
+sys.exit(1)
+PY
+  "$exe" metrics --store "$store" --out "$textfile/nccl-autotune.prom" || fail "metrics failed"
+  python3 - "$prom_port" "$store/telemetry" <<'PY' || { cat "$textfile/nccl-autotune.prom"; fail "Prometheus does not hold what the telemetry does: see above"; }
+import glob, json, sys, time, urllib.parse, urllib.request
+port, telemetry = sys.argv[1], sys.argv[2]
+start = time.time()
+def query(q):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    return json.load(urllib.request.urlopen(url, timeout=2))["data"]["result"]
+# What the telemetry holds: per choice, calls and their count-weighted median time and size.
+choices, calls = {}, 0
+for f in glob.glob(f"{telemetry}/*.telemetry"):
+    for line in open(f):
+        w = line.split()
+        if w[0] != "row": continue
+        c, b, p50 = int(w[9]), float(w[10]), float(w[13])
+        calls += c
+        if w[1:6] != ["2", "2", "1", "allreduce", "20"]: continue
+        k = tuple(w[6:9])
+        n, sb, sp = choices.get(k, (0, 0.0, 0.0))
+        choices[k] = (n + c, sb + c * b, sp + c * p50)
+# Bus bandwidth over 2 ranks: bytes / time; the metric weighs each choice's by its calls.
+assert choices, "no AllReduce row of 1 MiB at 2x1 in the telemetry"
+bucket_calls = sum(n for n, _, _ in choices.values())
+busbw = sum(n * (sb / n) / (sp / n) * 1e6 for n, sb, sp in choices.values()) / bucket_calls
+series = 'nccl_autotune_production_busbw_bytes_per_second{cluster="standin-online",shape="2x1",collective="allreduce",size_bucket="1048576"}'
+while time.time() - start < 30:
+    got = query(series)
+    if got: break
+    time.sleep(0.05)
+else:
+    sys.exit(f"{series} not in Prometheus 30 s after metrics ran")
+delay = time.time() - start
+print(f"the series could be queried {delay:.2f} s after metrics ran (scrape interval 1 s)")
+# One scrape interval, and the slack of a busy machine (the query loop, the scrape's own time).
+assert delay < 2.5, f"{delay:.2f} s from metrics to Prometheus, over a scrape interval and its slack"
+value = float(got[0]["value"][1])
+assert abs(value - busbw) <= busbw * 1e-6, f"production busbw {value}, the telemetry's {busbw}"
+pending = float(query('nccl_autotune_telemetry_pending_calls{cluster="standin-online"}')[0]["value"][1])
+assert pending == calls, f"pending calls {pending}, the telemetry's {calls}"
+expected = float(query('nccl_autotune_expected_busbw_bytes_per_second{cluster="standin-online",size_bucket="1048576"}')[0]["value"][1])
+assert expected == 500e9, f"expected busbw {expected}, the rule's 500e9"
+print(f"Prometheus holds {value / 1e9:.4f} GB/s over {bucket_calls} calls at 1 MiB, {calls} pending, as the telemetry")
+PY
 }
 virtual_us() { sed -n 's/^job: AllReduce 16777216 B: \([0-9.]*\) us.*/\1/p' "$1"; }
 
@@ -205,8 +295,11 @@ channels = 4'
     NCCL_DEBUG_FILE="$work/bare.%p.log" mpi -np 2 "$job" --sizes 64K --iters 1 >"$work/out.txt" 2>&1 || fail "job failed"
   grep -hq "PROFILER/Plugin: libnccl-profiler-autotune.so: " "$work"/bare.*.log || fail "a bare name was not retried as libnccl-profiler-NAME.so"
   ;;
+prometheus)
+  prometheus_check
+  ;;
 *)
-  echo "usage: online_check.sh BUILD_DIR PLUGIN learn|explore|store|killed|absent" >&2
+  echo "usage: online_check.sh BUILD_DIR PLUGIN learn|explore|store|killed|absent|prometheus" >&2
   exit 2
   ;;
 esac

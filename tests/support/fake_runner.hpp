@@ -17,13 +17,6 @@
 
 namespace autotune::search::testing {
 
-using runners::Candidate;
-using runners::Measurement;
-using runners::MeasureRequest;
-using runners::Outcome;
-using runners::Runner;
-using runners::RunnerInfo;
-
 struct FakeCluster {
   double noise = 0.01;
   double nvls_bw_truth = 150.0;  // NCCL's estimate below says 100: it under-uses NVLS for large messages
@@ -34,45 +27,48 @@ struct FakeCluster {
   struct Cost {
     double lat_us, bw_gbps;
   };
-  std::optional<Cost> cost(Collective c, Algorithm a, Protocol p, bool estimate) const {
+  std::optional<Cost> cost(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p, bool estimate) const {
     if (!nccl::is_allowed(c, a, p)) return std::nullopt;
     switch (a) {
-      case Algorithm::tree:
-        if (c != Collective::allreduce) return std::nullopt;
-        return p == Protocol::ll ? Cost{8, 20} : p == Protocol::ll128 ? Cost{12, 60} : Cost{20, 90};
-      case Algorithm::ring:
-        if (p == Protocol::ll) return Cost{6, 25};
-        if (p == Protocol::ll128) return Cost{estimate ? 14.0 : 10.0, 70};
+      case nccl::Algorithm::tree:
+        if (c != nccl::Collective::allreduce) return std::nullopt;
+        return p == nccl::Protocol::ll      ? Cost{8, 20}
+               : p == nccl::Protocol::ll128 ? Cost{12, 60}
+                                            : Cost{20, 90};
+      case nccl::Algorithm::ring:
+        if (p == nccl::Protocol::ll) return Cost{6, 25};
+        if (p == nccl::Protocol::ll128) return Cost{estimate ? 14.0 : 10.0, 70};
         return Cost{15, 100};
-      case Algorithm::nvls:
-        if (c != Collective::allreduce && c != Collective::allgather) return std::nullopt;
+      case nccl::Algorithm::nvls:
+        if (c != nccl::Collective::allreduce && c != nccl::Collective::allgather) return std::nullopt;
         return Cost{25, estimate ? 100.0 : nvls_bw_truth};
       default:
         return std::nullopt;
     }
   }
-  double time_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, bool estimate = false) const {
+  double time_us(nccl::Collective c, uint64_t bytes, nccl::Algorithm a, nccl::Protocol p,
+                 bool estimate = false) const {
     auto k = cost(c, a, p, estimate);
     double t = k->lat_us + static_cast<double>(bytes) / (k->bw_gbps * 1e3);
     return estimate ? t : t / speed;
   }
-  Choice nccl_default(Collective c, uint64_t bytes) const {
+  Choice nccl_default(nccl::Collective c, uint64_t bytes) const {
     std::optional<Choice> best;
     double best_t = 0;
-    for (Algorithm a : nccl::kAllAlgorithms)
-      for (Protocol p : nccl::kAllProtocols)
+    for (nccl::Algorithm a : nccl::kAllAlgorithms)
+      for (nccl::Protocol p : nccl::kAllProtocols)
         if (cost(c, a, p, true)) {
           double t = time_us(c, bytes, a, p, true);
           if (!best || t < best_t) best = Choice{a, p, 0}, best_t = t;
         }
     return *best;
   }
-  Choice best_true(Collective c, uint64_t bytes) const {
+  Choice best_true(nccl::Collective c, uint64_t bytes) const {
     std::optional<Choice> best;
     double best_t = 0;
-    for (Algorithm a : nccl::kAllAlgorithms)
-      for (Protocol p : nccl::kAllProtocols)
-        if (cost(c, a, p, false) && !(c == Collective::reducescatter && p == Protocol::ll128)) {
+    for (nccl::Algorithm a : nccl::kAllAlgorithms)
+      for (nccl::Protocol p : nccl::kAllProtocols)
+        if (cost(c, a, p, false) && !(c == nccl::Collective::reducescatter && p == nccl::Protocol::ll128)) {
           double t = time_us(c, bytes, a, p);
           if (!best || t < best_t) best = Choice{a, p, 0}, best_t = t;
         }
@@ -88,38 +84,38 @@ inline double fake_unit_noise(uint64_t x) {
   return static_cast<double>(x >> 11) / static_cast<double>(1ull << 53) * 2.0 - 1.0;  // [-1, 1)
 }
 
-class FakeRunner : public Runner {
+class FakeRunner : public runners::Runner {
  public:
   // `log`, when given, receives every request too (it outlives the runner, which tune() destroys).
   explicit FakeRunner(FakeCluster cluster, int die_after_batches = -1,
-                      std::vector<MeasureRequest>* log = nullptr)
+                      std::vector<runners::MeasureRequest>* log = nullptr)
       : cluster_(cluster), die_after_(die_after_batches), log_(log) {}
 
-  RunnerInfo info() const override {
+  runners::RunnerInfo info() const override {
     return {"fake", "simulated", cluster_.ranks, 1, cluster_.ranks, "FakeGPU", "2.28.9", "fake runner"};
   }
 
-  std::vector<Measurement> run(std::span<const MeasureRequest> batch) override {
+  std::vector<runners::Measurement> run(std::span<const runners::MeasureRequest> batch) override {
     if (die_after_ >= 0 && batches_ >= die_after_) throw std::runtime_error("fake runner died");
     ++batches_;
-    std::vector<Measurement> out;
+    std::vector<runners::Measurement> out;
     for (const auto& r : batch) {
       asked.push_back(r);
       if (log_) log_->push_back(r);
-      Measurement m;
+      runners::Measurement m;
       m.request = r;
       Choice run = cluster_.nccl_default(r.collective, r.bytes);
       if (r.candidate.algorithm) run.algorithm = *r.candidate.algorithm;
       if (r.candidate.protocol) run.protocol = *r.candidate.protocol;
       if (!cluster_.cost(r.collective, run.algorithm, run.protocol, false)) {
-        m.outcome = Outcome::unsupported;
+        m.outcome = runners::Outcome::unsupported;
         m.detail = "not on this fake cluster";
         out.push_back(m);
         continue;
       }
-      if (r.collective == Collective::reducescatter && run.protocol == Protocol::ll128 &&
+      if (r.collective == nccl::Collective::reducescatter && run.protocol == nccl::Protocol::ll128 &&
           r.candidate.protocol) {
-        m.outcome = Outcome::wrong_result;
+        m.outcome = runners::Outcome::wrong_result;
         m.detail = "12 wrong elements";
         out.push_back(m);
         continue;
@@ -145,12 +141,12 @@ class FakeRunner : public Runner {
     return out;
   }
 
-  std::vector<MeasureRequest> asked;
+  std::vector<runners::MeasureRequest> asked;
 
  private:
   FakeCluster cluster_;
   int die_after_;
-  std::vector<MeasureRequest>* log_;
+  std::vector<runners::MeasureRequest>* log_;
   int batches_ = 0;
   std::map<uint64_t, int> occurrences_;
 };
