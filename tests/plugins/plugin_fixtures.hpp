@@ -82,7 +82,7 @@ inline std::string profile_text(const profiles::Profile& p) {
 
 // A profile file in a directory of its own, named to the plugin by `var` while it lives.
 struct ProfileFile {
-  TempDir dir;
+  autotune::test::TempDir dir;
   std::filesystem::path path;
   std::optional<ScopedEnv> env;
   explicit ProfileFile(const std::string& text, const char* var = "NCCL_AUTOTUNE_PROFILE",
