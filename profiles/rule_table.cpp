@@ -116,6 +116,7 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
 
   RuleTable table;
   table.rules_.reserve(order.size());
+  table.min_bytes_.reserve(order.size());
   std::vector<CompiledRule> later;  // the chains' second and further rules, appended after all segments
   std::vector<char> reached(rules.size(), 0);
   auto by_start = [&](uint32_t a, uint32_t b) {
@@ -153,7 +154,7 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
     }
   }
   table.begin_[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
-  table.index_keys();
+  for (const CompiledRule& r : table.rules_) table.min_bytes_.push_back(r.min_bytes);
   if (!later.empty()) {
     const int32_t base = static_cast<int32_t>(table.rules_.size());
     for (CompiledRule& r : table.rules_)
@@ -164,32 +165,6 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
   }
   table.rule_count_ = static_cast<size_t>(std::count(reached.begin(), reached.end(), 1));
   return table;
-}
-
-void RuleTable::index_keys() {
-  std::array<size_t, kNumCollectives> len{}, below{};  // this level's keys per collective; where they start
-  size_t total = 0, widest = 0;
-  for (int c = 0; c < kNumCollectives; ++c) {
-    len[c] = begin_[c + 1] - begin_[c];
-    total += len[c];
-  }
-  keys_.reserve(total + total / (kFanout - 1) + kNumCollectives * kMaxLevels * kFanout);
-  for (size_t level = 0;; ++level) {
-    widest = 0;
-    for (int c = 0; c < kNumCollectives; ++c) {
-      key_begin_[level][c] = static_cast<uint32_t>(keys_.size());
-      for (size_t i = 0; i < len[c]; ++i) {
-        const uint64_t key = level == 0 ? rules_[begin_[c] + i].min_bytes : keys_[below[c] + i * kFanout];
-        keys_.push_back(key);
-      }
-      keys_.resize(keys_.size() + (kFanout - len[c] % kFanout) % kFanout, UINT64_MAX);
-      below[c] = key_begin_[level][c];
-      widest = std::max(widest, len[c]);
-      len[c] = (len[c] + kFanout - 1) / kFanout;
-    }
-    levels_ = level + 1;
-    if (widest <= kFanout) return;
-  }
 }
 
 bool NamedScale::contains(const CommShape& c) const {

@@ -1,16 +1,14 @@
 #pragma once
 // The rules of a profile compiled for one communicator scale (nodes, ranks): per collective, disjoint byte
 // segments sorted by their first byte, each holding the rules that cover it in priority order (a chain), so
-// the plugin's per-collective lookup is a search that never allocates. Priority is input order: the first
-// rule that covers the call and whose per-call conditions (numPipeOps, regBuff) hold wins, and a caller that
-// finds its cost-table entry ruled out by NCCL moves on to the next one, as NCCL's example plugin walks its
-// CSV lines. A validated TOML profile has at most one rule per call, so there order cannot matter.
-// The search reads the segments' first bytes as a static search tree of 16-key blocks (level 0: every key;
-// each level above: every 16th key of the one below; the top one block per collective) and touches the
-// segment itself once, at the end. Each level costs one block of two cache lines counted without a branch,
-// so 10,000 rules take 4 dependent steps where a binary search takes 14, most of them misses in L1 at that
-// size (issue 27: 60 ns -> under 40 ns a call). A segment with one unconditioned rule, the usual case, costs
-// two compares more than a plain range check.
+// the plugin's per-collective lookup is a binary search that never allocates. Priority is input order: the
+// first rule that covers the call and whose per-call conditions (numPipeOps, regBuff) hold wins, and a caller
+// that finds its cost-table entry ruled out by NCCL moves on to the next one, as NCCL's example plugin walks
+// its CSV lines. A validated TOML profile has at most one rule per call, so there order cannot matter.
+// The search reads only a dense array of segment keys (8 bytes a segment, all collectives back to back) and
+// touches the segment itself once, at the end: 1,000 rules' keys fit in 8 KiB of L1, and the search steps
+// are branch-free, so a lookup costs the same whatever the sizes asked for (no mispredictions). A segment
+// with one unconditioned rule, the usual case, costs two compares more than a plain range check.
 // Immutable after compile(): find() may be called from any number of threads at once.
 
 #include <array>
@@ -78,19 +76,10 @@ class RuleTable {
   size_t dropped() const noexcept { return dropped_; }
 
  private:
-  static constexpr size_t kFanout = 16;    // keys per block: two cache lines
-  static constexpr size_t kMaxLevels = 8;  // 16^8 = 2^32 segments
-  void index_keys();
-
-  // Collective c owns segments [begin_[c], begin_[c + 1]); segment i's first rule is rules_[i]. The later
-  // rules of every chain follow all segments in rules_.
+  // Collective c owns segments [begin_[c], begin_[c + 1]); segment i's first rule is rules_[i] and
+  // min_bytes_[i] == rules_[i].min_bytes. The later rules of every chain follow all segments in rules_.
   std::array<uint32_t, nccl::kNumCollectives + 1> begin_{};
-  // The search tree: level k of collective c starts at keys_[key_begin_[k][c]] and is padded with
-  // UINT64_MAX to whole blocks. Level 0 holds every segment's min_bytes, level k + 1 every kFanout-th key of
-  // level k; levels_ is the number of levels, the top one a single block for every collective.
-  std::array<std::array<uint32_t, nccl::kNumCollectives>, kMaxLevels> key_begin_{};
-  size_t levels_ = 1;
-  std::vector<uint64_t> keys_;
+  std::vector<uint64_t> min_bytes_;
   std::vector<CompiledRule> rules_;
   size_t rule_count_ = 0;
   size_t dropped_ = 0;
@@ -99,27 +88,22 @@ class RuleTable {
 inline const CompiledRule* RuleTable::find(int collective_id, uint64_t bytes) const noexcept {
   // One unsigned compare rejects negative ids too.
   if (static_cast<unsigned>(collective_id) >= static_cast<unsigned>(nccl::kNumCollectives)) return nullptr;
-  const size_t first = begin_[collective_id], n = begin_[collective_id + 1] - first;
+  const size_t first = begin_[collective_id];
+  size_t n = begin_[collective_id + 1] - first;
   if (n == 0) return nullptr;
-  // The padding would count as keys <= UINT64_MAX; only the last segment can hold that size anyway.
-  if (bytes == UINT64_MAX) [[unlikely]] {
-    const CompiledRule& last = rules_[first + n - 1];
-    return last.max_bytes == UINT64_MAX ? &last : nullptr;
-  }
-  // From the top block down: in each, how many keys are <= bytes (a fixed count of compares, no branch);
-  // the last of them leads to its block one level below. When even the first key is above `bytes`, pos
-  // stays at segment 0 and the check below fails.
-  size_t pos = 0;
-  for (size_t level = levels_; level-- > 0;) {
-    const uint64_t* block =
-        keys_.data() + key_begin_[level][static_cast<size_t>(collective_id)] + pos * kFanout;
-    size_t count = 0;
-    for (size_t i = 0; i < kFanout; ++i) count += block[i] <= bytes;
-    pos = pos * kFanout + count - (count != 0);
+  // The last key <= bytes, found without a data-dependent branch: each step halves n and moves `base` up
+  // by a conditional move (GCC and Clang emit cmov for this form), so the loop runs the same
+  // ceil(log2 n) times whatever `bytes` is and nothing is mispredicted. When even the first key is above
+  // `bytes`, base stays there and the check below fails.
+  const uint64_t* base = min_bytes_.data() + first;
+  while (n > 1) {
+    const size_t half = n / 2;
+    base = base[half] <= bytes ? base + half : base;
+    n -= half;
   }
   // Segments are disjoint, so the one starting at the last key <= bytes is the only candidate.
-  const CompiledRule& r = rules_[first + pos];
-  return (r.min_bytes <= bytes && bytes <= r.max_bytes) ? &r : nullptr;
+  const CompiledRule& r = rules_[static_cast<size_t>(base - min_bytes_.data())];
+  return (*base <= bytes && bytes <= r.max_bytes) ? &r : nullptr;
 }
 
 // The scales the rules name explicitly: each distinct (nodes, ranks, ranks per node) bound triple of a rule

@@ -193,10 +193,9 @@ TEST_CASE("rule table: a pile of overlapping lines keeps the first kMaxChain per
   CHECK(t.size() == RuleTable::kMaxChain);
 }
 
-TEST_CASE("rule table: thousands of segments (a search tree of several levels) find what a scan finds",
+TEST_CASE("rule table: thousands of segments in two collectives find what a scan finds, at every edge",
           "[rule_table]") {
-  // 4,100 segments make four levels of 16-key blocks (4,100 -> 257 -> 17 -> 2); AllGather has 20 (two
-  // levels of its own, padded), so collectives of different depths share the tree.
+  // Gaps between all 4,100 AllReduce segments; AllGather's last segment reaches the largest size.
   std::vector<Rule> rules;
   for (uint64_t i = 0; i < 4100; ++i)
     rules.push_back(rule(Collective::allreduce, 100 * i + 10, 100 * i + 59, Algorithm::ring, Protocol::ll));
