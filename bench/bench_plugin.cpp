@@ -1,21 +1,22 @@
 // The plugin's hot path and its init, loaded as NCCL loads it (dlopen of the built library):
 // - getCollInfo per call with profiles of 10, 1,000 and 10,000 AllReduce rules, beside a linear scan of the
 //   same rules doing the same table edit (the baseline, measured in the same run);
-// - init per communicator at 10,000 rules: cold (the file changed, so it is read and parsed again) and warm
-//   (the process already holds that version of the file), beside toml++ parsing the same file's text alone
-//   (the floor under the cold figure, timed alternately with it, outside the benchmark's own timing);
-// - cold init with the compiled rules (<profile>.rules, profiles/compiled_rules.hpp) beside the same text,
-//   against cold init from the TOML alone (the baseline, same run);
+// - init per communicator at 10,000 rules: the first of a process (a profile it has not read: read, parse,
+//   compile) and a later one (the process holds the file and its rules compiled for that shape), beside
+//   toml++ parsing the same file's text alone (the floor under the first from TOML, timed alternately with
+//   it, outside the benchmark's own timing);
+// - first init with the compiled rules (<profile>.rules, profiles/compiled_rules.hpp) beside the same text,
+//   against a first init from the TOML alone (the baseline, same run);
 // - cold start in a fresh process: a new process per sample (fork + exec of cold_init_child) opens
 //   the plugin and times its first init at 10,000 rules, with the compiled rules, from the TOML alone and
 //   from the same rules as NCCL's example-plugin CSV; beside it, when AUTOTUNE_BENCH_EXAMPLE_PLUGIN names a
 //   build of NCCL's example tuner plugin, that plugin on the same CSV (samples interleaved, same machine
 //   load); otherwise the figure measured for it on the build machine (3.0-4.1 ms).
-// Targets: < 50 ns per call and >= 10x faster than the scan at 1,000 rules; cold init < 5 ms at 10,000 (with
-// the compiled rules the store writes); the fresh-process first init with compiled rules under 3 ms and no
-// slower than NCCL's example plugin on the same rules.
+// Targets (issue 27): < 30 ns per call and >= 10x faster than the scan at 1,000 rules, < 40 ns at 10,000; a
+// later init <= 20 us at 10,000 rules; a first init < 5 ms at 10,000 (with the compiled rules the store
+// writes); the fresh-process first init with compiled rules under 2.5 ms and no slower than NCCL's example
+// plugin on the same rules.
 #include <benchmark/benchmark.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <toml++/toml.h>
@@ -76,6 +77,7 @@ struct Fixture {
   std::vector<std::vector<ScanRule>> scan;
   std::filesystem::path compiled;  // the 10,000-rule text again, with its .rules beside it
   std::filesystem::path csv;       // the same 10,000 rules as NCCL's example-plugin CSV
+  std::filesystem::path online;    // the 1,000 rules again, each with a close runner-up, under [online]
   Fixture() {
     for (int n : {10, 1000, 10000}) {
       auto p = make_profile(n);
@@ -92,6 +94,14 @@ struct Fixture {
     write_text(compiled, text);
     autotune::profiles::write_compiled_rules(
         compiled, autotune::profiles::parse_profile(text, compiled.string()), text);
+    auto explored = make_profile(1000);
+    for (auto& r : explored.rules) {
+      r.busbw_gbps = 100.0;
+      r.runner_up = autotune::profiles::Rule::RunnerUp{Algorithm::ring, Protocol::ll, 0, 99.0};
+    }
+    explored.online = autotune::profiles::OnlineSettings{true, 0.05};
+    online = dir / "rules1000-online.toml";
+    write_text(online, profile_text(explored));
     csv = dir / "rules10000.csv";
     write_text(csv, autotune::profiles::format_nccl_csv(make_profile(10000).rules));
   }
@@ -122,9 +132,12 @@ void record(benchmark::State& state, const std::string& name, CpuClock::duration
   g_ns[name] = ns;
 }
 
+// range(1) == 1: the 1,000 rules under [online] (exploring 5% of calls; the profiler half not loaded).
 void BM_getCollInfo(benchmark::State& state) {
   const int rules = static_cast<int>(state.range(0));
-  ScopedEnv env("NCCL_AUTOTUNE_PROFILE", Fixture::get().paths[index_of(rules)].string());
+  const bool online = state.range(1) == 1;
+  ScopedEnv env("NCCL_AUTOTUNE_PROFILE",
+                (online ? Fixture::get().online : Fixture::get().paths[index_of(rules)]).string());
   Comm comm(5, 16, 2, nullptr, nullptr);
   const auto sizes = sizes_for(rules);
   const CostTable fresh = nccl_like_table(4);
@@ -137,7 +150,7 @@ void BM_getCollInfo(benchmark::State& state) {
     comm.coll_info(4, sizes[i++ & 4095], table, channels);
     benchmark::DoNotOptimize(table);
   }
-  record(state, "plugin/" + std::to_string(rules), CpuClock::now() - start);
+  record(state, (online ? "online/" : "plugin/") + std::to_string(rules), CpuClock::now() - start);
 }
 
 void BM_linear_scan(benchmark::State& state) {
@@ -168,28 +181,35 @@ void BM_linear_scan(benchmark::State& state) {
   record(state, "scan/" + std::to_string(rules), CpuClock::now() - start);
 }
 
-// A new modification time makes the plugin's cache read and parse the file again, as for a new profile.
-void touch(const std::filesystem::path& path, long long tick) {
-  struct timeval times[2];
-  times[0].tv_sec = times[1].tv_sec = 1700000000 + tick;
-  times[0].tv_usec = times[1].tv_usec = 0;
-  utimes(path.c_str(), times);
+// The process keeps the profile it read first however the file changes (one decision per job), so a first
+// init is timed on the same content under a name the process has not seen: hard links, with the compiled
+// rules beside the TOML linked under the matching name.
+std::filesystem::path fresh_name(const std::filesystem::path& path, long long tick) {
+  auto fresh = path.parent_path() / ("fresh" + std::to_string(tick) + "-" + path.filename().string());
+  std::filesystem::create_hard_link(path, fresh);
+  const auto rules = autotune::profiles::compiled_rules_path(path);
+  if (std::filesystem::exists(rules))
+    std::filesystem::create_hard_link(rules, autotune::profiles::compiled_rules_path(fresh));
+  return fresh;
 }
 
-// range(1): 0 warm, 1 cold from TOML, 2 cold with compiled rules.
+// range(1): 0 a later init (the process already read the file and compiled its rules for this shape),
+// 1 a first init from the TOML, 2 a first init with compiled rules.
 void BM_init(benchmark::State& state) {
   const int rules = static_cast<int>(state.range(0));
   const bool cold = state.range(1) != 0, compiled = state.range(1) == 2;
   const auto& path = compiled ? Fixture::get().compiled : Fixture::get().paths[index_of(rules)];
-  ScopedEnv env("NCCL_AUTOTUNE_PROFILE", path.string());
   static long long tick = 0;
+  std::optional<ScopedEnv> env;
+  env.emplace("NCCL_AUTOTUNE_PROFILE", path.string());
   { Comm warm_up(5, 16, 2, nullptr, nullptr); }
   const std::string text = autotune::read_file(path);
   CpuClock::duration total{}, parse_total{};
   for (auto _ : state) {
     if (cold) {
       state.PauseTiming();
-      touch(path, ++tick);
+      env.reset();
+      env.emplace("NCCL_AUTOTUNE_PROFILE", fresh_name(path, ++tick).string());
       if (!compiled) {
         // The floor under a cold init, timed under the same machine load: toml++ parsing the text alone.
         auto parse_start = CpuClock::now();
@@ -316,20 +336,21 @@ bool cold_start_report(int samples) {
   std::vector<double> ours_v, example_v;
   for (const auto& s : cases[0].samples) ours_v.push_back(s.cpu_ms);
   const double ours = median_of(ours_v);
-  bool met = !cases[0].samples.empty() && ours < 3.0;
+  bool met = !cases[0].samples.empty() && ours < 2.5;
   if (cases.size() > 3) {
     for (const auto& s : cases[3].samples) example_v.push_back(s.cpu_ms);
     const double theirs = median_of(example_v);
     met = met && !example_v.empty() && ours <= theirs;
     std::printf(
-        "  compiled rules vs NCCL's example plugin: %.2f ms vs %.2f ms, %.2fx  (target < 3 ms and no slower: "
+        "  compiled rules vs NCCL's example plugin: %.2f ms vs %.2f ms, %.2fx  (target < 2.5 ms and no "
+        "slower: "
         "%s)\n",
         ours, theirs, theirs / ours, met ? "met" : "MISSED");
   } else {
     std::printf(
         "  NCCL's example plugin not measured here (set AUTOTUNE_BENCH_EXAMPLE_PLUGIN to a build of it); "
         "it took\n"
-        "  3.0-4.1 ms on the build machine. Compiled rules %.2f ms  (target < 3 ms: %s)\n",
+        "  3.0-4.1 ms on the build machine. Compiled rules %.2f ms  (target < 2.5 ms: %s)\n",
         ours, met ? "met" : "MISSED");
   }
   return met;
@@ -337,7 +358,7 @@ bool cold_start_report(int samples) {
 
 }  // namespace
 
-BENCHMARK(BM_getCollInfo)->Arg(10)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_getCollInfo)->Args({10, 0})->Args({1000, 0})->Args({10000, 0})->Args({1000, 1});
 BENCHMARK(BM_linear_scan)->Arg(10)->Arg(1000)->Arg(10000);
 BENCHMARK(BM_init)->Args({10000, 0})->Args({10000, 1})->Args({10000, 2})->Unit(benchmark::kMillisecond);
 
@@ -357,17 +378,35 @@ int main(int argc, char** argv) {
     std::printf("  getCollInfo, %5d rules: %6.1f ns/call; linear scan %8.1f ns; %6.1fx faster", n, p->second,
                 s->second, s->second / p->second);
     if (n == 1000) {
-      bool met = p->second < 50.0 && s->second / p->second >= 10.0;
+      bool met = p->second < 30.0 && s->second / p->second >= 10.0;
       all_met = all_met && met;
-      std::printf("  (target < 50 ns and >= 10x: %s)", met ? "met" : "MISSED");
+      std::printf("  (target < 30 ns and >= 10x: %s)", met ? "met" : "MISSED");
+    }
+    if (n == 10000) {
+      bool met = p->second < 40.0;
+      all_met = all_met && met;
+      std::printf("  (target < 40 ns: %s)", met ? "met" : "MISSED");
     }
     std::printf("\n");
   }
+  if (auto o = g_ns.find("online/1000"), p = g_ns.find("plugin/1000"); o != g_ns.end() && p != g_ns.end())
+    std::printf(
+        "  getCollInfo,  1000 rules under [online] (exploring 5%% of calls): %.1f ns/call, %+.1f ns\n",
+        o->second, o->second - p->second);
   auto cold = g_ns.find("init_cold/10000"), warm = g_ns.find("init_warm/10000");
+  auto first = g_ns.find("init_cold_compiled/10000");
+  if (first != g_ns.end() && warm != g_ns.end()) {
+    const bool met = warm->second <= 20e3;
+    all_met = all_met && met;
+    std::printf(
+        "  init, 10000 rules: a later communicator of the process %.1f us; the first (read + compile, "
+        "compiled rules) %.3f ms  (target <= 20 us: %s)\n",
+        warm->second / 1e3, first->second / 1e6, met ? "met" : "MISSED");
+  }
   if (cold != g_ns.end() && warm != g_ns.end()) {
     std::printf(
-        "  init, 10000 rules: cold (read + parse + compile) %.2f ms, warm (cached profile) %.3f ms; "
-        "cold/warm %.1fx\n",
+        "  init, 10000 rules: first from the TOML (read + parse + compile) %.2f ms, later %.3f ms; "
+        "first/later %.0fx\n",
         cold->second / 1e6, warm->second / 1e6, cold->second / warm->second);
     if (auto parse = g_ns.find("toml_parse/10000"); parse != g_ns.end())
       std::printf(

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plugins/shape_rules.hpp"
 #include "profiles/nccl_csv.hpp"
 #include "profiles/profile.hpp"
 
@@ -38,6 +39,9 @@ struct LoadedProfile {
   std::vector<profiles::CsvSkipped> skipped;  // CSV lines not used (logged once, by the loading communicator)
   std::vector<ConstantPatch> constants;
   std::string constants_problem;  // non-empty: the overrides were rejected as a whole, and why
+  // The rules compiled per communicator shape, filled as communicators of each shape arrive. Mutable: a
+  // memo of what the immutable fields above determine, behind its own mutex.
+  mutable ShapeRulesCache shapes;
 };
 
 struct LoadResult {

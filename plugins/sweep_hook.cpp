@@ -5,12 +5,14 @@
 #include "nccl/tuner_abi.h"
 
 namespace autotune::plugin::sweep {
+
+std::atomic<bool> detail::g_armed{false};
+
 namespace {
 
 // One word so that a getCollInfo call never sees an algorithm from one force() and a protocol from another.
 // Layout: bit 63 active; bits 0-7 algorithm+1; bits 8-15 protocol+1; bits 16-47 channels.
 std::atomic<uint64_t> g_forced{0};
-std::atomic<bool> g_armed{false};
 
 uint64_t pack(const Forced& f) {
   if (!f.active) return 0;
@@ -68,10 +70,6 @@ void store_fields(int collective, uint64_t bytes, int algorithm, int protocol, i
 
 }  // namespace
 
-bool armed() noexcept {
-  return g_armed.load(std::memory_order_acquire);
-}
-
 Forced forced() noexcept {
   return unpack(g_forced.load(std::memory_order_acquire));
 }
@@ -104,7 +102,7 @@ int force(int algorithm, int protocol, int channels) noexcept {
   g_seen.calls.store(0, std::memory_order_relaxed);
   store_fields(-1, 0, -1, -1, 0, 0, 0);
   end_write(seq);
-  g_armed.store(true, std::memory_order_release);
+  detail::g_armed.store(true, std::memory_order_release);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 // Thread-safe and lock-free: the forced choice is one atomic word; the "last seen" record is a seqlock whose
 // writers never wait (a writer that finds another one mid-write skips its record; the counter still counts).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -18,9 +19,16 @@ struct Forced {
   int channels = 0;  // 0 = NCCL decides
 };
 
+namespace detail {
+extern std::atomic<bool> g_armed;  // armed()'s word (sweep_hook.cpp)
+}
+
 // False until nccl_autotune_force is first called: then getCollInfo records what it sees. Until then the
-// hook costs one relaxed load per call.
-bool armed() noexcept;
+// hook costs one load per call, inlined into getCollInfo (a call into sweep_hook.cpp cost more than the
+// load).
+inline bool armed() noexcept {
+  return detail::g_armed.load(std::memory_order_acquire);
+}
 Forced forced() noexcept;
 
 void record(int collective, size_t bytes, int algorithm, int protocol, int channels, bool was_forced,

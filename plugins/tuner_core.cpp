@@ -74,31 +74,6 @@ bool v2_allows(int algorithm, int collnet_support, int nvls_support) {
   }
 }
 
-// The rules to compile, with chunk sizes this process's buffers cannot hold taken out (NCCL would clamp them,
-// so the measured setting would not run). The profile reader checked them against the profile's own
-// NCCL_BUFFSIZE; the job's environment may set smaller buffers. Returns the rules (indices) that lost theirs.
-std::vector<size_t> drop_oversized_chunks(std::vector<profiles::Rule>& rules) {
-  std::vector<size_t> dropped;
-  const nccl::BufferSizes buffers =
-      nccl::buffer_sizes([](const std::string& name) -> std::optional<std::string> {
-        const char* v = std::getenv(name.c_str());
-        return v ? std::optional<std::string>(v) : std::nullopt;
-      });
-  for (size_t i = 0; i < rules.size(); ++i) {
-    profiles::Rule& r = rules[i];
-    if (r.chunk_bytes != 0 &&
-        nccl::chunk_problem(r.chunk_bytes, r.collective, r.algorithm, r.protocol, buffers)) {
-      r.chunk_bytes = 0;
-      dropped.push_back(i);
-    }
-  }
-  return dropped;
-}
-
-bool any_chunk(const std::vector<profiles::Rule>& rules) {
-  return std::any_of(rules.begin(), rules.end(), [](const profiles::Rule& r) { return r.chunk_bytes != 0; });
-}
-
 std::string number_text(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -113,14 +88,6 @@ profiles::CommShape comm_shape(const CommInit& init) {
   if (init.min_ranks_per_node > 0 && init.max_ranks_per_node >= init.min_ranks_per_node)
     return {nodes, ranks, init.min_ranks_per_node, init.max_ranks_per_node};
   return profiles::CommShape::of(nodes, ranks);
-}
-
-std::string shape_text(const profiles::CommShape& c) {
-  const std::string per_node = c.even()                   ? std::to_string(c.min_ranks_per_node)
-                               : c.min_ranks_per_node > 0 ? std::to_string(c.min_ranks_per_node) + "-" +
-                                                                std::to_string(c.max_ranks_per_node)
-                                                          : "?";
-  return std::to_string(c.nodes) + "x" + per_node + " (" + std::to_string(c.ranks) + " ranks)";
 }
 
 }  // namespace
@@ -152,6 +119,8 @@ const char* job_profile_path(const char** source_var) noexcept {
   if (source_var) *source_var = kNcclConfigEnv;
   return env_value(kNcclConfigEnv);
 }
+
+const profiles::RuleTable kNoRules;
 
 Communicator::Communicator(const CommInit& init) : log_(init.log) {
   const char* source_var = kProfileEnv;
@@ -186,25 +155,12 @@ Communicator::Communicator(const CommInit& init) : log_(init.log) {
 
 void Communicator::compile_rules(const CommInit& init, const char* path) {
   const profiles::Profile& p = profile_->profile;
-  // Usually no rule names a chunk size, and the rules are compiled straight from the shared profile.
-  std::vector<profiles::Rule> own;
-  std::vector<size_t> chunk_lines;
-  if (any_chunk(p.rules)) {
-    own = p.rules;
-    chunk_lines = drop_oversized_chunks(own);
-  }
-  const std::vector<profiles::Rule>& rules = chunk_lines.empty() ? p.rules : own;
-
   const profiles::CommShape shape = comm_shape(init);
-  std::string scale_note;
-  auto nearest = profiles::nearest_named_scale(rules, shape, p.cluster.gpus_per_node);
-  if (nearest && p.uncalibrated == profiles::UncalibratedPolicy::nearest_scale) {
-    table_ = profiles::RuleTable::compile(rules, *nearest);
-    scale_note = "; shape not calibrated, policy nearest: the rules of " + shape_text(*nearest);
-  } else {
-    table_ = profiles::RuleTable::compile(rules, shape);
-    if (nearest) scale_note = "; shape not calibrated, policy nccl: NCCL decides";
-  }
+  bool reused = false;
+  shape_rules_ = profile_->shapes.get(p, shape, &reused);
+  table_ = &shape_rules_->table;
+  const std::vector<profiles::Rule>& rules = shape_rules_->rules(p);
+  const std::vector<size_t>& chunk_lines = shape_rules_->chunk_lines;
 
   std::string constants_note;
   apply_constants(init, &constants_note);
@@ -219,11 +175,13 @@ void Communicator::compile_rules(const CommInit& init, const char* path) {
     }
   }
 
+  // Said so that a slow init (the compile) shows which communicator paid for it.
+  if (reused) constants_note += "; rules compiled by an earlier communicator of this shape";
   log_line(log_, NCCL_LOG_INFO,
            "TUNER/Autotune: profile %s (%s, source %s, digest %s): %zu of %zu rules apply to %s%s%s", path,
            profile_->format.c_str(), std::string(profiles::name(p.provenance.source)).c_str(),
-           profiles::digest_text(profile_->digest).c_str(), table_.size(), p.rules.size(),
-           shape_text(shape).c_str(), scale_note.c_str(), constants_note.c_str());
+           profiles::digest_text(profile_->digest).c_str(), table_->size(), p.rules.size(),
+           shape_text(shape).c_str(), shape_rules_->scale_note.c_str(), constants_note.c_str());
   if (!chunk_lines.empty())
     log_line(log_, NCCL_LOG_WARN,
              "TUNER/Autotune: %zu rules keep NCCL's chunk size (the first is rule[%zu]): their chunk_bytes "
@@ -284,7 +242,7 @@ void Communicator::steer_forced(int collective, size_t bytes, int pipe_ops, int 
   const sweep::Forced f = sweep::forced();
   if (!f.active) {
     // Nothing forced: the profile decides as usual, and the hook reports what NCCL will take.
-    for (const CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
+    for (const CompiledRule* r = table_->find(collective, bytes); r != nullptr; r = table_->next(r))
       if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) break;
     Pick pick = nccl_pick(t, num_algo);
     sweep::record(collective, bytes, pick.algorithm, pick.protocol, *n_channels, false, false);
@@ -323,7 +281,7 @@ void Communicator::steer_v2(int collective, size_t bytes, int pipe_ops, int coll
     want_channels = f.channels;
   } else {
     // As under a cost table: a rule whose algorithm NCCL reports unsupported passes to the next.
-    for (const CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r)) {
+    for (const CompiledRule* r = table_->find(collective, bytes); r != nullptr; r = table_->next(r)) {
       if (!r->matches(pipe_ops, profiles::kRegBuffUnknown)) continue;
       if (r->protocol < 0 || r->protocol >= NCCL_NUM_PROTOCOLS ||
           !v2_allows(r->algorithm, collnet_support, nvls_support))
@@ -360,7 +318,7 @@ void Communicator::chunk_size(int collective, size_t bytes, int algorithm, int p
   if (sweep::armed() && sweep::forced().active) return;  // a forced candidate runs with NCCL's chunk
   // Chunk sizes sit on rules without per-call conditions (the profile reader insists), which getChunkSize,
   // told neither numPipeOps nor regBuff, can find; the rule must also be the one NCCL runs.
-  for (const CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r)) {
+  for (const CompiledRule* r = table_->find(collective, bytes); r != nullptr; r = table_->next(r)) {
     if (!r->any_call || r->algorithm != algorithm || r->protocol != protocol) continue;
     if (r->chunk_bytes != 0) *chunk = static_cast<size_t>(r->chunk_bytes);
     return;

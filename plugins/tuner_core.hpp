@@ -1,9 +1,10 @@
 #pragma once
 // The one tuner core behind every ABI version's adapter (adapters.cpp). A Communicator is what NCCL keeps as
-// the plugin context: created at communicator init from the profile the environment names, compiled for that
-// communicator's nodes and ranks, immutable afterwards. steer(), steer_v2() and chunk_size() run per
-// collective: no allocation, no lock, no logging, noexcept; any number of threads may call them at once on
-// one or many communicators. Forcing through the sweep hook (sweep_state.hpp) wins over the profile's rules.
+// the plugin context: created at communicator init from the profile the environment names, holding its rules
+// compiled for that communicator's shape (shared with every communicator of that shape, shape_rules.hpp),
+// immutable afterwards. steer(), steer_v2() and chunk_size() run per collective: no allocation, no lock, no
+// logging, noexcept; any number of threads may call them at once on one or many communicators. Forcing
+// through the sweep hook (sweep_state.hpp) wins over the profile's rules.
 
 #include <cstddef>
 #include <memory>
@@ -33,6 +34,9 @@ const char* job_profile_path(const char** source_var) noexcept;
 // Why the profile must not steer this job, when it must not (a digest pin it does not match, another NCCL
 // major.minor), as one sentence naming both sides.
 std::optional<std::string> profile_refusal(const LoadedProfile& loaded, ncclDebugLogger_t log);
+
+// The table of a communicator without a profile: finds nothing.
+extern const profiles::RuleTable kNoRules;
 
 struct CommInit {
   size_t ranks = 0;
@@ -89,9 +93,10 @@ class Communicator {
   void warn_skipped_lines(const char* path) const;
 
   ncclDebugLogger_t log_;
-  std::shared_ptr<const LoadedProfile> profile_;  // keeps the rules' source alive for this communicator
-  profiles::RuleTable table_;
-  std::unique_ptr<explore::Plan> explore_;  // its counters change per call; the plan itself does not
+  std::shared_ptr<const LoadedProfile> profile_;   // keeps the rules' source alive for this communicator
+  std::shared_ptr<const ShapeRules> shape_rules_;  // shared with every communicator of this shape
+  const profiles::RuleTable* table_ = &kNoRules;   // shape_rules_'s table, one load from the context
+  std::unique_ptr<explore::Plan> explore_;         // its counters change per call; the plan itself does not
 };
 
 // The rule's entry made to win, when NCCL left it usable; false (nothing changed) otherwise.
@@ -119,7 +124,7 @@ inline void Communicator::steer(int collective, size_t bytes, int pipe_ops, int 
     steer_exploring(collective, bytes, pipe_ops, reg_buff, table, num_algo, n_channels);
     return;
   }
-  for (const profiles::CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
+  for (const profiles::CompiledRule* r = table_->find(collective, bytes); r != nullptr; r = table_->next(r))
     if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) return;
 }
 
@@ -128,7 +133,7 @@ inline void Communicator::steer_exploring(int collective, size_t bytes, int pipe
                                           float* table, int num_algo, int* n_channels) const noexcept {
   float(*t)[NCCL_NUM_PROTOCOLS] = reinterpret_cast<float(*)[NCCL_NUM_PROTOCOLS]>(table);
   const profiles::CompiledRule* rule = nullptr;
-  for (const profiles::CompiledRule* r = table_.find(collective, bytes); r != nullptr; r = table_.next(r))
+  for (const profiles::CompiledRule* r = table_->find(collective, bytes); r != nullptr; r = table_->next(r))
     if (r->matches(pipe_ops, reg_buff) && r->algorithm >= 0 && r->algorithm < num_algo &&
         t[r->algorithm][r->protocol] >= 0.0f) {
       rule = r;

@@ -36,9 +36,11 @@ struct LogLine {
 // Every line the plugin logged through the harness's logger, process-wide.
 class LogRecorder {
  public:
+  // Never destroyed: the plugin's telemetry writer flushes from an exit handler and may still log then,
+  // after this process's own statics are gone.
   static LogRecorder& instance() {
-    static LogRecorder r;
-    return r;
+    static LogRecorder* r = new LogRecorder;
+    return *r;
   }
   void add(LogLine line) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -289,5 +291,21 @@ class Comm {
   void* ctx_ = nullptr;
   ncclResult_t init_result_ = ncclInternalError;
 };
+
+// NCCL's own choice on a fresh table: what a call the plugin leaves alone decides.
+inline Comm::Decision untouched_decision(int collective) {
+  Comm::Decision d;
+  d.choice = nccl_choice(nccl_like_table(collective));
+  return d;
+}
+
+// The plugin made (algorithm, protocol) win, with `channels` (0: NCCL's).
+inline Comm::Decision forced(int algorithm, int protocol, int channels) {
+  Comm::Decision d;
+  d.choice = {algorithm, protocol};
+  d.channels = channels;
+  d.table_untouched = false;
+  return d;
+}
 
 }  // namespace autotune::plugin::test

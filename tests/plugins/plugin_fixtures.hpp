@@ -80,4 +80,17 @@ inline std::string profile_text(const profiles::Profile& p) {
   return profiles::format_profile(p);
 }
 
+// A profile file in a directory of its own, named to the plugin by `var` while it lives.
+struct ProfileFile {
+  autotune::test::TempDir dir;
+  std::filesystem::path path;
+  std::optional<ScopedEnv> env;
+  explicit ProfileFile(const std::string& text, const char* var = "NCCL_AUTOTUNE_PROFILE",
+                       const std::string& name = "profile.toml") {
+    path = dir / name;
+    write_text(path, text);
+    env.emplace(var, path.string());
+  }
+};
+
 }  // namespace autotune::plugin::test

@@ -57,32 +57,6 @@ autotune::profiles::Profile matching_profile() {
   return p;
 }
 
-struct ProfileFile {
-  TempDir dir;
-  std::filesystem::path path;
-  std::optional<ScopedEnv> env;
-  explicit ProfileFile(const std::string& text, const char* var = "NCCL_AUTOTUNE_PROFILE",
-                       const std::string& name = "profile.toml") {
-    path = dir / name;
-    write_text(path, text);
-    env.emplace(var, path.string());
-  }
-};
-
-Comm::Decision untouched_decision(int collective) {
-  Comm::Decision d;
-  d.choice = nccl_choice(nccl_like_table(collective));
-  return d;
-}
-
-Comm::Decision forced(int algorithm, int protocol, int channels) {
-  Comm::Decision d;
-  d.choice = {algorithm, protocol};
-  d.channels = channels;
-  d.table_untouched = false;
-  return d;
-}
-
 }  // namespace
 
 TEST_CASE("every ABI version is exported, in NCCL's lookup order, with all entry points") {

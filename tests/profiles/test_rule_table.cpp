@@ -193,6 +193,41 @@ TEST_CASE("rule table: a pile of overlapping lines keeps the first kMaxChain per
   CHECK(t.size() == RuleTable::kMaxChain);
 }
 
+TEST_CASE("rule table: thousands of segments in two collectives find what a scan finds, at every edge",
+          "[rule_table]") {
+  // Gaps between all 4,100 AllReduce segments; AllGather's last segment reaches the largest size.
+  std::vector<Rule> rules;
+  for (uint64_t i = 0; i < 4100; ++i)
+    rules.push_back(rule(Collective::allreduce, 100 * i + 10, 100 * i + 59, Algorithm::ring, Protocol::ll));
+  for (uint64_t i = 0; i < 20; ++i)
+    rules.push_back(rule(Collective::allgather, 1000 * i, 1000 * i + 999, Algorithm::ring, Protocol::simple));
+  rules.push_back(rule(Collective::allgather, 1u << 30, std::numeric_limits<uint64_t>::max(), Algorithm::ring,
+                       Protocol::ll128));
+  RuleTable t = RuleTable::compile(rules, CommShape::of(2, 16));
+  for (uint64_t i = 0; i < 4100; ++i) {
+    INFO("AllReduce segment " << i);
+    for (uint64_t bytes : {100 * i + 10, 100 * i + 30, 100 * i + 59}) {
+      const CompiledRule* r = t.find(kAllReduce, bytes);
+      REQUIRE(r);
+      CHECK(r->source == i);
+    }
+    CHECK_FALSE(t.find(kAllReduce, 100 * i + 9));
+    CHECK_FALSE(t.find(kAllReduce, 100 * i + 60));
+  }
+  CHECK_FALSE(t.find(kAllReduce, std::numeric_limits<uint64_t>::max()));
+  for (uint64_t i = 0; i < 20; ++i) {
+    const CompiledRule* r = t.find(kAllGather, 1000 * i + 999);
+    REQUIRE(r);
+    CHECK(r->source == 4100 + i);
+  }
+  CHECK_FALSE(t.find(kAllGather, 20000));
+  for (uint64_t bytes : {uint64_t{1} << 30, std::numeric_limits<uint64_t>::max()}) {
+    const CompiledRule* r = t.find(kAllGather, bytes);
+    REQUIRE(r);
+    CHECK(r->source == 4120);
+  }
+}
+
 TEST_CASE("rule table: named scales and the nearest one", "[rule_table]") {
   std::vector<Rule> rules = {
       at_scale(rule(Collective::allreduce, 0, 1023, Algorithm::tree, Protocol::ll), CountRange{1, 1},
