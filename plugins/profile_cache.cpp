@@ -94,6 +94,28 @@ ProfileCache::Identity identity_of(const struct stat& st) {
           static_cast<long long>(st.st_mtim.tv_nsec)};
 }
 
+bool names(const std::string& path, const struct stat& opened) {
+  struct stat now {};
+  return ::stat(path.c_str(), &now) == 0 && now.st_dev == opened.st_dev && now.st_ino == opened.st_ino;
+}
+
+// Opened (never blocking, a regular file within the size cap), then judged: the trust check is about the file
+// this descriptor reads, not another the path may name by then. A store publishing a profile replaces it by
+// rename; one landing during the check would otherwise have the job refuse the profile for its whole life,
+// so a refusal while the path names another file is tried again. A path that keeps changing is refused.
+std::variant<OpenedInput, std::string> open_trusted(const std::string& path) {
+  constexpr int kTries = 8;
+  for (int i = 1;; ++i) {
+    auto opened = open_input(path, profiles::kProfileInput);
+    auto* in = std::get_if<OpenedInput>(&opened);
+    if (!in || profiles::insecure_allowed()) return opened;
+    auto reason = profiles::untrusted_reason(path, &in->st);
+    if (!reason) return opened;
+    if (i == kTries || names(path, in->st))
+      return "not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)";
+  }
+}
+
 }  // namespace
 
 LoadResult ProfileCache::load(const std::string& path) {
@@ -142,15 +164,9 @@ LoadResult ProfileCache::read(const std::string& path, Identity* identity) {
   if (::stat(path.c_str(), &there) != 0 && (errno == ENOENT || errno == ENOTDIR))
     return unusable("no such file (" + errno_text(errno) + ")");
   *identity = identity_of(there);  // also for a file refused below: its refusal is said once, not as a change
-  // Opened first (never blocking, a regular file within the size cap), then judged: the trust check must be
-  // about the file this descriptor reads, not another the path may name by then.
-  auto opened = open_input(path, profiles::kProfileInput);
+  auto opened = open_trusted(path);
   if (auto* why = std::get_if<std::string>(&opened)) return unusable(*why);
   const OpenedInput& in = std::get<OpenedInput>(opened);
-  if (!profiles::insecure_allowed()) {
-    if (auto reason = profiles::untrusted_reason(path, &in.st))
-      return unusable("not trusted: " + *reason + " (NCCL_AUTOTUNE_INSECURE=1 overrides)");
-  }
   const int fd = in.fd.get();
   const struct stat& st = in.st;
   // Identity from the descriptor we read, so the content parsed is the content keyed, even when the file is
