@@ -329,7 +329,7 @@ TEST_CASE(
   CHECK_THROWS_WITH(set_up_calibration(all, c), Catch::Contains("found every node blocking"));
 }
 
-TEST_CASE("health: on GPUs nodes are left out through srun; mpirun and a job already started cannot") {
+TEST_CASE("health: on GPUs nodes are left out through srun, mpirun and a job already started cannot") {
   CalibrationContext slurm = world();
   slurm.env = {{"SLURM_JOB_ID", "42"}, {"SLURM_NNODES", "4"}, {"SLURM_GPUS_ON_NODE", "8"}};
   std::vector<HealthCheckRequest> asked;
@@ -364,7 +364,7 @@ TEST_CASE("health: on GPUs nodes are left out through srun; mpirun and a job alr
   CHECK_THROWS_WITH(set_up_calibration(started, mpi), Catch::Contains("started under mpirun/srun"));
 }
 
-TEST_CASE("health: --ignore-health calibrates without checking, and says so; both flags are refused") {
+TEST_CASE("health: --ignore-health calibrates without checking, and says so, both flags are refused") {
   auto c = world();
   int checks = 0;
   c.check_health = [&](const HealthCheckRequest&) -> check::ClusterHealth {

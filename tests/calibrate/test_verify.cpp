@@ -201,7 +201,7 @@ TEST_CASE("verify: bad values are refused before anything is measured") {
   CHECK_THROWS_AS(verify_runners(t, profile_of({})), InputError);
 }
 
-TEST_CASE("verify --simulate: a fresh profile still wins; a rule that loses fails it, and --write drops it") {
+TEST_CASE("verify --simulate: a fresh profile still wins, a rule that loses fails it, and --write drops it") {
   const TempDir tmp("cli");
   const fs::path dir = tmp.path();
   const std::string store = " --store " + dir.string();

@@ -52,7 +52,7 @@ HardwareFigures rails_of(int gpus) {
 
 }  // namespace
 
-TEST_CASE("health: equal groups flag nothing; a device's figure is the best group it was in",
+TEST_CASE("health: equal groups flag nothing, a device's figure is the best group it was in",
           "[check][health]") {
   // Pair 1 of node 1 (GPUs 2 and 3: group 1 x 4 + 1) slow in the first pairing only.
   const auto passes = results(4, 8, 100.0, {{1, 5, 0.5}});
@@ -64,7 +64,7 @@ TEST_CASE("health: equal groups flag nothing; a device's figure is the best grou
   CHECK(flagged(judge(results(4, 8, 100.0), 4, 8)).empty());
 }
 
-TEST_CASE("health: a GPU slow in both its pairs is named; its slow node and rail are folded in",
+TEST_CASE("health: a GPU slow in both its pairs is named, its slow node and rail are folded in",
           "[check][health]") {
   // Node 1, GPU 6: node pass group 1, pair 3 of the first pairing (group 4 + 3) and pair 2 (GPUs 5, 6) of
   // the second (group 4 + 2), rail 6 between nodes 0-1 (group 6) and 1-2 (group 6).
@@ -77,7 +77,7 @@ TEST_CASE("health: a GPU slow in both its pairs is named; its slow node and rail
   CHECK(found[1][0].source == "check: test");
 }
 
-TEST_CASE("health: a rail slow with both its partner nodes is its NIC; 85% of the median warns",
+TEST_CASE("health: a rail slow with both its partner nodes is its NIC, 85% of the median warns",
           "[check][health]") {
   // Node 2, rail 4: rail pass 0 pairs nodes (2, 3): node block 1, group 8 + 4; pass 1 pairs (1, 2): group 4.
   const auto found = judge(results(4, 8, 100.0, {{3, 8 + 4, 0.85}, {4, 4, 0.85}}), 4, 8, rails_of(8));
@@ -90,7 +90,7 @@ TEST_CASE("health: a rail slow with both its partner nodes is its NIC; 85% of th
   CHECK(flagged(both) == std::vector<std::string>{"2 nic_bandwidth_low mlx5_1 block"});
 }
 
-TEST_CASE("health: a slow node that no GPU explains is the node; two nodes name both ends of a rail",
+TEST_CASE("health: a slow node that no GPU explains is the node, two nodes name both ends of a rail",
           "[check][health]") {
   CHECK(flagged(judge(results(4, 8, 100.0, {{0, 3, 0.6}}), 4, 8)) ==
         std::vector<std::string>{"3 node_allreduce_low node block"});
@@ -114,9 +114,8 @@ TEST_CASE("health: below what the probe says the hardware can do warns, even whe
   CHECK(flagged(judge(results(2, 8, 45.0), 2, 8, hw)).size() == 2);  // the rails are fine at 90%
 }
 
-TEST_CASE(
-    "health: the probe's figures: a ring over the NVLink links, NICs by PCIe nearness, shared rails",
-    "[check][health]") {
+TEST_CASE("health: the probe's figures: a ring over the NVLink links, NICs by PCIe nearness, shared rails",
+          "[check][health]") {
   const auto rails = hardware_figures(topology::load_example("h100-8x"), 8);
   // A ring over 18 NVLink4 links of 25 GB/s reaches 370 GB/s (nccl-tests issue 212); an NDR NIC 48 of 50.
   CHECK(rails.intra_gbps == Approx(0.82 * 18 * 25.0));

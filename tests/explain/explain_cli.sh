@@ -39,6 +39,8 @@ chmod 600 "$dir/p.toml"
 out=$("$bin" explain --profile "$dir/p.toml" --nodes 2 --ranks 16 --collective allreduce 2>&1) ||
   fail "exit $?: $out"
 grep -q "NCCL's own choices are modelled, not measured" <<<"$out" || fail "no modelled label: $out"
+# --ranks is the communicator's total, not per node: the header says both, so 2 x 16 is not read as 32.
+grep -q "^communicator: 16 ranks on 2 nodes (8 per node)," <<<"$out" || fail "header: $out"
 grep -Eq "^ +1000 - 65535 .* profile +tree/ll +channels 4$" <<<"$out" || fail "no tree/ll 1000-65535: $out"
 grep -Eq "^ +1048576 - 8388607 .* profile +ring/simple +chunk 1M$" <<<"$out" || fail "no ring 1M-8M: $out"
 grep -Eq "^ +0 - 999 .* NCCL \(modelled\)" <<<"$out" || fail "no modelled range below the first rule: $out"

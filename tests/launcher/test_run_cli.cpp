@@ -170,7 +170,7 @@ TEST_CASE("signals and exit statuses pass straight through", "[run_cli]") {
   }
 }
 
-TEST_CASE("the user's variables win and are reported on one line; --override lets the profile win",
+TEST_CASE("the user's variables win and are reported on one line, --override lets the profile win",
           "[run_cli]") {
   Setup s;
   auto env = s.env;
@@ -286,6 +286,24 @@ TEST_CASE("a simulated profile is used only when named, and says so", "[run_cli]
   r = run_child(run_args({"--cluster", "model"}, {kPrintEnv}), s.env);
   CHECK(r.err.find("nccl-autotune run: using SIMULATED profile " + sim.string()) == 0);
   CHECK(r.out.find("NCCL_AUTOTUNE_PROFILE=" + sim.string()) != std::string::npos);
+}
+
+TEST_CASE("under a launcher, rank 0 alone says which profile the job runs with, every rank gets it",
+          "[run_cli]") {
+  Setup s;
+  fs::path sim = s.store / "model-nccl2.28.toml";
+  autotune::profiles::write_profile(sim, make_profile("model", kNodeFingerprint, Source::simulated));
+  for (const char* rank_variable : {"OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    for (const char* rank : {"0", "1"}) {
+      INFO(rank_variable << "=" << rank);
+      auto env = s.env;
+      env[rank_variable] = rank;
+      ChildResult r = run_child(run_args({"--cluster", "model"}, {kPrintEnv}), env);
+      CHECK(r.exit_status == 0);
+      CHECK(r.out.find("NCCL_AUTOTUNE_PROFILE=" + sim.string()) != std::string::npos);
+      CHECK((r.err.find("using SIMULATED profile") != std::string::npos) == (std::string(rank) == "0"));
+    }
+  }
 }
 
 TEST_CASE("run takes the profile for the NCCL on the job's library path, and refuses one for another",

@@ -48,7 +48,7 @@ TEST_CASE("a log forced to Ring/Simple becomes ring/simple records at its scale"
   CHECK(result.header.max_bytes == 268435456);
 }
 
-TEST_CASE("options say what the log does not; a log without NCCL_ALGO needs them") {
+TEST_CASE("options say what the log does not, a log without NCCL_ALGO needs them") {
   std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("h200_rs.log"))};
   ImportOptions o;
   CHECK_THROWS_WITH(import_nccl_tests(logs, o), Catch::Contains("--default"));
@@ -84,7 +84,7 @@ TEST_CASE("an option that contradicts the log wins with a warning") {
   CHECK(said == 2);
 }
 
-TEST_CASE("wrong rows become wrong_result records; point-to-point logs are skipped") {
+TEST_CASE("wrong rows become wrong_result records, point-to-point logs are skipped") {
   std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("reduce_perf_v2.17_wrong.log")),
                                      read_nccl_tests_file(fixture("sendrecv_perf_v2.13.log"))};
   ImportOptions o;
@@ -190,7 +190,7 @@ TEST_CASE("each record keeps the busbw nccl-tests printed for both halves beside
         std::vector<double>{135.92, 137.11});
 }
 
-TEST_CASE("a table alone imports with --ranks and --nodes; a wrong --ranks is caught by the printed busbw") {
+TEST_CASE("a table alone imports with --ranks and --nodes, a wrong --ranks is caught by the printed busbw") {
   std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("table_only_all_reduce.log"))};
   ImportOptions o;
   o.as_default = true;

@@ -61,7 +61,7 @@ TEST_CASE("nccl-tests 2.19.6: five tests in one file, each with its own collecti
   CHECK(f.tests.back().name() == fixture("several_tests_v2.19.log") + ":171-212 (all_reduce_perf)");
 }
 
-TEST_CASE("the oldest format: Running: lines name each program; a test that crashed is set aside") {
+TEST_CASE("the oldest format: Running: lines name each program, a test that crashed is set aside") {
   auto f = read_nccl_tests_file(fixture("several_tests_oldest.log"));
   REQUIRE(f.tests.size() == 3);
   REQUIRE(f.unreadable.size() == 1);

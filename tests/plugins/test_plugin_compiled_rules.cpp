@@ -135,7 +135,7 @@ TEST_CASE("compiled rules left behind by an edit of the TOML are ignored; the ed
   CHECK(d.channels == 9);
 }
 
-TEST_CASE("compiled rules that are not trusted, or not a regular file, are ignored; the profile loads") {
+TEST_CASE("compiled rules that are not trusted, or not a regular file, are ignored, the profile loads") {
   NoInsecure secure;
   TempDir dir;
   const auto path = dir / "profile.toml";

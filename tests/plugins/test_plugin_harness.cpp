@@ -686,7 +686,7 @@ autotune::profiles::Profile shaped_profile() {
 
 }  // namespace
 
-TEST_CASE("rules are chosen by nodes and ranks per node; nearest never borrows another kind's") {
+TEST_CASE("rules are chosen by nodes and ranks per node, nearest never borrows another kind's") {
   ProfileFile file(profile_text(shaped_profile()));
   const int version = GENERATE(4, 5, 7);  // v4 has no per-node counts: an even spread is assumed
   INFO("ABI v" << version);

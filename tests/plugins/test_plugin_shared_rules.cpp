@@ -40,7 +40,7 @@ bool has(const std::string& text, const std::string& part) {
 
 using namespace shared_rules_test;
 
-TEST_CASE("communicators of one shape share one compile; another shape or smaller buffers get their own") {
+TEST_CASE("communicators of one shape share one compile, another shape or smaller buffers get their own") {
   auto p = base_profile();
   p.rules = {rule(Collective::allreduce, 0, 64 * kOneMiB, Algorithm::ring, Protocol::simple, 2),
              rule(Collective::allgather, 0, kOneMiB, Algorithm::ring, Protocol::simple)};

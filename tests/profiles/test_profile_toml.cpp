@@ -166,7 +166,7 @@ TEST_CASE("profile toml: a profile built in code round-trips", "[profile_toml]")
   CHECK(format_profile(back) == text);
 }
 
-TEST_CASE("profile toml: every source reads back as itself; the model's two say so", "[profile_toml]") {
+TEST_CASE("profile toml: every source reads back as itself, the model's two say so", "[profile_toml]") {
   for (Source s : {Source::measured, Source::simulated, Source::imported, Source::standin}) {
     Profile p;
     p.cluster.name = "n";

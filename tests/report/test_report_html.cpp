@@ -92,7 +92,7 @@ TEST_CASE("each candidate has one path in the bandwidth chart and one in the spe
   CHECK(html.find("https://") == std::string::npos);
 }
 
-TEST_CASE("the derived rule is shaded and tabled; failures and the source are shown") {
+TEST_CASE("the derived rule is shaded and tabled, failures and the source are shown") {
   std::string html = render_report_html(sample());
   // tree/ll wins by 30% at 1 KiB .. 16 KiB: one rule, one band per chart.
   CHECK(count(html, "class=\"rule-band\"") == 2);
@@ -108,7 +108,7 @@ TEST_CASE("the derived rule is shaded and tabled; failures and the source are sh
   CHECK(html.find("lab <a&b>") == std::string::npos);
 }
 
-TEST_CASE("a profile's rules replace derived ones; a profile alone renders its rule table") {
+TEST_CASE("a profile's rules replace derived ones, a profile alone renders its rule table") {
   ReportData d = sample();
   profiles::Profile p;
   profiles::Rule r;
@@ -259,7 +259,7 @@ TEST_CASE("no two lines of a chart share a colour, whatever their number") {
   CHECK(color_difference("#000000", "#ffffff") == Approx(100).margin(0.1));
 }
 
-TEST_CASE("a chart of fourteen candidates draws fourteen colours; its busbw axis is logarithmic") {
+TEST_CASE("a chart of fourteen candidates draws fourteen colours, its busbw axis is logarithmic") {
   ReportData d;
   JournalHeader h;
   h.source = "simulated";

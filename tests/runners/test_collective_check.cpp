@@ -100,7 +100,7 @@ TEST_CASE("ReduceScatter expects this rank's block of the sum", "[check]") {
   CHECK(*e0 != *e1);
 }
 
-TEST_CASE("Broadcast expects the root's input; Reduce only on the root", "[check]") {
+TEST_CASE("Broadcast expects the root's input, Reduce only on the root", "[check]") {
   auto root_in = make_input(Collective::broadcast, 4, kCheckRoot, 40);
   for (int rank = 0; rank < 4; ++rank) {
     auto e = expected_output(Collective::broadcast, 4, rank, 40);

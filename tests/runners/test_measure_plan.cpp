@@ -89,7 +89,7 @@ TEST_CASE("The watchdog waits out a whole bound on the clock it is given", "[wat
   CHECK(polls == 3601);  // at 0 s, 1 s, ..., 3600 s: the last poll sees the deadline
 }
 
-TEST_CASE("A finishing operation is not aborted; a failing one is reported as failed", "[watchdog]") {
+TEST_CASE("A finishing operation is not aborted, a failing one is reported as failed", "[watchdog]") {
   int polls = 0, aborts = 0;
   auto finishes = [&] { return ++polls >= 3 ? WaitResult::done : WaitResult::timed_out; };
   CHECK(wait_with_watchdog(

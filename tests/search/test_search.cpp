@@ -228,7 +228,7 @@ TEST_CASE("derive: nothing to derive from is an input error") {
   CHECK_THROWS_AS(derive(none, {}), autotune::InputError);
 }
 
-TEST_CASE("exhaustive measures every candidate at every size; adaptive reaches its answer with far fewer") {
+TEST_CASE("exhaustive measures every candidate at every size, adaptive reaches its answer with far fewer") {
   FakeCluster fc;
   const TempDir tmp("strategies");
   const fs::path dir = tmp.path();

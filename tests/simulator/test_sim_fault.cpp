@@ -125,7 +125,7 @@ TEST_CASE("health: a NIC at half rate on node 3 halves what crosses node 3, and 
   CHECK(busbw_at_1g(one) == Approx(busbw_at_1g(model(1, {}))));
 }
 
-TEST_CASE("health: a throttled GPU or slow NVLinks slow the node's GPUs; the runner says so",
+TEST_CASE("health: a throttled GPU or slow NVLinks slow the node's GPUs, the runner says so",
           "[sim][sim-fault][health]") {
   const SimModel clock = model(8, {parse_sim_fault("node=5,gpu=2,clock=0.6")});
   CHECK(clock.fault_intra_factor() == 0.6);
@@ -180,7 +180,7 @@ std::vector<int> slow_groups(const std::vector<double>& busbw) {
 
 }  // namespace
 
-TEST_CASE("health: every group of a shape sees only its own nodes and GPUs; a healthy job's are all equal",
+TEST_CASE("health: every group of a shape sees only its own nodes and GPUs, a healthy job's are all equal",
           "[sim][sim-fault][health]") {
   const auto healthy = group_busbw({}, {1, 8});
   CHECK(healthy.size() == 8);

@@ -189,7 +189,7 @@ TEST_CASE("live probe on this machine succeeds and says why what is missing is m
   }
 }
 
-TEST_CASE("health: NVML readings through the reader seam become findings; the launcher's probe reads none",
+TEST_CASE("health: NVML readings through the reader seam become findings, the launcher's probe reads none",
           "[live][fake][health]") {
   FakeLiveReader r(test::own_fixture("sysfs-small/sys"));
   NvmlGpu g{"0000:02:00.0", {}, GpuHealth{}};
