@@ -2,23 +2,15 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "calibrate/orchestrator.hpp"
 #include "check/check_context.hpp"
 #include "check/check_json.hpp"
+#include "common/input_file.hpp"
 
 namespace autotune::calibrate {
 namespace {
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // check as a job of its own, through the calibration's launcher: its result is the JSON it leaves behind
 // (it exits 1 when a node blocks, which is a result, not a failure).
@@ -41,7 +33,7 @@ check::ClusterHealth check_job(const HealthCheckRequest& r, ProcessLauncher* giv
     throw std::runtime_error("the health check job (" + describe(r.launcher) + ") left no result" +
                              (why.empty() ? "" : ": " + why) + (tail.empty() ? "" : ", output:\n" + tail));
   }
-  return check::read_check_json(read_text(result), result.string());
+  return check::read_check_json(read_file(result), result.string());
 }
 
 }  // namespace
