@@ -1,5 +1,7 @@
 #include "common/text.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace autotune {
@@ -62,6 +64,12 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
     out += parts[i];
   }
   return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 }  // namespace autotune

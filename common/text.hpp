@@ -23,6 +23,9 @@ inline bool is_blank(char c) {
 // split or cut the line), and at most `max_chars` of it, then "..." (a 10 MB key is not echoed whole).
 std::string printable(std::string_view text, size_t max_chars = 80);
 
+// Whether `a` and `b` are equal ignoring ASCII case ("AllReduce" and "allreduce").
+bool iequals(std::string_view a, std::string_view b);
+
 // `text` without the whitespace (isspace: blanks, tabs, CR, LF...) at either end; a view of `text`.
 std::string_view trim(std::string_view text);
 

@@ -1,7 +1,6 @@
 #include "nccl/vocabulary.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include "common/text.hpp"
 
 namespace autotune::nccl {
 namespace {
@@ -16,12 +15,6 @@ constexpr std::array<std::string_view, kNumAlgorithms> kAlgorithmNcclNames = {
     "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
 constexpr std::array<std::string_view, kNumProtocols> kProtocolNames = {"ll", "ll128", "simple"};
 constexpr std::array<std::string_view, kNumProtocols> kProtocolNcclNames = {"LL", "LL128", "Simple"};
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 template <typename Enum, size_t N>
 std::optional<Enum> parse_name(std::string_view text, const std::array<std::string_view, N>& names) {
