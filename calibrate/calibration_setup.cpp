@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "calibrate/plan_world.hpp"
 #include "common/input_error.hpp"
 #include "nccl/ib_hca_spec.hpp"
 #include "nccl/version.hpp"
@@ -53,6 +54,8 @@ void check_request(const CalibrationRequest& r) {
   if (!(r.min_gain >= 0.0))
     bad_argument("--min-gain: expected a gain of at least 0, found " + std::to_string(r.min_gain));
   if (r.budget && !(r.budget->count() > 0.0)) bad_argument("--budget: expected a positive duration");
+  if (!r.simulate && !r.dry_run && (r.plan_nodes || !r.plan_topology.empty()))
+    bad_argument("--nodes and --topology describe the simulator or the plan: add --simulate or --dry-run");
   search::make_strategy(r.strategy);  // throws for a name it does not know
 }
 
@@ -274,9 +277,25 @@ void select_settings(const CalibrationRequest& r, const CalibrationContext& c, C
       throw InputError("<arguments>", 0,
                        "--job-id: expected 0 to " + std::to_string(settings.size() - 1) + ", found " +
                            std::to_string(*r.worker_job));
-    settings = {settings[*r.worker_job]};
-    s.runner.process_env = settings.front().env;
+    const runners::ProcessSetting own = settings[*r.worker_job];
+    s.one_node_shared = !(own == settings.front()) && !runners::reaches_one_node(own);
+    settings = {own};
+    s.runner.process_env = own.env;
   }
+}
+
+// A worker that shares the first job's one-node shapes leaves them out (unless nothing else is left).
+void leave_out_shared_shapes(CalibrationSetup& s) {
+  if (!s.one_node_shared) return;
+  std::vector<runners::Scale> kept;
+  for (const auto& scale : s.tune.space.scales)
+    if (scale.nodes > 1) kept.push_back(scale);
+  if (kept.empty()) {
+    s.one_node_shared = false;
+    return;
+  }
+  s.tune.space.scales = kept;
+  s.notes.push_back("one-node shapes measured by the first job, counted for this one");
 }
 
 // The kind of node, for the NCCL the measurements run under: the fingerprint holds its major.minor.
@@ -329,6 +348,28 @@ void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   if (!info.nccl_version.empty()) h.nccl_version = info.nccl_version;  // the libnccl this process loaded
   if (s.runner.topology) fingerprint_node(*s.runner.topology, h);
   if (h.cluster.empty()) h.cluster = c.hostname + "-" + std::to_string(info.nodes) + "n";
+}
+
+// A dry run on GPUs: the shapes of the cluster the launcher or this job would measure, from the probe and the
+// node count (calibrate/plan_world.hpp), nothing started.
+void plan_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, CalibrationSetup& s) {
+  PlanWorldInput in;
+  in.nodes = r.plan_nodes;
+  in.topology_file = r.plan_topology;
+  in.probe = c.probe_node;
+  in.launcher = s.launcher.words;
+  in.orchestrator = s.mode == CalibrationMode::orchestrator;
+  in.processes = c.processes;
+  in.env = c.env;
+  const PlanWorld planned = plan_world(in);
+  s.tune.space.scales = choose_shapes(r, planned.world, s.notes);
+  search::JournalHeader& h = s.tune.header;
+  h.nodes = planned.world.nodes;
+  h.gpus_per_node = planned.world.gpus_per_node;
+  if (h.cluster.empty()) h.cluster = c.hostname + "-" + std::to_string(planned.world.nodes) + "n";
+  s.notes.push_back("planned for " + std::to_string(planned.world.nodes) + " node(s) (" +
+                    planned.node_origin + ") of " + std::to_string(planned.world.gpus_per_node) + " GPUs (" +
+                    planned.gpu_origin + ")");
 }
 
 OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationContext& c, bool simulate) {
@@ -392,6 +433,8 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
     s.notes.push_back("[env] also gets the fabric settings every node's probe chose:" + settings);
   }
   if (!r.simulate && !r.dry_run) name_gpu_cluster(r, c, s);
+  if (!r.simulate && r.dry_run) plan_gpu_cluster(r, c, s);
+  leave_out_shared_shapes(s);
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
     measure::RunnerOptions whole = s.runner;

@@ -63,6 +63,9 @@ struct CalibrationRequest {
   std::string command;   // the command line, for provenance
   std::string launcher;  // how jobs start ("srun -N 2 ..."); empty = chosen
   bool dry_run = false;  // only plan: on GPUs nothing is started to learn the cluster
+  // A dry run on GPUs (calibrate/plan_world.hpp): the node count and a recorded node to plan for.
+  std::optional<int> plan_nodes;
+  std::filesystem::path plan_topology;
   // Set when this process is one job of an orchestrated calibration (`tune --worker`).
   std::optional<int> worker_job;
   std::filesystem::path journal_part;
@@ -102,6 +105,8 @@ struct CalibrationContext {
   // Makes the runner that measures on GPUs in this process (the seam tests replace).
   std::function<std::unique_ptr<runners::Runner>(const measure::RunnerOptions&)> make_runner =
       measure::make_runner;
+  // This node's probe, for a dry run on GPUs (topology::probe_live in the CLI); empty: no GPUs to plan for.
+  std::function<topology::Topology()> probe_node;
   // Checks the nodes before anything is measured (nccl-autotune check, wired by the CLI); empty: health is
   // not checked (a context for tests of everything else).
   HealthCheckFn check_health;
@@ -118,6 +123,9 @@ struct CalibrationSetup {
   // The store's current version of the profile this calibration writes (calibrate/previous_shapes.hpp).
   std::optional<PreviousVersion> previous;
   bool add_shapes = false;
+  // A worker whose setting cannot change a one-node communicator, after the first job: the first job
+  // measures its one-node shapes and the orchestrator counts them for it (runners::reaches_one_node).
+  bool one_node_shared = false;
   // On GPUs in process: the runner that named the cluster, handed to the first job.
   std::unique_ptr<runners::Runner> first_runner;
 };

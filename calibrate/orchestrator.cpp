@@ -331,7 +331,7 @@ std::vector<JobResult> job_results(const runners::ProcessSetting& setting,
   size_t seen = 0;
   for (const auto& r : part.records) {
     if (r.setting.id != setting.id) continue;  // a part belongs to one setting
-    auto it = by_scale.try_emplace(r.scale, JobResult{setting, r.scale, 0, 0, {}, false, ""}).first;
+    auto it = by_scale.try_emplace(r.scale, JobResult{setting, r.scale, 0, 0, 0, {}, false, ""}).first;
     (run.ran[i] && seen >= run.records_before[i] ? it->second.measured : it->second.replayed)++;
     ++seen;
     records.push_back(r);
@@ -339,13 +339,34 @@ std::vector<JobResult> job_results(const runners::ProcessSetting& setting,
   if (!run.failure[i].empty()) {
     if (by_scale.empty()) {
       runners::Scale s = header.scales.empty() ? runners::Scale{} : header.scales.front();
-      by_scale.emplace(s, JobResult{setting, s, 0, 0, {}, false, ""});
+      by_scale.emplace(s, JobResult{setting, s, 0, 0, 0, {}, false, ""});
     }
     for (auto& [s, job] : by_scale) job.failed = true, job.detail = run.failure[i];
   }
   std::vector<JobResult> out;
   for (auto& [s, job] : by_scale) out.push_back(std::move(job));
   return out;
+}
+
+// The first job's one-node shapes count for every job whose setting cannot change them (its worker left
+// them out): journaled under that setting too, saying where they were measured.
+void share_one_node_shapes(const OrchestratorOptions& o, const search::JournalHeader& header,
+                           std::vector<search::JournalRecord>& records, TuneResult& result) {
+  search::SearchSpace space;
+  space.settings = o.settings;
+  for (const auto& setting : o.settings)
+    for (const auto& scale : header.scales) {
+      if (measures_itself(space, setting, scale)) continue;
+      const bool own = std::any_of(records.begin(), records.end(), [&](const auto& r) {
+        return r.setting.id == setting.id && r.scale == scale;
+      });
+      if (own) continue;  // measured by its own job after all (nothing else to measure there)
+      auto taken = shared_records(records, o.settings.front(), setting, scale);
+      if (taken.empty()) continue;
+      JobResult job{setting, scale, 0, 0, taken.size(), {}, false, ""};
+      result.jobs.push_back(std::move(job));
+      records.insert(records.end(), taken.begin(), taken.end());
+    }
 }
 
 // Merges the parts as they stand (a torn last line is a write cut short and is left out) into the
@@ -380,6 +401,7 @@ std::vector<search::JournalRecord> merge_parts(const OrchestratorOptions& o, con
       events.push_back({setting.id, "failed", run.failure[i], utc_timestamp_now()});
   }
   std::sort(header.scales.begin(), header.scales.end());
+  share_one_node_shapes(o, header, records, result);
   std::filesystem::remove(o.journal);
   search::JournalWriter writer(o.journal);
   writer.write(header);

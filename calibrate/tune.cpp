@@ -64,15 +64,33 @@ void check_resumable(const search::JournalHeader& old, const search::JournalHead
 
 }  // namespace
 
+bool measures_itself(const search::SearchSpace& space, const runners::ProcessSetting& setting,
+                     const runners::Scale& scale) {
+  if (scale.nodes > 1 || space.settings.empty() || setting == space.settings.front()) return true;
+  return runners::reaches_one_node(setting);
+}
+
+std::vector<search::JournalRecord> shared_records(const std::vector<search::JournalRecord>& records,
+                                                  const runners::ProcessSetting& first,
+                                                  const runners::ProcessSetting& setting,
+                                                  const runners::Scale& scale) {
+  std::vector<search::JournalRecord> out;
+  for (const auto& rec : records)
+    if (rec.scale == scale && rec.setting.id == first.id && rec.measured_under.empty()) {
+      out.push_back(rec);
+      out.back().setting = setting;
+      out.back().measured_under = first.id;
+    }
+  return out;
+}
+
 TunePlan plan_tune(const TuneOptions& o) {
   TunePlan plan;
   plan.space = search::build_search_space(o.space);
   plan.strategy = o.strategy;
   auto strategy = search::make_strategy(o.strategy, o.adaptive);
   search::StrategyInput in = strategy_input(plan.space, o);
-  uint64_t per_unit = strategy->planned_measurements(in);
-  uint64_t units = plan.space.settings.size() * plan.space.scales.size();
-  plan.measurements = per_unit * units;
+  const uint64_t per_unit = strategy->planned_measurements(in);
   // Rough time on GPUs: the exhaustive grid's average cost per measurement, scaled to the plan.
   double grid_s = 0.0;
   uint64_t grid_n = 0;
@@ -82,8 +100,16 @@ TunePlan plan_tune(const TuneOptions& o) {
       grid_s += static_cast<double>(cs.candidates.size() + 1) * (0.05 + o.repetitions * 20 * op_s);
       grid_n += cs.candidates.size() + 1;
     }
-  if (grid_n)
-    plan.estimated_s = grid_s / static_cast<double>(grid_n) * static_cast<double>(plan.measurements);
+  const double per_measurement_s = grid_n ? grid_s / static_cast<double>(grid_n) : 0.0;
+  for (const auto& scale : plan.space.scales) {
+    ScalePlan sp{scale, 0, 0, 0.0};
+    for (const auto& setting : plan.space.settings) sp.jobs += measures_itself(plan.space, setting, scale);
+    sp.measurements = per_unit * static_cast<uint64_t>(sp.jobs);
+    sp.estimated_s = per_measurement_s * static_cast<double>(sp.measurements);
+    plan.measurements += sp.measurements;
+    plan.estimated_s += sp.estimated_s;
+    plan.scales.push_back(sp);
+  }
   return plan;
 }
 
@@ -158,6 +184,7 @@ class Calibration {
   void open_journal();
   void run_setting(const runners::ProcessSetting& setting);
   JobResult run_unit(const runners::ProcessSetting& setting, const runners::Scale& scale, int scale_index);
+  bool take_shared(Unit& u);
   std::optional<std::vector<runners::Measurement>> measure(Unit& u,
                                                            const std::vector<runners::MeasureRequest>& batch);
   bool out_of_budget(const Unit& u, size_t requests) const;
@@ -184,7 +211,6 @@ class Calibration {
   double measuring_s_ = 0.0;                     // time spent in runners, for the budget's estimate
   uint64_t measured_total_ = 0;
   int units_total_ = 0, units_done_ = 0;
-  uint64_t planned_per_unit_ = 0;
   bool setting_failed_ = false;
   std::string setting_detail_;
 };
@@ -244,7 +270,7 @@ void Calibration::report(const Unit& u, bool finished) const {
   p.jobs_total = units_total_;
   p.job = u.setting.id + " at " + runners::describe_shape(u.scale);
   p.measurements_done = result_.measured + result_.replayed + u.job.measured + u.job.replayed;
-  p.measurements_planned = std::max<uint64_t>(planned_per_unit_ * units_total_, p.measurements_done);
+  p.measurements_planned = std::max<uint64_t>(result_.plan.measurements, p.measurements_done);
   p.sizes_done = u.points.size();
   p.elapsed_s = elapsed();
   if (measured_total_ > 0 && p.measurements_planned > p.measurements_done)
@@ -337,15 +363,39 @@ std::optional<std::vector<runners::Measurement>> Calibration::measure(
   return out;
 }
 
+// A one-node shape this setting cannot change: the first setting's measurements of it count here too. False
+// when there are none to take (that job failed there): then it is measured after all.
+bool Calibration::take_shared(Unit& u) {
+  const auto& first = result_.plan.space.settings.front();
+  const uint64_t resumed =
+      static_cast<uint64_t>(std::count_if(records_.begin(), records_.end(), [&](const auto& r) {
+        return r.setting.id == u.setting.id && r.scale == u.scale;
+      }));
+  if (resumed > 0) {  // taken before the calibration was interrupted: the journal holds them
+    u.job.replayed = resumed;
+    return true;
+  }
+  std::vector<search::JournalRecord> taken = shared_records(records_, first, u.setting, u.scale);
+  if (taken.empty()) return false;
+  journal(taken);
+  records_.insert(records_.end(), taken.begin(), taken.end());
+  u.job.shared = taken.size();
+  return true;
+}
+
 JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const runners::Scale& scale,
                                 int scale_index) {
-  Unit u{setting, scale, JobResult{setting, scale, 0, 0, {}, false, ""},
+  Unit u{setting, scale, JobResult{setting, scale, 0, 0, 0, {}, false, ""},
          nullptr, "",    result_.header.source,
          {},      {},    {}};
   if (setting_failed_) {
     u.job.failed = true;
     u.job.detail = setting_detail_;
     return u.job;
+  }
+  if (!measures_itself(result_.plan.space, setting, scale) && take_shared(u)) {
+    report(u, true);
+    return std::move(u.job);
   }
   // NCCL's defaults are the baseline of every rule and of the [env] choice: their job may use all the budget
   // left (shared by its scales); the other settings share what it leaves.
@@ -394,7 +444,6 @@ TuneResult Calibration::run() {
   open_journal();
   start_ = clock_.now();
   units_total_ = static_cast<int>(space.settings.size() * space.scales.size());
-  planned_per_unit_ = strategy_->planned_measurements(input_);
   for (const auto& setting : space.settings) run_setting(setting);  // NCCL's defaults first
   if (records_.empty()) {
     std::string why;

@@ -66,17 +66,40 @@ struct JobResult {
   runners::Scale scale;
   uint64_t measured = 0;  // measurements made now
   uint64_t replayed = 0;  // measurements taken from the journal (--resume)
+  uint64_t shared = 0;    // the first setting's measurements that count here too (measures_itself)
   std::vector<std::string> skipped;
   bool failed = false;
   std::string detail;  // why it failed
 };
 
+// One scale of the plan, over the jobs (process-wide settings) that measure it: a one-node shape is measured
+// by the first job and by those whose setting reaches one node (runners::reaches_one_node) only.
+struct ScalePlan {
+  runners::Scale scale;
+  int jobs = 0;
+  uint64_t measurements = 0;
+  double estimated_s = 0.0;
+};
+
 struct TunePlan {
   search::SearchSpace space;
   std::string strategy;
-  uint64_t measurements = 0;  // planned, over all jobs and scales
-  double estimated_s = 0.0;   // on real GPUs, from a rough bandwidth model (see plan_tune)
+  uint64_t measurements = 0;      // planned, over all jobs and scales
+  double estimated_s = 0.0;       // on real GPUs, from a rough bandwidth model (see plan_tune)
+  std::vector<ScalePlan> scales;  // in the space's order
 };
+
+// Whether `setting` measures `scale` itself, or takes the first setting's measurements of it (a one-node
+// shape under a setting that only chooses the network between nodes).
+bool measures_itself(const search::SearchSpace& space, const runners::ProcessSetting& setting,
+                     const runners::Scale& scale);
+
+// The first setting's measurements at `scale` as `setting`'s, each saying where it was measured
+// (JournalRecord::measured_under).
+std::vector<search::JournalRecord> shared_records(const std::vector<search::JournalRecord>& records,
+                                                  const runners::ProcessSetting& first,
+                                                  const runners::ProcessSetting& setting,
+                                                  const runners::Scale& scale);
 
 struct TuneResult {
   TunePlan plan;

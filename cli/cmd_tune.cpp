@@ -20,6 +20,7 @@
 #include "cli/options.hpp"
 #include "cli/rule_json.hpp"
 #include "cli/simulator_options.hpp"
+#include "cli/tune_plan_text.hpp"
 #include "common/byte_size.hpp"
 #include "common/host_name.hpp"
 #include "common/input_error.hpp"
@@ -30,6 +31,7 @@
 #include "report/report_html.hpp"
 #include "report/table_format.hpp"
 #include "runners/process_group.hpp"
+#include "topology/reader.hpp"
 
 namespace autotune::cli {
 namespace {
@@ -161,31 +163,6 @@ std::vector<std::string> worker_args(const Args& args) {
   return out;
 }
 
-void print_plan(const calibrate::CalibrationSetup& s) {
-  auto plan = calibrate::plan_tune(s.tune);
-  std::cout << "plan (" << plan.strategy << "), nothing measured:\n";
-  std::cout << "  jobs (process-wide settings): " << plan.space.settings.size() << "\n";
-  for (const auto& setting : plan.space.settings) std::cout << "    " << setting.id << "\n";
-  std::cout << "  scales:";
-  for (const auto& scale : plan.space.scales)
-    std::cout << " " << scale.nodes << "x" << scale.ranks / std::max(1, scale.nodes);
-  std::cout << "\n  sizes: " << plan.space.sizes.size() << " ("
-            << report::human_size_range(plan.space.sizes.front(), plan.space.sizes.back()) << ", x2)\n";
-  for (const auto& cs : plan.space.collectives)
-    std::cout << "  " << nccl::name(cs.collective) << ": " << cs.candidates.size()
-              << " candidates + NCCL's default\n";
-  std::cout << "  measurements: " << plan.measurements << (plan.strategy == "adaptive" ? " (estimate)" : "")
-            << "\n";
-  std::cout << "  estimated time on GPUs: " << static_cast<long>(std::lround(plan.estimated_s)) << " s\n";
-  std::cout << "  journal: " << s.tune.journal.string() << "\n";
-  if (s.mode == calibrate::CalibrationMode::orchestrator) {
-    std::cout << "  jobs run: " << s.launcher.origin;
-    for (const auto& w : s.launcher.words) std::cout << " " << w;
-    std::cout << "\n";
-  }
-  for (const auto& n : s.notes) std::cout << "note: " << n << "\n";
-}
-
 void print_job_notice(const calibrate::JobNotice& n) {
   std::fprintf(stderr, "job %d/%d '%s': %s\n", n.job + 1, n.jobs_total, n.setting.c_str(), n.what.c_str());
 }
@@ -288,7 +265,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "store", po::value(&a.store_dir),
       "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
       "name", po::value(&a.name), "cluster name for the profile (default: from the node and node count)")(
-      "format", po::value(&a.format)->default_value(a.format), "text or json (the final summary)")(
+      "format", po::value(&a.format)->default_value(a.format),
+      "text or json (the final summary, or the plan with --dry-run)")(
       "report", po::value(&a.report), "also write the HTML report of this calibration to FILE")(
       "launcher", po::value(&a.launcher),
       "start each job through this command: \"srun -N 2 --ntasks-per-node 8\", \"mpirun -np 16 -H a:8,b:8\"")(
@@ -301,7 +279,14 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
 
 calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_map& vm, const Args& args) {
   calibrate::CalibrationRequest r;
-  const std::optional<sim::SimulatorSpec> simulated = simulator_spec(vm, a.simulator);
+  SimulatorArgs simulator = a.simulator;
+  if (!vm.count("simulate")) {  // without the simulator, --nodes and --topology describe the plan (--dry-run)
+    if (!vm["nodes"].defaulted()) r.plan_nodes = simulator.nodes;
+    r.plan_topology = simulator.topology_file;
+    simulator.nodes = 1;
+    simulator.topology_file.clear();
+  }
+  const std::optional<sim::SimulatorSpec> simulated = simulator_spec(vm, simulator);
   r.simulate = simulated.has_value();
   if (simulated) r.simulator = *simulated;
   r.ignore_health = vm.count("ignore-health") > 0;
@@ -359,6 +344,7 @@ calibrate::CalibrationContext tune_context(const runners::ProcessGroup& processe
   c.worker_args = worker_args(args);
   c.nccl_version_code = kBuiltNcclVersion;
   c.tool_version = kToolVersion;
+  c.probe_node = [] { return topology::probe_live(); };
   // Health first: check's passes on the simulator or this job, or check as a job of its own.
   const bool tty = processes.is_root() && ::isatty(STDERR_FILENO);
   c.check_health = [tty, root = processes.is_root()](const calibrate::HealthCheckRequest& request) {
@@ -415,7 +401,8 @@ int cmd_tune(const Args& args) {
   calibrate::CalibrationSetup setup =
       calibrate::set_up_calibration(request, tune_context(processes, store, args));
   if (request.dry_run) {
-    if (processes.is_root()) print_plan(setup);
+    if (processes.is_root())
+      std::cout << (a.format == "json" ? plan_json(setup).dump(2) + "\n" : plan_text(setup));
     return kExitOk;
   }
   // One calibration per store and name: a second refuses before it touches the journal (a worker runs

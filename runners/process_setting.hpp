@@ -15,6 +15,11 @@ struct ProcessSetting {
   bool operator==(const ProcessSetting&) const = default;
 };
 
+// Whether the setting can change a one-node communicator: false when every variable it sets only chooses
+// the network between nodes (NCCL_IB_HCA, NCCL_CROSS_NIC), which a communicator inside one node never
+// uses; its one-node shapes are then measured once, under the first setting, and count for it.
+bool reaches_one_node(const ProcessSetting& setting);
+
 // A communicator's shape: nodes x ranks per node, as training jobs create them (tensor-parallel groups inside
 // a node, pipeline and data-parallel groups with one rank per node across nodes). `ranks` is the whole
 // communicator; a calibrated shape is even (ranks divisible by nodes).

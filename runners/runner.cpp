@@ -11,6 +11,16 @@ std::string shape_text(const Scale& s) {
   return std::to_string(s.nodes) + "x" + std::to_string(s.ranks_per_node());
 }
 
+bool reaches_one_node(const ProcessSetting& setting) {
+  // Only variables NCCL reads to pick NICs for traffic between nodes (transport/net_ib, graph/search);
+  // anything else (protocols, NVLS, P2P, buffers) may change what a node does inside itself.
+  static const char* const kNetworkOnly[] = {"NCCL_IB_HCA", "NCCL_CROSS_NIC"};
+  for (const auto& [name, value] : setting.env)
+    if (std::find(std::begin(kNetworkOnly), std::end(kNetworkOnly), name) == std::end(kNetworkOnly))
+      return true;
+  return false;
+}
+
 std::string describe_shape(const Scale& s) {
   return shape_text(s) + " (" + std::to_string(s.ranks) + (s.ranks == 1 ? " rank)" : " ranks)");
 }

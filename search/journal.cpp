@@ -239,6 +239,7 @@ JournalRecord parse_record(const Fields& f) {
   r.runner = f.get_or<std::string>("runner", "");
   r.time = f.get_or<std::string>("time", "");
   r.learn_id = f.get_or<std::string>("learn", "");
+  r.measured_under = f.get_or<std::string>("measured_under", "");
   if (auto problem = record_problem(r)) f.fail(*problem);
   return r;
 }
@@ -415,6 +416,7 @@ std::string to_json_line(const JournalRecord& r) {
   j["runner"] = r.runner;
   j["time"] = r.time;
   if (!r.learn_id.empty()) j["learn"] = r.learn_id;
+  if (!r.measured_under.empty()) j["measured_under"] = r.measured_under;
   return j.dump();
 }
 

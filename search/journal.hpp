@@ -83,6 +83,9 @@ struct JournalRecord {
   // Production records: the learn transaction that folded them in (empty otherwise), so that a learn
   // finished after a kill appends only what the killed one did not.
   std::string learn_id = {};
+  // A one-node shape under a setting that cannot change it (runners::reaches_one_node): the id of the
+  // setting it was measured under, whose measurement counts here too; empty otherwise.
+  std::string measured_under = {};
 };
 
 // A job (one process-wide setting) started, finished or failed; `detail` holds the failed job's output.

@@ -1,0 +1,46 @@
+#include "calibrate/concurrent_scales.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace autotune::calibrate {
+
+std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& scales, int nodes) {
+  std::vector<size_t> order(scales.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return scales[a].scale.nodes > scales[b].scale.nodes; });
+  std::vector<ConcurrentRound> rounds;
+  std::vector<int> used;  // nodes taken in each round
+  for (size_t i : order) {
+    const ScalePlan& sp = scales[i];
+    if (sp.scale.nodes > nodes || sp.jobs == 0) continue;
+    size_t r = 0;
+    while (r < rounds.size() && used[r] + sp.scale.nodes > nodes) ++r;
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      used.push_back(0);
+    }
+    rounds[r].groups.push_back({sp.scale, used[r]});
+    used[r] += sp.scale.nodes;
+    rounds[r].estimated_s = std::max(rounds[r].estimated_s, sp.estimated_s);
+  }
+  return rounds;
+}
+
+ScheduleCost schedule_cost(const std::vector<ScalePlan>& scales, const std::vector<ConcurrentRound>& rounds,
+                           int nodes) {
+  ScheduleCost cost;
+  cost.nodes = nodes;
+  for (const auto& sp : scales) cost.sequential_s += sp.estimated_s;
+  for (const auto& r : rounds) cost.concurrent_s += r.estimated_s;
+  return cost;
+}
+
+std::string node_range_text(const ScaleGroup& group) {
+  if (group.scale.nodes == 1) return "node " + std::to_string(group.first_node);
+  return "nodes " + std::to_string(group.first_node) + "-" +
+         std::to_string(group.first_node + group.scale.nodes - 1);
+}
+
+}  // namespace autotune::calibrate

@@ -1,0 +1,44 @@
+#pragma once
+// Which scales of a calibration can run at the same time: a scale smaller than the allocation needs only its
+// own nodes, so scales whose node counts fit together run side by side on disjoint node sets (on 1,024
+// nodes: 512x8 on nodes 0-511 while 512x1 runs on 512-1023), and the whole allocation is held for the longest
+// of them instead of for all of them one after another. Rounds run one after another; the scales of a round
+// share the fabric (the spine), which the plan and the report say beside their figures.
+
+#include <string>
+#include <vector>
+
+#include "calibrate/tune.hpp"
+#include "runners/process_setting.hpp"
+
+namespace autotune::calibrate {
+
+struct ScaleGroup {
+  runners::Scale scale;
+  int first_node = 0;  // the group runs on nodes first_node .. first_node + scale.nodes - 1
+};
+
+struct ConcurrentRound {
+  std::vector<ScaleGroup> groups;
+  double estimated_s = 0.0;  // the longest of its scales
+};
+
+// First-fit by decreasing node count over `nodes` nodes, each scale once, in rounds; a scale larger than
+// the allocation is not placed (set-up refuses those before). Deterministic: ties keep the plan's order.
+std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& scales, int nodes);
+
+// What the schedule costs against one scale after another, with the whole allocation held throughout.
+struct ScheduleCost {
+  int nodes = 0;
+  double sequential_s = 0.0;  // every scale in turn
+  double concurrent_s = 0.0;  // the rounds in turn
+  double sequential_node_hours() const { return nodes * sequential_s / 3600.0; }
+  double concurrent_node_hours() const { return nodes * concurrent_s / 3600.0; }
+};
+ScheduleCost schedule_cost(const std::vector<ScalePlan>& scales, const std::vector<ConcurrentRound>& rounds,
+                           int nodes);
+
+// "nodes 512-1023" for people and the journal.
+std::string node_range_text(const ScaleGroup& group);
+
+}  // namespace autotune::calibrate
