@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <stdexcept>
 
+#include "calibrate/progress_report.hpp"
 #include "common/input_error.hpp"
 #include "common/input_file.hpp"
 #include "common/process_launcher.hpp"
@@ -59,15 +62,40 @@ std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t
 }
 
 std::string run_job(ProcessLauncher& launcher, const Clock& clock, const ProcessSpec& spec,
-                    std::optional<double> limit) {
+                    std::optional<double> limit, const std::function<void()>& tick) {
   auto child = launcher.start(spec);
-  const Ended end = wait_for_end(*child, clock, limit);
+  const Ended end = wait_for_end(*child, clock, limit, tick);
   std::string stopped;
   if (end.stopped)
     stopped = "stopped after " + std::to_string(static_cast<long>(*limit)) +
               " s, twice its share of the budget plus the start-up allowance; ";
   if (end.status.ok() && !end.stopped) return "";
   return stopped + end.status.describe();
+}
+
+std::function<void()> progress_watch(const std::filesystem::path& log, uintmax_t from, const Clock& clock,
+                                     double interval_s, std::function<void(const std::string&)> tell) {
+  struct Seen {
+    Clock::time_point last;
+    std::string json;
+  };
+  auto seen = std::make_shared<Seen>(Seen{clock.now(), ""});
+  return [=, &clock, tell = std::move(tell)] {
+    if (clock.seconds_since(seen->last) < interval_s) return;
+    seen->last = clock.now();
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(log, ec);
+    if (ec || size <= from) return;
+    // The newest lines only: a job's log also holds NCCL's own output.
+    const uintmax_t start = std::max(from, size > 65536 ? size - 65536 : 0);
+    std::ifstream in(log, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(start));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto json = last_progress_json(text);
+    if (!json || *json == seen->json) return;
+    seen->json = *json;
+    tell("progress " + *json);
+  };
 }
 
 std::vector<std::string> split_shell_words(std::string_view text) {
@@ -283,7 +311,9 @@ JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const 
     run.ran[i] = true;
     std::error_code ec;
     uintmax_t log_start = std::filesystem::exists(files.log, ec) ? std::filesystem::file_size(files.log) : 0;
-    std::string why = run_job(launcher, clock, spec, limit);
+    std::string why = run_job(launcher, clock, spec, limit,
+                              progress_watch(files.log, log_start, clock, o.progress_interval_s,
+                                             [&](const std::string& line) { tell(i, line); }));
     if (launcher.stop_signal()) {
       // Not the job's failure: its part is interrupted and --resume continues it.
       tell(i, "interrupted (" + why + ")");

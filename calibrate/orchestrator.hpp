@@ -66,7 +66,12 @@ JobFiles job_files(const std::filesystem::path& journal, int job_id);
 // Runs one job to its end and returns "" when it exited with status 0, otherwise what went wrong. With a
 // limit, a job still running at the limit is sent SIGTERM, and SIGKILL 10 s later if it ignores that.
 std::string run_job(ProcessLauncher& launcher, const Clock& clock, const ProcessSpec& spec,
-                    std::optional<double> limit);
+                    std::optional<double> limit, const std::function<void()>& tick = {});
+
+// Watches a running job's log for its progress lines (calibrate/progress_report.hpp): every `interval_s` on
+// `clock`, the newest one written after `from`, when it changed, goes to `tell` as "progress {...}".
+std::function<void()> progress_watch(const std::filesystem::path& log, uintmax_t from, const Clock& clock,
+                                     double interval_s, std::function<void(const std::string&)> tell);
 
 // The last lines of what a job wrote to its log from `from` on (earlier runs' output stays above), for the
 // journal and the summary.
@@ -85,6 +90,7 @@ struct OrchestratorOptions {
   // With a budget, a job still running after twice its share plus this (start-up, NCCL initialisation) is
   // stopped (SIGTERM, SIGKILL 10 s later) and recorded as failed: a hung launcher must not hold the rest.
   std::chrono::duration<double> job_grace{120.0};
+  double progress_interval_s = 10.0;  // how often a running job's log is read for its progress
   search::JournalHeader
       header;  // of the merged journal; settings are filled in, the rest of what the
                // workers know (scales, GPUs, NCCL version) is taken from their parts when empty
@@ -101,7 +107,7 @@ struct JobNotice {
   int job = 0;
   int jobs_total = 0;
   std::string setting;
-  std::string what;  // "started: <command>", "finished", "already finished", "failed: ..."
+  std::string what;  // "started: <command>", "progress {...}", "finished", "already finished", "failed: ..."
 };
 using JobNoticeFn = std::function<void(const JobNotice&)>;
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/utc_time.hpp"
 
@@ -26,6 +27,16 @@ ReplayKey replay_key(const runners::ProcessSetting& s, const runners::Scale& sc,
   return {
       s.id,          sc.nodes, sc.ranks, static_cast<int>(r.collective), r.bytes, search::key_of(r.candidate),
       r.repetitions, attempt};
+}
+
+// "allreduce 1 MiB ring/simple (+14 more)": the batch about to be measured, for progress.
+std::string measuring_text(const std::vector<runners::MeasureRequest>& batch) {
+  if (batch.empty()) return "";
+  const auto& r = batch.front();
+  std::string out = std::string(nccl::name(r.collective)) + " " + human_byte_size(r.bytes) + " " +
+                    runners::to_string(r.candidate);
+  if (batch.size() > 1) out += " (+" + std::to_string(batch.size() - 1) + " more)";
+  return out;
 }
 
 // A runner that cannot go on: the job stops, the calibration goes on with the others.
@@ -192,7 +203,7 @@ class Calibration {
                                                  const std::vector<runners::MeasureRequest>& requests);
   void journal(const std::vector<search::JournalRecord>& records);
   void journal(const search::JournalJobEvent& event);
-  void report(const Unit& u, bool finished) const;
+  void report(const Unit& u, bool finished, const std::string& measuring = "") const;
   double elapsed() const { return clock_.seconds_since(start_); }
 
   const TuneOptions& o_;
@@ -263,9 +274,10 @@ void Calibration::journal(const search::JournalJobEvent& event) {
   if (writer_) writer_->write(event);
 }
 
-void Calibration::report(const Unit& u, bool finished) const {
+void Calibration::report(const Unit& u, bool finished, const std::string& measuring) const {
   if (!progress_) return;
   TuneProgress p;
+  p.measuring = measuring;
   p.jobs_done = units_done_ + (finished ? 1 : 0);
   p.jobs_total = units_total_;
   p.job = u.setting.id + " at " + runners::describe_shape(u.scale);
@@ -343,6 +355,7 @@ std::optional<std::vector<runners::Measurement>> Calibration::measure(
       requests.push_back(batch[i]);
       requests.back().attempt = attempt_of[i];
     }
+    report(u, false, measuring_text(requests));
     std::vector<runners::Measurement> got = run_requests(u, requests);
     std::vector<search::JournalRecord> records;
     const std::string now = utc_timestamp_now();

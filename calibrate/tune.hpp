@@ -58,6 +58,7 @@ struct TuneProgress {
   double elapsed_s = 0.0;
   double remaining_s = -1.0;  // estimate; negative = unknown
   bool job_finished = false;  // this report closes a job
+  std::string measuring;      // what the runner is measuring now: "allreduce 1 MiB ring/simple (+14 more)"
 };
 using ProgressFn = std::function<void(const TuneProgress&)>;
 

@@ -15,6 +15,7 @@
 
 #include "autotune/version.hpp"
 #include "calibrate/calibration_setup.hpp"
+#include "calibrate/progress_report.hpp"
 #include "calibrate/tune_check.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -167,23 +168,16 @@ void print_job_notice(const calibrate::JobNotice& n) {
   std::fprintf(stderr, "job %d/%d '%s': %s\n", n.job + 1, n.jobs_total, n.setting.c_str(), n.what.c_str());
 }
 
-// Progress on stderr: one line rewritten in place on a terminal, a line per finished job otherwise.
+// Progress on stderr: one line rewritten in place on a terminal, a `progress {...}` line otherwise (batch
+// logs; the orchestrator reads its workers' from their logs).
 calibrate::ProgressFn progress_printer(bool tty) {
-  return [tty](const calibrate::TuneProgress& p) {
-    if (tty) {
-      std::fprintf(stderr, "\r\033[Kjob %d/%d %s: %llu/%llu measurements, %llu sizes, %.0f s elapsed",
-                   std::min(p.jobs_done + 1, p.jobs_total), p.jobs_total, p.job.c_str(),
-                   static_cast<unsigned long long>(p.measurements_done),
-                   static_cast<unsigned long long>(p.measurements_planned),
-                   static_cast<unsigned long long>(p.sizes_done), p.elapsed_s);
-      if (p.remaining_s >= 0) std::fprintf(stderr, ", ~%.0f s left", p.remaining_s);
-      std::fflush(stderr);
-    } else if (p.job_finished) {
-      std::fprintf(stderr, "job %d/%d done: %s, %llu measurements so far, %.1f s\n", p.jobs_done,
-                   p.jobs_total, p.job.c_str(), static_cast<unsigned long long>(p.measurements_done),
-                   p.elapsed_s);
-    }
+  calibrate::ProgressReporterOptions o;
+  o.tty = tty;
+  o.write = [](const std::string& text) {
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
   };
+  return calibrate::progress_reporter(std::move(o));
 }
 
 // A worker says how its one job went; the orchestrator reads its exit status and journal part.

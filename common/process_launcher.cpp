@@ -152,7 +152,8 @@ std::map<std::string, std::string> environment_map() {
   return env;
 }
 
-Ended wait_for_end(ChildProcess& child, const Clock& clock, std::optional<double> limit_s) {
+Ended wait_for_end(ChildProcess& child, const Clock& clock, std::optional<double> limit_s,
+                   const std::function<void()>& tick) {
   const auto started = clock.now();
   bool termed = false, killed = false;
   std::optional<ExitStatus> status;
@@ -165,6 +166,7 @@ Ended wait_for_end(ChildProcess& child, const Clock& clock, std::optional<double
       child.send_signal(SIGKILL);
       killed = true;
     }
+    if (tick) tick();
     clock.sleep_for(std::chrono::milliseconds(20));
   }
   return {*status, termed};

@@ -7,6 +7,7 @@
 // One launcher per process (it owns those signal handlers); its methods are called from one thread.
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,9 +55,11 @@ struct Ended {
   ExitStatus status;
   bool stopped = false;
 };
-// Polls `child` every 20 ms on `clock` until it ends. With a limit (seconds), a child still running at the
-// limit is sent SIGTERM, and SIGKILL 10 s later if it ignores that.
-Ended wait_for_end(ChildProcess& child, const Clock& clock, std::optional<double> limit_s);
+// Polls `child` every 20 ms on `clock` until it ends, calling `tick` (when given) at every poll: the caller
+// watches the child's progress meanwhile. With a limit (seconds), a child still running at the limit is
+// sent SIGTERM, and SIGKILL 10 s later if it ignores that.
+Ended wait_for_end(ChildProcess& child, const Clock& clock, std::optional<double> limit_s,
+                   const std::function<void()>& tick = {});
 
 // fork + execvpe, with stop signals forwarded to running children while it lives.
 std::unique_ptr<ProcessLauncher> make_posix_launcher();

@@ -9,6 +9,8 @@
 #include "profiles/store.hpp"
 #include "simulator/sim_fault.hpp"
 #include "support/fake_runner.hpp"
+#include "support/thread_process_group.hpp"
+#include "topology/examples.hpp"
 
 using namespace autotune;
 using namespace autotune::search;
@@ -399,4 +401,77 @@ TEST_CASE("health: the fabric settings every node agreed on go into the profile'
   CHECK(profile.env ==
         std::map<std::string, std::string>{{"NCCL_IB_GID_INDEX", "3"}, {"NCCL_SOCKET_IFNAME", "=eth0"}});
   CHECK(profile.provenance.health == "2 node(s) checked by check (test): none blocks");
+}
+
+namespace {
+
+CalibrationRequest gpu_dry_run() {
+  CalibrationRequest r;
+  r.dry_run = true;
+  r.command = "nccl-autotune tune --dry-run";
+  return r;
+}
+
+CalibrationContext probed(std::function<topology::Topology()> probe) {
+  CalibrationContext c = world();
+  c.probe_node = std::move(probe);
+  return c;
+}
+
+topology::Topology h100_node() {
+  return topology::load_example("h100-8x");
+}
+
+}  // namespace
+
+TEST_CASE("set-up: a dry run on GPUs plans this node's probe at the launcher's, Slurm's or --nodes' count") {
+  CalibrationRequest r = gpu_dry_run();
+  r.launcher = "srun -N 16 --ntasks-per-node 8";
+  auto s = set_up_calibration(r, probed(h100_node));
+  CHECK(s.mode == CalibrationMode::orchestrator);
+  CHECK(s.tune.space.scales.size() == 9);  // 1x8, and n x 1 and n x 8 for n = 2 .. 16
+  CHECK(std::find(s.tune.space.scales.begin(), s.tune.space.scales.end(), runners::Scale{16, 128}) !=
+        s.tune.space.scales.end());
+  CHECK(s.tune.header.cluster == "node17-16n");
+  CHECK(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+    return n == "planned for 16 node(s) (the launcher) of 8 GPUs (the probe of this node)";
+  }));
+  // Inside a Slurm allocation the default launcher says the node count; --nodes says it for any launcher.
+  CalibrationContext slurm = probed(h100_node);
+  slurm.env = {{"SLURM_JOB_ID", "77"}, {"SLURM_NNODES", "4"}};
+  CHECK(set_up_calibration(gpu_dry_run(), slurm).tune.header.nodes == 4);
+  r.launcher = "mpirun -np 32";
+  CHECK_THROWS_WITH(set_up_calibration(r, probed(h100_node)), Catch::Contains("give --nodes N"));
+  r.plan_nodes = 4;
+  auto four = set_up_calibration(r, probed(h100_node));
+  CHECK(four.tune.space.scales == std::vector<runners::Scale>{{1, 8}, {2, 2}, {2, 16}, {4, 4}, {4, 32}});
+  // Nothing started, nothing named from a runner: the plan's figures come from the plan alone.
+  const auto plan = plan_tune(four.tune);
+  CHECK(plan.scales.size() == 5);
+  CHECK(plan.measurements > 0);
+}
+
+TEST_CASE("set-up: a dry run on GPUs without GPUs to plan for, or plan options without --dry-run, refused") {
+  CalibrationRequest r = gpu_dry_run();
+  CHECK_THROWS_WITH(set_up_calibration(r, probed([] { return topology::Topology{}; })),
+                    Catch::Contains("the probe of this node: expected GPUs to plan for, found none"));
+  CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains("give --topology FILE"));
+  r.dry_run = false;
+  r.plan_nodes = 8;
+  CHECK_THROWS_AS(set_up_calibration(r, probed(h100_node)), InputError);
+  r.dry_run = true;
+  r.plan_nodes = 0;
+  CHECK_THROWS_WITH(set_up_calibration(r, probed(h100_node)),
+                    Catch::Contains("--nodes: expected at least 1"));
+}
+
+TEST_CASE("set-up: a dry run under mpirun plans the job's own nodes and ranks per node") {
+  auto state = std::make_shared<test::ThreadGroupState>(16, std::chrono::milliseconds(1000));
+  test::ThreadProcessGroup rank0(state, 0, 4);  // 4 nodes x 4 ranks; only the plan is asked of it
+  CalibrationContext mpi = probed(h100_node);
+  mpi.processes = &rank0;
+  mpi.under_mpi = true;
+  auto s = set_up_calibration(gpu_dry_run(), mpi);
+  CHECK(s.mode == CalibrationMode::in_process);
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 4}, {2, 2}, {2, 8}, {4, 4}, {4, 16}});
 }

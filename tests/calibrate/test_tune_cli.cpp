@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli_test_support.hpp"
@@ -273,4 +274,44 @@ TEST_CASE("empty option values and names that are no file name are refused befor
     CHECK(std::count(said.begin(), said.end(), '\n') == 1);
   }
   CHECK_FALSE(fs::exists(tmp.path() / "store"));
+}
+
+TEST_CASE("tune --dry-run without --simulate plans a recorded node at the launcher's or --nodes' count") {
+  const TempDir tmp("gpu-plan");
+  const fs::path dir = tmp.path(), node = dir / "node.json", store = dir / "store", out = dir / "plan.txt";
+  auto status = [](const std::string& args) {
+    const int st = std::system(("env -u SLURM_JOB_ID -u SLURM_NNODES " + kBinary + " " + args).c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  REQUIRE(status("probe --example h100-8x --format json >" + node.string()) == 0);
+  const std::string common =
+      " --topology " + node.string() + " --store " + store.string() + " >" + out.string() + " 2>&1";
+  REQUIRE(status("tune --dry-run --launcher 'srun -N 8 --ntasks-per-node 8'" + common) == 0);
+  const std::string text = autotune::read_file(out);
+  CHECK_THAT(text, Catch::Contains("planned for 8 node(s) (the launcher) of 8 GPUs (--topology") &&
+                       Catch::Contains("total: ") && Catch::Contains("on 8 node(s)") &&
+                       Catch::Contains("node-hours of the whole allocation") &&
+                       Catch::Contains("round 3 (") &&
+                       Catch::Contains("round 3 (255 s): 4x1 on nodes 0-3; 4x8 on nodes 4-7\n"));
+  for (const char* shape : {"\n1x8 ", "\n2x1 ", "\n8x8 "}) CHECK_THAT(text, Catch::Contains(shape));
+
+  REQUIRE(status("tune --dry-run --nodes 4 --format json" + common) == 0);
+  const auto plan = nlohmann::json::parse(autotune::read_file(out));
+  CHECK(plan["nodes"] == 4);
+  uint64_t sum = 0;
+  std::vector<std::string> shapes;
+  for (const auto& s : plan["scales"]) {
+    shapes.push_back(s["shape"]);
+    sum += s["measurements"].get<uint64_t>();
+  }
+  CHECK(shapes == std::vector<std::string>{"1x8", "2x1", "2x8", "4x1", "4x8"});
+  CHECK(sum == plan["measurements"].get<uint64_t>());
+  CHECK(plan["concurrent"]["seconds"].get<double>() < plan["sequential"]["seconds"].get<double>());
+  CHECK(plan["rounds"].size() == 4);  // 4x1, 4x8, 2x1 beside 2x8, then 1x8 (13 node-slots > 3 x 4)
+
+  // What cannot be planned is said before anything is done; nothing is written.
+  CHECK(status("tune --dry-run --launcher 'mpirun -np 32'" + common) == 2);
+  CHECK_THAT(autotune::read_file(out), Catch::Contains("give --nodes N"));
+  CHECK(status("tune --nodes 4 --store " + store.string()) == 2);
+  CHECK_FALSE(fs::exists(store));
 }

@@ -355,6 +355,7 @@ TEST_CASE(
   const fs::path dir = tmp.path();
   TuneOptions o = options_for(dir / "j.jsonl", "adaptive");
   o.space.collectives = {Collective::allreduce};
+  o.space.scales = {{2, 16}};  // network settings change communicators across nodes only
   o.space.settings = {{"default", {}},
                       {"hca=mlx5_0", {{"NCCL_IB_HCA", "=mlx5_0"}}},
                       {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}};
@@ -377,6 +378,64 @@ TEST_CASE(
     failed_event = failed_event || (e.job == "hca=mlx5_0" && e.status == "failed");
   CHECK(failed_event);
   fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "tune: a one-node shape is measured once for the network settings, journaled where it came from, same "
+    "profile") {
+  const TempDir tmp("one-node");
+  TuneOptions o = options_for(tmp.path() / "j.jsonl", "adaptive");
+  o.space.collectives = {Collective::allreduce};
+  o.space.scales = {{1, 8}, {2, 16}};
+  o.space.settings = {
+      {"default", {}}, {"cross_nic=1", {{"NCCL_CROSS_NIC", "1"}}}, {"nvls=0", {{"NCCL_NVLS_ENABLE", "0"}}}};
+  std::map<std::pair<std::string, int>, int> runners_made;  // (setting, nodes)
+  auto make = [&](const ProcessSetting& s, const Scale& sc) -> std::unique_ptr<Runner> {
+    ++runners_made[{s.id, sc.nodes}];
+    return std::make_unique<FakeRunner>(FakeCluster{});
+  };
+  const auto r = tune(o, make);
+  // NCCL_CROSS_NIC cannot change one node: its 1x8 is the default job's; NCCL_NVLS_ENABLE can, and is
+  // measured.
+  CHECK(runners_made.count({"cross_nic=1", 1}) == 0);
+  CHECK(runners_made[{"nvls=0", 1}] == 1);
+  CHECK(runners_made[{"cross_nic=1", 2}] == 1);
+  const auto journal = load_journal(o.journal);
+  size_t shared = 0, default_one_node = 0;
+  for (const auto& rec : journal.records) {
+    if (rec.scale.nodes != 1) continue;
+    if (rec.setting.id == "default") ++default_one_node;
+    if (rec.setting.id == "cross_nic=1") {
+      CHECK(rec.measured_under == "default");
+      ++shared;
+    } else {
+      CHECK(rec.measured_under.empty());
+    }
+  }
+  CHECK(shared == default_one_node);
+  REQUIRE(r.jobs.size() == 6);
+  CHECK(r.jobs[2].shared == shared);
+  CHECK(r.jobs[2].measured == 0);
+  CHECK(r.measured + shared == journal.records.size());
+  // The plan counts what is measured: the shared shape once less.
+  CHECK(r.plan.scales.front().jobs == 2);
+  CHECK(r.plan.scales.back().jobs == 3);
+  // The same profile as when every setting measures its own one-node shape (the fake is noise-seeded by
+  // request, so equal measurements give equal rules).
+  TuneOptions each = o;
+  each.journal = tmp.path() / "each.jsonl";
+  each.space.settings = {{"default", {}}, {"nvls=0", {{"NCCL_NVLS_ENABLE", "0"}}}};
+  const auto without = tune(each, make);
+  auto decisions = [](const autotune::profiles::Profile& p) {
+    std::vector<std::tuple<int, uint64_t, uint64_t, int, int, std::optional<double>>> out;
+    for (const auto& rule : p.rules)
+      out.emplace_back(static_cast<int>(rule.collective), rule.min_bytes, rule.max_bytes,
+                       static_cast<int>(rule.algorithm), static_cast<int>(rule.protocol), rule.busbw_gbps);
+    return out;
+  };
+  CHECK_FALSE(decisions(r.profile).empty());
+  CHECK(decisions(r.profile) == decisions(without.profile));
+  CHECK(r.profile.env == without.profile.env);
 }
 
 // A runner whose every batch takes 20 ms of `clock`: budgets run out in no real time.
@@ -442,9 +501,11 @@ TEST_CASE("tune: with a budget NCCL's defaults are measured first and may use al
                                 const Scale&) { return std::make_unique<SlowRunner>(FakeCluster{}, clock); }),
                     Catch::Contains("the budget ended before"));
   size_t by_default = 0, by_other = 0;
-  for (const auto& r : load_journal(o.journal).records) (r.setting.id == "default" ? by_default : by_other)++;
+  for (const auto& r : load_journal(o.journal).records)
+    if (r.measured_under.empty()) (r.setting.id == "default" ? by_default : by_other)++;
   CHECK(by_default > 0);
-  // The default job used the budget it was given: nothing was left for the other setting.
+  // The default job used the budget it was given: nothing was left for the other setting to measure (its
+  // one-node shape is the default job's, shared: measured_under).
   CHECK(by_other == 0);
   fs::remove_all(dir);
 }
