@@ -379,22 +379,25 @@ std::vector<JobResult> job_results(const runners::ProcessSetting& setting,
 }
 
 // The first job's one-node shapes count for every job whose setting cannot change them (its worker left
-// them out): journaled under that setting too, saying where they were measured.
-void share_one_node_shapes(const OrchestratorOptions& o, const search::JournalHeader& header,
-                           std::vector<search::JournalRecord>& records, TuneResult& result) {
+// them out): journaled under that setting too, saying where they were measured. Not for a job that failed
+// (its setting could not run), nor in a run cut short (the journal then holds what the parts hold).
+void share_one_node_shapes(const OrchestratorOptions& o, const JobsRun& run,
+                           const search::JournalHeader& header, std::vector<search::JournalRecord>& records,
+                           TuneResult& result) {
   search::SearchSpace space;
   space.settings = o.settings;
-  for (const auto& setting : o.settings)
+  for (size_t i = 0; i < o.settings.size(); ++i)
     for (const auto& scale : header.scales) {
-      if (measures_itself(space, setting, scale)) continue;
+      const auto& setting = o.settings[i];
+      if (run.stopped_by || !run.failure[i].empty() || measures_itself(space, setting, scale)) continue;
       const bool own = std::any_of(records.begin(), records.end(), [&](const auto& r) {
         return r.setting.id == setting.id && r.scale == scale;
       });
       if (own) continue;  // measured by its own job after all (nothing else to measure there)
       auto taken = shared_records(records, o.settings.front(), setting, scale);
       if (taken.empty()) continue;
-      JobResult job{setting, scale, 0, 0, taken.size(), {}, false, ""};
-      result.jobs.push_back(std::move(job));
+      result.shared += taken.size();
+      result.jobs.push_back(JobResult{setting, scale, 0, 0, taken.size(), {}, false, ""});
       records.insert(records.end(), taken.begin(), taken.end());
     }
 }
@@ -431,7 +434,7 @@ std::vector<search::JournalRecord> merge_parts(const OrchestratorOptions& o, con
       events.push_back({setting.id, "failed", run.failure[i], utc_timestamp_now()});
   }
   std::sort(header.scales.begin(), header.scales.end());
-  share_one_node_shapes(o, header, records, result);
+  share_one_node_shapes(o, run, header, records, result);
   std::filesystem::remove(o.journal);
   search::JournalWriter writer(o.journal);
   writer.write(header);

@@ -441,6 +441,7 @@ void Calibration::run_setting(const runners::ProcessSetting& setting) {
     ++units_done_;
     result_.measured += job.measured;
     result_.replayed += job.replayed;
+    result_.shared += job.shared;
     if (job.failed) detail += runners::describe_shape(job.scale) + ": " + job.detail + "\n";
     result_.jobs.push_back(std::move(job));
   }

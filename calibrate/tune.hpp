@@ -110,6 +110,7 @@ struct TuneResult {
   profiles::Profile profile;
   uint64_t measured = 0;
   uint64_t replayed = 0;
+  uint64_t shared = 0;  // one-node measurements counted for another setting too (JobResult::shared)
   std::vector<std::string>
       journal_skipped;  // journal lines that could not be read, each named (--from-journal)
 };

@@ -66,6 +66,7 @@ nlohmann::json summary_json(const calibrate::TuneResult& r, const std::string& p
   j["strategy"] = r.header.strategy;
   j["measured"] = r.measured;
   j["replayed"] = r.replayed;
+  j["shared"] = r.shared;
   j["planned"] = r.plan.measurements;
   j["env"] = r.profile.env;
   j["rules"] = json::array();
@@ -107,7 +108,11 @@ std::string samples_text(const profiles::Rule& r) {
 
 void print_summary(const calibrate::TuneResult& r, const std::string& path) {
   std::cout << "profile: " << path << " (source = \"" << r.header.source << "\")\n";
-  std::cout << "measurements: " << r.measured << " made, " << r.replayed << " from the journal\n\n";
+  std::cout << "measurements: " << r.measured << " made, " << r.replayed << " from the journal\n";
+  if (r.shared)
+    std::cout << "shared: " << r.shared
+              << " measurements of one-node shapes count for a network setting too\n";
+  std::cout << "\n";
   if (r.derivation.rules.empty()) {
     std::cout << "no rules: NCCL's own choice was as good as any candidate everywhere\n";
   } else {
