@@ -145,7 +145,7 @@ TEST_CASE("set-up: a worker measures its own job's setting into its part") {
 }
 
 TEST_CASE(
-    "set-up: on GPUs outside an allocation the orchestrator names the cluster; inside Slurm jobs go through "
+    "set-up: on GPUs outside an allocation the orchestrator names the cluster, inside Slurm jobs go through "
     "srun") {
   CalibrationRequest gpus;
   gpus.ib_hca = std::vector<std::string>{"=mlx5_0"};
