@@ -389,6 +389,20 @@ TEST_CASE("health: --ignore-health calibrates without checking, and says so, bot
   CHECK_THAT(d.notes.back(), Catch::Contains("health ignored (--ignore-health): node 1 (h1): mlx5_1"));
 }
 
+TEST_CASE("health: the health pass is held to the calibration's own hang bound (--watchdog-scale)") {
+  // A loaded machine: tune was given a longer bound; the health pass that gates it must not time out sooner.
+  auto c = world();
+  double seen = 0.0;
+  c.check_health = [&](const HealthCheckRequest& q) -> check::ClusterHealth {
+    seen = q.runner.watchdog_scale;
+    return {};
+  };
+  auto r = simulated(2);
+  r.watchdog_scale = 4.0;
+  set_up_calibration(r, c);
+  CHECK(seen == 4.0);
+}
+
 TEST_CASE("health: the fabric settings every node agreed on go into the profile's [env]") {
   auto c = world();
   c.check_health =
