@@ -35,7 +35,7 @@ TuneProgress progress_at(uint64_t done, bool finished = false) {
 
 }  // namespace
 
-TEST_CASE("progress: a terminal line at most every second, rewritten in place; a job's end always shown") {
+TEST_CASE("progress: a terminal line at most every second, rewritten in place, a job's end always shown") {
   ManualClock clock;
   std::vector<std::string> out;
   auto report = progress_reporter({true, 1.0, 10.0, &clock, [&](const std::string& s) { out.push_back(s); }});
