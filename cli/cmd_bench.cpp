@@ -10,6 +10,7 @@
 #include "cli/simulator_options.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 #include "measure/runner_factory.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
@@ -87,6 +88,19 @@ void refuse_forced_point_to_point(const std::vector<nccl::Operation>& kinds,
                            " (NCCL's tuner never sees point-to-point operations)");
 }
 
+// Under `nccl-autotune run` the job's environment names a profile, which nccl-tests would run with; bench
+// measures NCCL's own choice (its runners clear the profile's variables so "nothing forced" means NCCL), so
+// it says so rather than let a user take its figures for the tuned job's.
+void say_if_profile_not_applied() {
+  const char* profile = std::getenv("NCCL_AUTOTUNE_PROFILE");
+  if (!profile || !*profile || !runners::job_processes().is_root()) return;
+  std::cerr
+      << "bench: NCCL_AUTOTUNE_PROFILE is set (" << printable(profile)
+      << "), but bench measures NCCL's own choice (or what --algo/--proto/--channels force): the profile "
+         "is not applied. To measure the tuned job, run nccl-tests under `nccl-autotune run`; "
+         "`nccl-autotune verify` measures the profile's rules against NCCL's choice.\n";
+}
+
 }  // namespace
 
 int cmd_bench(const Args& args) {
@@ -101,7 +115,9 @@ int cmd_bench(const Args& args) {
       "table (one test per operation, plus the algorithm/protocol/channels NCCL ran; import-nccl-tests\n"
       "reads it back) or JSON. On GPUs it runs real NCCL (under mpirun: one process per GPU; otherwise all\n"
       "GPUs of this node); --simulate uses the labelled model of NCCL instead. --algo/--proto/--channels\n"
-      "force NCCL's choice of a collective through the tuner plugin; without them NCCL decides.";
+      "force NCCL's choice of a collective through the tuner plugin; without them NCCL decides (a profile,\n"
+      "even one `run` exported, is not applied: run nccl-tests under `nccl-autotune run` to measure a tuned\n"
+      "job).";
   std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, format = "table";
   uint64_t factor = 2;
   int channels = 0, iters = 0, reps = 5;
@@ -152,6 +168,7 @@ int cmd_bench(const Args& args) {
   }
 
   const auto& processes = runners::job_processes();
+  say_if_profile_not_applied();
   runners::RunnerInfo info;
   auto rows = measure_both_halves(options, kinds, sizes, candidate, reps, info);
   if (!processes.is_root()) return kExitOk;  // rank 0 reports
