@@ -24,9 +24,10 @@ namespace {
 using ReplayKey = std::tuple<std::string, int, int, int, uint64_t, search::CandidateKey, int, int>;
 ReplayKey replay_key(const runners::ProcessSetting& s, const runners::Scale& sc,
                      const runners::MeasureRequest& r, int attempt) {
-  return {
-      s.id,          sc.nodes, sc.ranks, static_cast<int>(r.collective), r.bytes, search::key_of(r.candidate),
-      r.repetitions, attempt};
+  return {s.id,          sc.nodes,
+          sc.ranks,      static_cast<int>(r.operation()),
+          r.bytes,       search::key_of(r.candidate),
+          r.repetitions, attempt};
 }
 
 // "allreduce 1 MiB ring/simple (+14 more)": the batch about to be measured, for progress.
