@@ -33,9 +33,11 @@ struct JobAborted : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-search::StrategyInput strategy_input(const search::SearchSpace& space, const TuneOptions& o) {
+// The strategy's input at one scale: the collectives measured there (a layout's kinds run only some).
+search::StrategyInput strategy_input(const search::SearchSpace& space, const TuneOptions& o,
+                                     const runners::Scale& scale) {
   search::StrategyInput in;
-  in.collectives = space.collectives;
+  in.collectives = space.collectives_at(scale);
   in.sizes = space.sizes;
   in.repetitions = o.repetitions;
   in.derive.min_gain = o.min_gain;
@@ -60,6 +62,9 @@ void check_resumable(const search::JournalHeader& old, const search::JournalHead
   if (old.repetitions != now.repetitions)
     mismatch("repetitions", std::to_string(old.repetitions), std::to_string(now.repetitions));
   if (old.source != now.source) mismatch("source", old.source, now.source);
+  if (old.layout != now.layout)
+    mismatch("the layout", old.layout ? old.layout->parallelism : "none",
+             now.layout ? now.layout->parallelism : "none");
 }
 
 }  // namespace
@@ -69,10 +74,10 @@ TunePlan plan_tune(const TuneOptions& o) {
   plan.space = search::build_search_space(o.space);
   plan.strategy = o.strategy;
   auto strategy = search::make_strategy(o.strategy, o.adaptive);
-  search::StrategyInput in = strategy_input(plan.space, o);
-  uint64_t per_unit = strategy->planned_measurements(in);
-  uint64_t units = plan.space.settings.size() * plan.space.scales.size();
-  plan.measurements = per_unit * units;
+  uint64_t per_setting = 0;
+  for (const auto& scale : plan.space.scales)
+    per_setting += strategy->planned_measurements(strategy_input(plan.space, o, scale));
+  plan.measurements = per_setting * plan.space.settings.size();
   // Rough time on GPUs: the exhaustive grid's average cost per measurement, scaled to the plan.
   double grid_s = 0.0;
   uint64_t grid_n = 0;
@@ -124,6 +129,7 @@ profiles::Profile build_profile(const search::Derivation& d, const search::Journ
   p.env = d.env;
   // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
   for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
+  p.layout = h.layout;
   for (const auto& r : d.rules) p.rules.push_back(r.rule);
   return p;
 }
@@ -176,7 +182,7 @@ class Calibration {
   const Clock& clock_;
   Clock::time_point start_;
   std::unique_ptr<search::Strategy> strategy_;
-  search::StrategyInput input_;
+  std::map<runners::Scale, search::StrategyInput> inputs_;  // per scale
   TuneResult result_;
   std::map<ReplayKey, runners::Measurement> replay_;
   std::vector<search::JournalRecord> records_;
@@ -184,7 +190,7 @@ class Calibration {
   double measuring_s_ = 0.0;                     // time spent in runners, for the budget's estimate
   uint64_t measured_total_ = 0;
   int units_total_ = 0, units_done_ = 0;
-  uint64_t planned_per_unit_ = 0;
+  uint64_t planned_total_ = 0;
   bool setting_failed_ = false;
   std::string setting_detail_;
 };
@@ -244,7 +250,7 @@ void Calibration::report(const Unit& u, bool finished) const {
   p.jobs_total = units_total_;
   p.job = u.setting.id + " at " + runners::describe_shape(u.scale);
   p.measurements_done = result_.measured + result_.replayed + u.job.measured + u.job.replayed;
-  p.measurements_planned = std::max<uint64_t>(planned_per_unit_ * units_total_, p.measurements_done);
+  p.measurements_planned = std::max<uint64_t>(planned_total_, p.measurements_done);
   p.sizes_done = u.points.size();
   p.elapsed_s = elapsed();
   if (measured_total_ > 0 && p.measurements_planned > p.measurements_done)
@@ -355,8 +361,8 @@ JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const ru
     u.deadline = elapsed() + std::max(0.0, o_.budget->count() - elapsed()) / std::max(1, sharing);
   }
   try {
-    search::StrategyReport sr =
-        strategy_->run(input_, [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
+    search::StrategyReport sr = strategy_->run(
+        inputs_.at(scale), [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
     u.job.skipped = sr.skipped;
   } catch (const JobAborted& e) {
     u.job.failed = true;
@@ -389,12 +395,12 @@ TuneResult Calibration::run() {
   result_.plan = plan_tune(o_);
   const search::SearchSpace& space = result_.plan.space;
   strategy_ = search::make_strategy(o_.strategy, o_.adaptive);
-  input_ = strategy_input(space, o_);
+  for (const auto& scale : space.scales) inputs_[scale] = strategy_input(space, o_, scale);
   result_.header = calibration_header(o_, result_.plan);
   open_journal();
   start_ = clock_.now();
   units_total_ = static_cast<int>(space.settings.size() * space.scales.size());
-  planned_per_unit_ = strategy_->planned_measurements(input_);
+  planned_total_ = result_.plan.measurements;
   for (const auto& setting : space.settings) run_setting(setting);  // NCCL's defaults first
   if (records_.empty()) {
     std::string why;
@@ -403,12 +409,18 @@ TuneResult Calibration::run() {
     throw std::runtime_error("no job measured anything" + why);
   }
   if (o_.budget) {
-    std::vector<nccl::Collective> collectives;
-    for (const auto& cs : space.collectives) collectives.push_back(cs.collective);
-    if (auto left = search::undecided(records_, collectives, space.scales); !left.empty())
-      throw std::runtime_error(search::budget_undecided_message(left, records_.size()));
+    std::vector<std::string> left;
+    for (const auto& scale : space.scales) {
+      std::vector<nccl::Collective> collectives;
+      for (const auto& cs : space.collectives_at(scale)) collectives.push_back(cs.collective);
+      auto here = search::undecided(records_, collectives, std::span<const runners::Scale>(&scale, 1));
+      left.insert(left.end(), here.begin(), here.end());
+    }
+    if (!left.empty()) throw std::runtime_error(search::budget_undecided_message(left, records_.size()));
   }
-  result_.derivation = search::derive(records_, input_.derive);
+  search::DeriveOptions derive;
+  derive.min_gain = o_.min_gain;
+  result_.derivation = search::derive(records_, derive);
   result_.profile = build_profile(result_.derivation, result_.header);
   return std::move(result_);
 }
