@@ -39,6 +39,12 @@ std::string operations_text(const std::vector<nccl::Operation>& operations) {
   return out;
 }
 
+std::string no_rule_note(nccl::Operation op) {
+  return std::string(nccl::name(op)) +
+         ": no per-call rule exists (NCCL asks no tuner for point-to-point operations; process-wide settings "
+         "only)";
+}
+
 std::vector<LayoutGroup> groups_of_shape(const JobLayout& layout, int nodes, int ranks) {
   std::vector<LayoutGroup> out;
   for (const auto& g : layout.groups)

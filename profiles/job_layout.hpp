@@ -37,6 +37,10 @@ std::optional<std::string_view> kind_title(std::string_view kind);
 std::string describe_group(const LayoutGroup& group);
 // "allreduce+allgather".
 std::string operations_text(const std::vector<nccl::Operation>& operations);
+// What is said of a point-to-point operation wherever rules are shown: "alltoall: no per-call rule exists
+// (NCCL asks no tuner for point-to-point operations; process-wide settings only)".
+std::string no_rule_note(nccl::Operation op);
+
 // The groups of `layout` whose shape is nodes x ranks, in the layout's order.
 std::vector<LayoutGroup> groups_of_shape(const JobLayout& layout, int nodes, int ranks);
 
