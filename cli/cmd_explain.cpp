@@ -10,6 +10,7 @@
 #include "common/input_error.hpp"
 #include "common/install_paths.hpp"
 #include "explain/explain.hpp"
+#include "explain/explain_layout.hpp"
 #include "explain/explain_output.hpp"
 #include "profiles/store.hpp"
 
@@ -41,6 +42,22 @@ uint64_t size_option(const po::variables_map& vm, const char* name) {
     throw InputError("<arguments>", 0,
                      std::string("--") + name + ": expected a size such as 16G; found \"" + text + "\"");
   return *v;
+}
+
+// Every kind of communicator of a layout on o.nodes nodes (GPUs per node: given, else the profile's).
+int explain_job(const explain::ExplainOptions& o, const std::string& parallelism, int gpus_per_node,
+                const std::string& format) {
+  const auto layout = calibrate::parse_parallelism(parallelism);
+  if (gpus_per_node == 0) gpus_per_node = explain::layout_gpus_per_node(o);
+  if (o.nodes < 1 || gpus_per_node < 1)
+    throw InputError("<arguments>", 0,
+                     "--nodes and --gpus-per-node: expected counts >= 1; found " + std::to_string(o.nodes) +
+                         " and " + std::to_string(gpus_per_node));
+  const profiles::JobLayout job{parallelism, calibrate::layout_groups(layout, {o.nodes, gpus_per_node})};
+  const auto e = explain::explain_layout(o, job, o.nodes, gpus_per_node);
+  std::cout << (format == "json" ? explain::format_layout_json(e) : explain::format_layout_text(e));
+  std::cout.flush();
+  return kExitOk;
 }
 
 }  // namespace
@@ -107,17 +124,7 @@ int cmd_explain(const Args& args) {
   if (!parallelism.empty()) {
     if (vm->count("ranks"))
       throw InputError("<arguments>", 0, "expected --ranks or --parallelism, found both");
-    const auto layout = calibrate::parse_parallelism(parallelism);
-    if (!vm->count("gpus-per-node")) gpus_per_node = explain::layout_gpus_per_node(o);
-    if (nodes < 1 || gpus_per_node < 1)
-      throw InputError("<arguments>", 0,
-                       "--nodes and --gpus-per-node: expected counts >= 1; found " + std::to_string(nodes) +
-                           " and " + std::to_string(gpus_per_node));
-    const profiles::JobLayout job{parallelism, calibrate::layout_groups(layout, {nodes, gpus_per_node})};
-    const auto e = explain::explain_layout(o, job, nodes, gpus_per_node);
-    std::cout << (format == "json" ? explain::format_layout_json(e) : explain::format_layout_text(e));
-    std::cout.flush();
-    return kExitOk;
+    return explain_job(o, parallelism, vm->count("gpus-per-node") ? gpus_per_node : 0, format);
   }
   if (!vm->count("ranks"))
     throw InputError(
