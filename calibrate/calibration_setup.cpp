@@ -158,6 +158,7 @@ CalibrationRequest gate_on_health(const CalibrationRequest& given, const Calibra
   HealthCheckRequest q;
   q.mode = s.mode;
   if (r.simulate) q.runner = measure::simulated_runner_options(r.simulator, node);
+  q.runner.watchdog_scale = r.watchdog_scale;  // the health pass's bound is the measurements' bound
   q.launcher = s.launcher;
   q.exe = c.exe;
   q.work_dir = c.store;

@@ -22,6 +22,8 @@ check::ClusterHealth check_job(const HealthCheckRequest& r, ProcessLauncher* giv
   std::vector<std::string> args = {"check", "--format", "json", "--output", result.string()};
   if (r.bytes != check::CheckOptions{}.bytes)
     args.insert(args.begin() + 1, {"--bytes", std::to_string(r.bytes)});
+  if (r.runner.watchdog_scale != 1.0)
+    args.insert(args.begin() + 1, {"--watchdog-scale", std::to_string(r.runner.watchdog_scale)});
   ProcessSpec spec{job_command(r.launcher, r.exe, args, {"default", {}}), environment_map(), log};
   std::unique_ptr<ProcessLauncher> own = given ? nullptr : make_posix_launcher();
   ProcessLauncher& launcher = given ? *given : *own;
@@ -49,7 +51,8 @@ check::ClusterHealth check_before_tune(const HealthCheckRequest& r, ProcessLaunc
   const runners::SingleProcess alone;
   const runners::ProcessGroup& processes = r.processes ? *r.processes : alone;
   return check::cluster_health(check::run_check(
-      options, check::job_context(processes, check::live_node_record, options.bytes), progress));
+      options, check::job_context(processes, check::live_node_record, options.bytes, r.runner.watchdog_scale),
+      progress));
 }
 
 }  // namespace autotune::calibrate

@@ -34,7 +34,8 @@ struct CheckOptions {
   uint64_t bytes = 256ull << 20;  // the all-reduce size of every pass: large enough to measure bandwidth
   int repetitions = 5;
   Thresholds thresholds;
-  bool measure = true;  // false: health only (--health-only)
+  bool measure = true;          // false: health only (--health-only)
+  double watchdog_scale = 1.0;  // multiplies the NCCL runner's hang bound (--watchdog-scale)
 };
 
 // What check runs on: the nodes, and the seam that makes each pass's runner (every group at once).

@@ -40,7 +40,8 @@ NodeRecord live_node_record() {
 }
 
 CheckContext job_context(const runners::ProcessGroup& processes,
-                         const std::function<NodeRecord()>& probe_this_node, uint64_t max_bytes) {
+                         const std::function<NodeRecord()>& probe_this_node, uint64_t max_bytes,
+                         double watchdog_scale) {
   CheckContext c;
   c.nodes = gather_node_records(processes, probe_this_node);
   for (size_t n = 0; n < c.nodes.size(); ++n) {
@@ -56,8 +57,9 @@ CheckContext job_context(const runners::ProcessGroup& processes,
   c.gpus_per_node = processes.distributed() ? processes.local_size()
                                             : static_cast<int>(c.nodes.front().topology.gpus.size());
   c.source = "measured";
-  c.make_runner = [max_bytes](const Pass& pass) {
+  c.make_runner = [max_bytes, watchdog_scale](const Pass& pass) {
     measure::RunnerOptions o;
+    o.watchdog_scale = watchdog_scale;
     o.shape = pass.shape;
     o.node_offset = pass.node_offset;
     o.local_offset = pass.local_offset;

@@ -23,8 +23,10 @@ NodeRecord live_node_record();
 
 // The job's processes, every one of which calls this (a collective): each node's record from its first
 // process (`probe_this_node` runs there), the ranks per node from the job (one process alone drives its
-// node's GPUs). `max_bytes` sizes the NCCL runner's buffers once.
+// node's GPUs). `max_bytes` sizes the NCCL runner's buffers once; `watchdog_scale` multiplies its hang bound
+// (tune passes its own, so that the health pass is never held to a tighter bound than what it gates).
 CheckContext job_context(const runners::ProcessGroup& processes,
-                         const std::function<NodeRecord()>& probe_this_node, uint64_t max_bytes);
+                         const std::function<NodeRecord()>& probe_this_node, uint64_t max_bytes,
+                         double watchdog_scale = 1.0);
 
 }  // namespace autotune::check

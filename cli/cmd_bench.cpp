@@ -10,6 +10,7 @@
 #include "cli/simulator_options.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 #include "measure/runner_factory.hpp"
 #include "nccl_tests/bench_table.hpp"
 #include "runners/process_group.hpp"
@@ -76,6 +77,19 @@ runners::Candidate forced_candidate(const std::string& algo, const std::string& 
   return candidate;
 }
 
+// Under `nccl-autotune run` the job's environment names a profile, which nccl-tests would run with; bench
+// measures NCCL's own choice (its runners clear the profile's variables so "nothing forced" means NCCL), so
+// it says so rather than let a user take its figures for the tuned job's.
+void say_if_profile_not_applied() {
+  const char* profile = std::getenv("NCCL_AUTOTUNE_PROFILE");
+  if (!profile || !*profile || !runners::job_processes().is_root()) return;
+  std::cerr
+      << "bench: NCCL_AUTOTUNE_PROFILE is set (" << printable(profile)
+      << "), but bench measures NCCL's own choice (or what --algo/--proto/--channels force): the profile "
+         "is not applied. To measure the tuned job, run nccl-tests under `nccl-autotune run`; "
+         "`nccl-autotune verify` measures the profile's rules against NCCL's choice.\n";
+}
+
 }  // namespace
 
 int cmd_bench(const Args& args) {
@@ -92,7 +106,9 @@ int cmd_bench(const Args& args) {
       "of\n"
       "this node); --simulate uses the labelled model of NCCL instead. --algo/--proto/--channels force "
       "NCCL's\n"
-      "choice through the tuner plugin; without them NCCL decides.";
+      "choice through the tuner plugin; without them NCCL decides (a profile, even one `run` exported, is "
+      "not\n"
+      "applied: run nccl-tests under `nccl-autotune run` to measure a tuned job).";
   std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, format = "table";
   uint64_t factor = 2;
   int channels = 0, iters = 0, reps = 5;
@@ -141,6 +157,7 @@ int cmd_bench(const Args& args) {
   }
 
   const auto& processes = runners::job_processes();
+  say_if_profile_not_applied();
   runners::RunnerInfo info;
   auto rows = measure_both_halves(options, kinds, sizes, candidate, reps, info);
   if (!processes.is_root()) return kExitOk;  // rank 0 reports

@@ -24,13 +24,15 @@ namespace {
 struct CheckArgs {
   std::string bytes = "256M", format = "text", output;
   int reps = 5;
+  double watchdog_scale = 1.0;
   SimulatorArgs simulator;
   SlurmHealthArgs slurm;
 };
 
 void describe_check(CommandSpec& spec, CheckArgs& a) {
   spec.usage = "nccl-autotune check " + std::string(kSimulatorUsage) +
-               " [--bytes 256M] [--reps 5] [--health-only] [--format text|json] [--output FILE]\n"
+               " [--bytes 256M] [--reps 5] [--health-only] [--watchdog-scale X] [--format text|json] "
+               "[--output FILE]\n"
                "       nccl-autotune check --slurm-health [--node NAME] [--input FILE] [--store DIR] "
                "[--health-only] [--bytes 64M]";
   spec.description =
@@ -47,6 +49,8 @@ void describe_check(CommandSpec& spec, CheckArgs& a) {
                              "all-reduce size of every pass")(
       "reps", po::value(&a.reps)->default_value(a.reps), "timed repetitions per pass")(
       "health-only", "the probe's findings on every node, nothing measured")(
+      "watchdog-scale", po::value(&a.watchdog_scale)->default_value(1.0),
+      "multiplies how long a pass's operation may take before it is declared hung (tune passes its own)")(
       "format", po::value(&a.format)->default_value(a.format), "text or json")(
       "output", po::value(&a.output), "also write the JSON report to FILE");
   add_slurm_health_options(spec.options, a.slurm);
@@ -85,11 +89,13 @@ int cmd_check(const Args& args) {
   options.bytes = require_byte_size(a.bytes, "--bytes");
   options.repetitions = a.reps;
   options.measure = vm->count("health-only") == 0;
+  options.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   const std::optional<sim::SimulatorSpec> simulated = simulator_spec(*vm, a.simulator);
   const auto& processes = runners::job_processes();
   const check::CheckContext context =
-      simulated ? check::simulated_context(measure::simulated_runner_options(*simulated))
-                : check::job_context(processes, check::live_node_record, options.bytes);
+      simulated
+          ? check::simulated_context(measure::simulated_runner_options(*simulated))
+          : check::job_context(processes, check::live_node_record, options.bytes, options.watchdog_scale);
   const bool root = processes.is_root(), tty = root && ::isatty(STDERR_FILENO);
   const auto report =
       check::run_check(options, context, root ? progress_printer(tty) : check::CheckProgressFn{});

@@ -15,6 +15,7 @@
 #include "cli/verify_upkeep.hpp"
 #include "common/input_error.hpp"
 #include "common/process_launcher.hpp"
+#include "common/text.hpp"
 #include "common/utc_time.hpp"
 #include "launcher/default_services.hpp"
 #include "launcher/launch_plan.hpp"
@@ -78,12 +79,16 @@ std::pair<profiles::Profile, fs::path> which_profile(const VerifyArgs& a, const 
                        "expected a PROFILE to verify, found none for this node: " + plan.problem_text);
     return {profiles::read_profile(*plan.profile_path), *plan.profile_path};
   }
-  if (fs::is_regular_file(name)) return {profiles::read_profile(name), name};
+  // Anything on disk under the name (a link loop, a directory, a device too) or any path is read as a file,
+  // so the input opener says what is wrong with it; only a plain word is a cluster name.
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(name, ec)) || name.find('/') != std::string::npos)
+    return {profiles::read_profile(name), name};
   auto found = store.find_by_name(name);
   if (found.empty())
     throw InputError("<arguments>", 0,
                      "expected a profile file or a cluster name in the store " + store.dir().string() +
-                         ", found \"" + name + "\"");
+                         ", found \"" + printable(name) + "\"");
   return {profiles::read_profile(found.front().file), found.front().file};
 }
 

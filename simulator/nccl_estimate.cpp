@@ -52,6 +52,16 @@ int node_index(int nodes) {
   return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2);
 }
 
+// Why NVLS is out for this communicator, naming the first missing condition: the GPUs, the switches, the
+// communicator's shape, or the driver's multicast (sim_cluster.cpp requires all four).
+std::string nvls_missing(const SimCluster& c, const std::string& algo) {
+  if (c.sm < 90) return algo + " needs Hopper (sm 90) or newer GPUs; these are sm " + std::to_string(c.sm);
+  if (!c.nvswitch || !c.nvlink) return algo + " needs GPUs joined by NVSwitches; this node has none";
+  if (c.gpus_per_node < 2)
+    return algo + " needs more than one GPU per node in the communicator; this one has 1 per node";
+  return algo + " needs CUDA multicast, which this node's driver does not offer";
+}
+
 }  // namespace
 
 NcclEstimate::NcclEstimate(SimCluster cluster, double net_gbps)
@@ -64,16 +74,17 @@ std::optional<std::string> NcclEstimate::unsupported(Collective c, Algorithm a, 
   if (cluster_.ranks() < 2) return std::string("one rank: NCCL does not consult the tuner");
   switch (a) {
     case Algorithm::nvls:
-      if (!cluster_.nvls) return std::string("NVLS needs Hopper or newer GPUs behind NVSwitches");
+      if (!cluster_.nvls) return nvls_missing(cluster_, "NVLS");
       break;
     case Algorithm::nvls_tree:
-      if (!cluster_.nvls) return std::string("NVLSTree needs Hopper or newer GPUs behind NVSwitches");
+      if (!cluster_.nvls) return nvls_missing(cluster_, "NVLSTree");
       if (cluster_.nodes < 2) return std::string("NVLSTree needs more than one node");
       break;
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain:
-      if (cluster_.nodes < 2) return std::string("CollNet needs more than one node");
+      // The missing hardware first: with no SHARP-capable NIC more nodes would not help.
       if (!cluster_.collnet) return std::string("CollNet needs SHARP-capable NICs and NCCL_COLLNET_ENABLE=1");
+      if (cluster_.nodes < 2) return std::string("CollNet needs more than one node");
       break;
     case Algorithm::pat:
       if (cluster_.nodes < 2 || cluster_.gpus_per_node != 1)

@@ -204,7 +204,7 @@ TEST_CASE("set-up: a worker measures its own job's setting into its part") {
 }
 
 TEST_CASE(
-    "set-up: on GPUs outside an allocation the orchestrator names the cluster; inside Slurm jobs go through "
+    "set-up: on GPUs outside an allocation the orchestrator names the cluster, inside Slurm jobs go through "
     "srun") {
   CalibrationRequest gpus;
   gpus.ib_hca = std::vector<std::string>{"=mlx5_0"};
@@ -446,6 +446,20 @@ TEST_CASE("health: --ignore-health calibrates without checking, and says so, bot
         std::vector<std::string>{
             "node 1 (h1): mlx5_1 nic_bandwidth_low (block): mlx5_1 carries 50% of the job's median"});
   CHECK_THAT(d.notes.back(), Catch::Contains("health ignored (--ignore-health): node 1 (h1): mlx5_1"));
+}
+
+TEST_CASE("health: the health pass is held to the calibration's own hang bound (--watchdog-scale)") {
+  // A loaded machine: tune was given a longer bound; the health pass that gates it must not time out sooner.
+  auto c = world();
+  double seen = 0.0;
+  c.check_health = [&](const HealthCheckRequest& q) -> check::ClusterHealth {
+    seen = q.runner.watchdog_scale;
+    return {};
+  };
+  auto r = simulated(2);
+  r.watchdog_scale = 4.0;
+  set_up_calibration(r, c);
+  CHECK(seen == 4.0);
 }
 
 TEST_CASE("health: the fabric settings every node agreed on go into the profile's [env]") {

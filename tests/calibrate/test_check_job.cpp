@@ -58,6 +58,14 @@ TEST_CASE("health: an orchestrator on GPUs runs check as a job through its launc
   const auto& argv = launcher.started()[0].spec.argv;
   CHECK(std::vector<std::string>(argv.begin(), argv.begin() + 6) ==
         std::vector<std::string>{"srun", "-N", "2", "/opt/bin/nccl-autotune", "check", "--format"});
+  // The check job gets the calibration's hang bound.
+  q.runner.watchdog_scale = 2.5;
+  test::FakeProcessLauncher scaled(clock, {child});
+  calibrate::check_before_tune(q, &scaled);
+  const auto& scaled_argv = scaled.started().at(0).spec.argv;
+  const auto flag = std::find(scaled_argv.begin(), scaled_argv.end(), "--watchdog-scale");
+  REQUIRE(flag != scaled_argv.end());
+  CHECK(std::stod(*(flag + 1)) == 2.5);
   REQUIRE(h.nodes.size() == 2);
   CHECK(h.nodes[1].host == "b");
   CHECK_FALSE(topology::may_calibrate(h.nodes[1]));

@@ -487,7 +487,7 @@ TEST_CASE("orchestrator seam: a stop signal during a job starts no further job a
 }
 
 TEST_CASE(
-    "orchestrator seam: NCCL's defaults run first and may use the whole budget; the rest share what is "
+    "orchestrator seam: NCCL's defaults run first and may use the whole budget, the rest share what is "
     "left") {
   const TempDir tmp("seam-budget-default");
   const fs::path dir = tmp.path();

@@ -155,7 +155,7 @@ TEST_CASE("health: bad check input is refused before anything is measured", "[ch
 }
 
 TEST_CASE(
-    "health: check's JSON: a nodes list with node, status and findings naming devices; read back for tune",
+    "health: check's JSON: a nodes list with node, status and findings naming devices, read back for tune",
     "[check][health]") {
   const auto r = simulate("h100-8x", 8, {"node=3,nic=1,rate=0.5", "node=5,gpu=2,clock=0.6"});
   const auto j = nlohmann::json::parse(to_json(r));

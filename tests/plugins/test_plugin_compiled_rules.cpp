@@ -108,15 +108,17 @@ TEST_CASE("with compiled rules present, every decision equals the decision from 
   CHECK(steered > compared / 4);
 }
 
-TEST_CASE("compiled rules left behind by an edit of the TOML are ignored; the edited rules apply") {
+// A job keeps the profile it first read (plugins/profile_cache.hpp), so the edit is seen by the next job: here a
+// second copy of the files under a path this process has not read yet stands for that job's first read.
+TEST_CASE("compiled rules left behind by an edit of the TOML are ignored, the edited rules apply") {
   NoInsecure secure;
   TempDir dir;
   const auto path = dir / "profile.toml";
   const auto profile = tree_below_64k();
   write_profile_and_rules(path, profile);
-  ScopedEnv env(kProfileEnv, path.string());
-  CHECK(from_compiled(init_line(2, 16)));
   {
+    ScopedEnv env(kProfileEnv, path.string());
+    CHECK(from_compiled(init_line(2, 16)));
     Comm comm(6, 16, 2);
     auto d = comm.decide(4, 1000);
     CHECK(d.choice.algorithm == 0);
@@ -128,6 +130,12 @@ TEST_CASE("compiled rules left behind by an edit of the TOML are ignored; the ed
   REQUIRE(text.find(from) != std::string::npos);
   text.replace(text.find(from), from.size(), to);
   replace_text(path, text);
+  const auto next_job = dir / "next";
+  std::filesystem::create_directory(next_job);
+  std::filesystem::copy_file(path, next_job / "profile.toml");
+  std::filesystem::copy_file(autotune::profiles::compiled_rules_path(path),
+                             autotune::profiles::compiled_rules_path(next_job / "profile.toml"));
+  ScopedEnv env(kProfileEnv, (next_job / "profile.toml").string());
   CHECK(from_toml(init_line(2, 16)));
   Comm comm(6, 16, 2);
   auto d = comm.decide(4, 1000);

@@ -47,16 +47,18 @@ std::string csv_error(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files reported", "[store]") {
+TEST_CASE("store: save, list, find, temp and .prev files skipped, bad files reported", "[store]") {
   TempDir dir;
   Store store(dir.path() / "store");
   CHECK(store.list().empty());  // a missing directory is an empty store
 
-  Profile a = make_profile("dgx a/1", "fp-h100", "2.28.9");
+  Profile a = make_profile("dgx-a.1", "fp-h100", "2.28.9");
   auto path = store.save(a);
-  CHECK(path == dir.path() / "store" / "dgx_a_1-nccl2.28.toml");
-  CHECK(store.path_for(make_profile("..hidden", "", "2.30")).filename() == "_..hidden-nccl2.30.toml");
-  store.save(make_profile("dgx a/1", "fp-h100", "2.30.1"));
+  CHECK(path == dir.path() / "store" / "dgx-a.1-nccl2.28.toml");
+  // Names that cannot be their own file are refused before anything is written ("a/b" and "a_b" would share).
+  CHECK_THROWS_AS(store.save(make_profile("dgx a/1", "fp-h100", "2.28.9")), autotune::InputError);
+  CHECK_THROWS_AS(store.path_for(make_profile("..hidden", "", "2.30")), autotune::InputError);
+  store.save(make_profile("dgx-a.1", "fp-h100", "2.30.1"));
   store.save(make_profile("other", "fp-a100", "2.28.9"));
 
   // Saving again keeps the previous version.
@@ -81,7 +83,7 @@ TEST_CASE("store: save, list, find; temp and .prev files skipped, bad files repo
   CHECK(all[0].error.find("broken.toml:2: TOML syntax") != std::string::npos);
   CHECK(all[1].profile);
 
-  auto by_name = store.find_by_name("dgx a/1");
+  auto by_name = store.find_by_name("dgx-a.1");
   REQUIRE(by_name.size() == 2);
   CHECK(by_name[0].profile->provenance.nccl_version == "2.30.1");  // newest first
   CHECK(by_name[1].profile->provenance.nccl_version == "2.28.9");

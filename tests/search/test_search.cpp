@@ -384,7 +384,7 @@ TEST_CASE("tune: resuming with other parameters is refused") {
 }
 
 TEST_CASE(
-    "tune: a failing job is reported and the others go on; the [env] choice uses the setting that won") {
+    "tune: a failing job is reported and the others go on, the [env] choice uses the setting that won") {
   const TempDir tmp("jobs");
   const fs::path dir = tmp.path();
   TuneOptions o = options_for(dir / "j.jsonl", "adaptive");

@@ -166,6 +166,18 @@ TEST_CASE("NVLS needs NVSwitches, CollNet needs SHARP NICs and NCCL_COLLNET_ENAB
   CHECK_FALSE(one_node.unsupported(Collective::allreduce, Algorithm::nvls, Protocol::simple));
 
   SimCluster sharp = describe_cluster(test::h100_node(8, true), 4);
+  // The reason names what is missing, not a condition that holds (the report and explain print it).
+  auto reason = [](const SimModel& m, Algorithm a) {
+    return m.unsupported(Collective::allreduce, a, Protocol::simple).value_or("(supported)");
+  };
+  CHECK_THAT(reason(SimModel(describe_cluster(test::h100_node(), 1)), Algorithm::collnet_direct),
+             Catch::Contains("SHARP-capable NICs"));
+  CHECK_THAT(
+      reason(SimModel(shape_cluster(describe_cluster(test::h100_node(), 4), 1, true)), Algorithm::nvls),
+      Catch::Contains("more than one GPU per node"));
+  CHECK_THAT(reason(pcie, Algorithm::nvls), Catch::Contains("sm 80"));
+  CHECK_THAT(reason(SimModel(sharp, {{"NCCL_COLLNET_ENABLE", "1"}}), Algorithm::nvls_tree),
+             Catch::Equals("(supported)"));
   CHECK(SimModel(sharp).unsupported(Collective::allreduce, Algorithm::collnet_direct, Protocol::simple));
   CHECK_FALSE(SimModel(sharp, {{"NCCL_COLLNET_ENABLE", "1"}})
                   .unsupported(Collective::allreduce, Algorithm::collnet_direct, Protocol::simple));
