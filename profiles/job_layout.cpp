@@ -52,6 +52,16 @@ std::vector<LayoutGroup> groups_of_shape(const JobLayout& layout, int nodes, int
   return out;
 }
 
+std::optional<JobLayout> join_layouts(const std::optional<JobLayout>& first,
+                                      const std::optional<JobLayout>& second) {
+  if (!first || !second || *first == *second) return first ? first : second;
+  JobLayout out = *first;
+  out.parallelism += " + " + second->parallelism;
+  for (const auto& g : second->groups)
+    if (std::find(out.groups.begin(), out.groups.end(), g) == out.groups.end()) out.groups.push_back(g);
+  return out;
+}
+
 std::optional<std::string> layout_problem(const LayoutGroup& g) {
   if (!kind_title(g.kind)) {
     std::string known;

@@ -44,6 +44,11 @@ std::string no_rule_note(nccl::Operation op);
 // The groups of `layout` whose shape is nodes x ranks, in the layout's order.
 std::vector<LayoutGroup> groups_of_shape(const JobLayout& layout, int nodes, int ranks);
 
+// Two calibrations' layouts joined (profile merge, tune --add-shapes): either alone, or both, the second's
+// groups after the first's but for those the first already holds, the layouts named "A + B".
+std::optional<JobLayout> join_layouts(const std::optional<JobLayout>& first,
+                                      const std::optional<JobLayout>& second);
+
 // What is wrong with a layout read from a file (an unknown kind, a shape that is not nodes x an equal number
 // of ranks on each, no group, no or a repeated operation); nullopt when nothing is.
 std::optional<std::string> layout_problem(const LayoutGroup& group);

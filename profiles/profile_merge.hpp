@@ -17,9 +17,9 @@ struct MergeSide {
   std::string name;  // the file, for messages
 };
 
-// The joined profile: `first`'s cluster, policy and constants, both sides' rules (a rule both hold once),
-// nodes the larger of the two; provenance from `first` but for `command` and `created`, which the caller
-// sets. Throws InputError (file = the side that conflicts, line = its rule's line when known) naming both
+// The joined profile: `first`'s cluster, policy and constants, both sides' rules (a rule both hold once) and
+// layouts (join_layouts), nodes the larger of the two; provenance from `first` but for `command` and
+// `created`, which the caller sets. Throws InputError (file = the side that conflicts, line = its rule's line when known) naming both
 // sides of the first conflict.
 Profile merge_profiles(const MergeSide& first, const MergeSide& second);
 
