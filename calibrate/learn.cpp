@@ -213,7 +213,7 @@ CalibrationDefaults calibration_defaults(std::span<const search::JournalRecord> 
   for (const search::JournalRecord& r : records) {
     const auto& m = r.measurement;
     if (r.source == "production" || !r.setting.is_default() || !m.request.candidate.is_default() ||
-        m.outcome != runners::Outcome::ok || !(m.busbw_gbps > 0.0))
+        m.request.point_to_point || m.outcome != runners::Outcome::ok || !(m.busbw_gbps > 0.0))
       continue;
     out.points.push_back({m.request.collective, r.scale.nodes, r.scale.ranks, m.request.bytes, m.busbw_gbps});
   }

@@ -23,9 +23,10 @@ namespace {
 using ReplayKey = std::tuple<std::string, int, int, int, uint64_t, search::CandidateKey, int, int>;
 ReplayKey replay_key(const runners::ProcessSetting& s, const runners::Scale& sc,
                      const runners::MeasureRequest& r, int attempt) {
-  return {
-      s.id,          sc.nodes, sc.ranks, static_cast<int>(r.collective), r.bytes, search::key_of(r.candidate),
-      r.repetitions, attempt};
+  return {s.id,          sc.nodes,
+          sc.ranks,      static_cast<int>(r.operation()),
+          r.bytes,       search::key_of(r.candidate),
+          r.repetitions, attempt};
 }
 
 // A runner that cannot go on: the job stops, the calibration goes on with the others.

@@ -25,7 +25,7 @@ namespace {
 // laid out for it), so each half gets its own runner, one after the other; the simulator draws the in-place
 // half with the next seed, as a second measurement has its own noise. `info` is the out-of-place runner's.
 std::vector<nccl_tests::BenchRow> measure_both_halves(const measure::RunnerOptions& options,
-                                                      const std::vector<nccl::Collective>& kinds,
+                                                      const std::vector<nccl::Operation>& kinds,
                                                       const std::vector<uint64_t>& sizes,
                                                       const runners::Candidate& candidate, int reps,
                                                       runners::RunnerInfo& info) {
@@ -41,7 +41,7 @@ std::vector<nccl_tests::BenchRow> measure_both_halves(const measure::RunnerOptio
       // One size per batch so progress shows and a long real sweep can be watched.
       for (uint64_t bytes : sizes) {
         runners::MeasureRequest r;
-        r.collective = c;
+        r.set_operation(c);
         r.bytes = bytes;
         r.candidate = candidate;
         r.repetitions = reps;
@@ -77,6 +77,17 @@ runners::Candidate forced_candidate(const std::string& algo, const std::string& 
   return candidate;
 }
 
+// NCCL's tuner never sees a point-to-point operation, so the plugin cannot force anything for it.
+void refuse_forced_point_to_point(const std::vector<nccl::Operation>& kinds,
+                                  const runners::Candidate& candidate) {
+  for (auto op : kinds)
+    if (nccl::is_point_to_point(op) && !candidate.is_default())
+      throw InputError("<arguments>", 0,
+                       "--algo, --proto and --channels only with collectives: nothing can be forced for " +
+                           std::string(nccl::name(op)) +
+                           " (NCCL's tuner never sees point-to-point operations)");
+}
+
 // Under `nccl-autotune run` the job's environment names a profile, which nccl-tests would run with; bench
 // measures NCCL's own choice (its runners clear the profile's variables so "nothing forced" means NCCL), so
 // it says so rather than let a user take its figures for the tuned job's.
@@ -99,23 +110,22 @@ int cmd_bench(const Args& args) {
       std::string(kSimulatorUsage) +
       " [--iters N] [--reps N] [--cuda-graph] [--watchdog-scale X] [--format table|json]";
   spec.description =
-      "Measures collectives over a size range, out-of-place and in-place, and prints nccl-tests' table (one\n"
-      "test per collective, plus the algorithm/protocol/channels NCCL ran; import-nccl-tests reads it back) "
-      "or\n"
-      "JSON. On GPUs it runs real NCCL collectives (under mpirun: one process per GPU; otherwise all GPUs "
-      "of\n"
-      "this node); --simulate uses the labelled model of NCCL instead. --algo/--proto/--channels force "
-      "NCCL's\n"
-      "choice through the tuner plugin; without them NCCL decides (a profile, even one `run` exported, is "
-      "not\n"
-      "applied: run nccl-tests under `nccl-autotune run` to measure a tuned job).";
+      "Measures collectives and point-to-point operations (alltoall, sendrecv, gather, scatter, with\n"
+      "nccl-tests' sizes and busbw) over a size range, out-of-place and in-place, and prints nccl-tests'\n"
+      "table (one test per operation, plus the algorithm/protocol/channels NCCL ran; import-nccl-tests\n"
+      "reads it back) or JSON. On GPUs it runs real NCCL (under mpirun: one process per GPU; otherwise all\n"
+      "GPUs of this node); --simulate uses the labelled model of NCCL instead. --algo/--proto/--channels\n"
+      "force NCCL's choice of a collective through the tuner plugin; without them NCCL decides (a profile,\n"
+      "even one `run` exported, is not applied: run nccl-tests under `nccl-autotune run` to measure a tuned\n"
+      "job).";
   std::string collectives = "allreduce", min_size = "8", max_size = "128M", algo, proto, format = "table";
   uint64_t factor = 2;
   int channels = 0, iters = 0, reps = 5;
   double watchdog_scale = 1.0;
   SimulatorArgs sim_args;
-  spec.options.add_options()("collectives,c", po::value(&collectives)->default_value(collectives),
-                             "comma list of collectives")(
+  spec.options.add_options()(
+      "collectives,c", po::value(&collectives)->default_value(collectives),
+      "comma list of collectives and point-to-point operations (alltoall, sendrecv, gather, scatter)")(
       "minbytes,b", po::value(&min_size)->default_value(min_size), "smallest size (8, 64K, 1M, 8G)")(
       "maxbytes,e", po::value(&max_size)->default_value(max_size), "largest size")(
       "stepfactor,f", po::value(&factor)->default_value(factor), "size multiplier between steps")(
@@ -139,7 +149,8 @@ int cmd_bench(const Args& args) {
     throw InputError("<arguments>", 0, "--channels of 0 or more, found " + std::to_string(channels));
 
   const runners::Candidate candidate = forced_candidate(algo, proto, channels);
-  auto kinds = parse_collective_list(collectives, "--collectives");
+  auto kinds = parse_operation_list(collectives, "--collectives");
+  refuse_forced_point_to_point(kinds, candidate);
   auto sizes =
       nccl_tests::size_sweep(require_byte_size(min_size, "-b"), require_byte_size(max_size, "-e"), factor);
 

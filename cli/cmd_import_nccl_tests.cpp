@@ -5,9 +5,9 @@
 #include "autotune/version.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
-#include "common/utc_time.hpp"
 #include "common/input_error.hpp"
 #include "common/run_lock.hpp"
+#include "common/utc_time.hpp"
 #include "nccl/version.hpp"
 #include "nccl_tests/import_nccl_tests.hpp"
 #include "profiles/store.hpp"
@@ -29,17 +29,17 @@ void describe_import(CommandSpec& spec, ImportArgs& a) {
       "[--algo A --proto P [--channels N] | --default] [--nodes N] [--ranks R] [--collective C]";
   spec.description =
       "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf,\n"
-      "reduce_perf), as text of any version from 2.0 to 2.19 or as -J JSON, one or several tests per file, "
-      "and\n"
-      "the table `nccl-autotune bench` prints; appends every complete row to a journal as a measurement "
-      "with\n"
-      "source \"imported\". Every test not imported is named on stderr with its reason (alltoall_perf and\n"
-      "sendrecv_perf are point-to-point, which NCCL's tuner never sees). What the log does not say comes "
-      "from\n"
-      "the options: the algorithm and protocol it was forced to (NCCL_ALGO/NCCL_PROTO lines in the log say "
-      "it\n"
-      "too), or --default when NCCL chose; the rank and node counts of a table printed without its header.\n"
-      "Rows with wrong results are kept as wrong_result and never become rules.";
+      "reduce_perf, and the point-to-point alltoall_perf, sendrecv_perf, gather_perf, scatter_perf), as "
+      "text\n"
+      "of any version from 2.0 to 2.19 or as -J JSON, one or several tests per file, and the table\n"
+      "`nccl-autotune bench` prints; appends every complete row to a journal as a measurement with source\n"
+      "\"imported\". Point-to-point tests are kept as measurements of their operation: nothing was forced\n"
+      "for them and no rule comes of them (NCCL's tuner never sees them). Every test not imported is named "
+      "on\n"
+      "stderr with its reason. What the log does not say comes from the options: the algorithm and protocol\n"
+      "it was forced to (NCCL_ALGO/NCCL_PROTO lines in the log say it too), or --default when NCCL chose;\n"
+      "the rank and node counts of a table printed without its header. Rows with wrong results are kept as\n"
+      "wrong_result and never become rules.";
   spec.options.add_options()                                                                            //
       ("log", po::value(&a.logs)->multitoken(), "nccl-tests output file(s)")                            //
       ("journal", po::value(&a.journal), "journal file to create or append to")                         //

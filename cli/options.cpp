@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 
 namespace autotune::cli {
 
@@ -45,6 +46,22 @@ std::vector<nccl::Collective> parse_collective_list(const std::string& text, con
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
+}
+
+std::vector<nccl::Operation> parse_operation_list(const std::string& text, const std::string& option) {
+  std::vector<nccl::Operation> out;
+  for (std::string_view item : split(text, ',')) {
+    auto op = nccl::parse_operation(item);
+    if (!op)
+      throw InputError(
+          "<arguments>", 0,
+          option +
+              ": expected names from broadcast, reduce, allgather, reducescatter, allreduce, alltoall, "
+              "sendrecv, gather, scatter; found '" +
+              std::string(item) + "'");
+    out.push_back(*op);
+  }
+  return out;
 }
 
 double parse_gain(const std::string& text, const std::string& option) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "nccl/operation.hpp"
 #include "nccl/vocabulary.hpp"
 
 namespace autotune::cli {
@@ -26,6 +27,8 @@ std::optional<po::variables_map> parse_command_line(CommandSpec& spec, const Arg
 
 // "allreduce,allgather" -> collectives; InputError naming `option` for an unknown or empty name.
 std::vector<nccl::Collective> parse_collective_list(const std::string& text, const std::string& option);
+// The same for what bench measures: the collectives and the point-to-point operations (nccl/operation.hpp).
+std::vector<nccl::Operation> parse_operation_list(const std::string& text, const std::string& option);
 
 // "3%" or "0.03" (0 to 10); InputError naming `option` otherwise.
 double parse_gain(const std::string& text, const std::string& option);

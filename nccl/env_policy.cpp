@@ -24,12 +24,17 @@ struct Allowed {
   long long multiple_of = 1;
 };
 
-// NCCL's path types, as NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL accept them by name.
-constexpr std::array<std::string_view, 11> kPathLevels = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
-                                                          "PXN", "P2C", "PHB", "SYS", "NET"};
+// NCCL's path types as NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL accept them by name: ncclGetLevel (2.28-2.30,
+// src/graph/paths.cc) compares with topoPathTypeStr up to PATH_SYS only, so NET and DIS are not read. A
+// number is the old numbering 0..5 (LOC, PIX, PXB, PHB, SYS, SYS); NCCL clamps a larger one to SYS.
+constexpr std::array<std::string_view, 10> kPathLevels = {"LOC", "NVL", "NVB", "C2C", "PIX",
+                                                          "PXB", "P2C", "PXN", "PHB", "SYS"};
+// NCCL_STEPS: a point-to-point chunk larger than NCCL_BUFFSIZE / 8 is cut to it (computeBuffSizes).
+constexpr long long kNcclSteps = 8;
+constexpr long long kDefaultBuffSize = 4LL << 20;
 
 // Sorted by key.
-constexpr std::array<Allowed, 23> kAllowed = {{
+constexpr std::array<Allowed, 28> kAllowed = {{
     {"NCCL_ALGO", Kind::algo},
     // Every channel to every peer allocates this much GPU memory; 64 MiB (16 times NCCL's default) is as far
     // as a shared profile may push every job on the cluster.
@@ -47,13 +52,21 @@ constexpr std::array<Allowed, 23> kAllowed = {{
     {"NCCL_MAX_NCHANNELS", Kind::integer, 1, 64},
     {"NCCL_MIN_NCHANNELS", Kind::integer, 1, 64},
     {"NCCL_NCHANNELS_PER_NET_PEER", Kind::integer, 1, 64},
-    {"NCCL_NET_GDR_LEVEL", Kind::path_level, 0, 10},
+    {"NCCL_NET_GDR_LEVEL", Kind::path_level, 0, 5},
     {"NCCL_NET_GDR_READ", Kind::integer, 0, 1},
     {"NCCL_NTHREADS", Kind::integer, 64, 512, 64},  // whole warps: NCCL ignores any other value
     {"NCCL_NVLS_ENABLE", Kind::integer, 0, 2},
     {"NCCL_P2P_DISABLE", Kind::integer, 0, 1},
-    {"NCCL_P2P_LEVEL", Kind::path_level, 0, 10},
+    {"NCCL_P2P_LEVEL", Kind::path_level, 0, 5},
+    // Point-to-point chunk sizes (NCCL 2.28-2.30 defaults 128 KiB, 512 KiB, 128 KiB): at most NCCL_BUFFSIZE's
+    // cap over NCCL_STEPS, since NCCL cuts a larger one to NCCL_BUFFSIZE / 8 (env_set_problem checks the
+    // pair).
+    {"NCCL_P2P_NET_CHUNKSIZE", Kind::integer, 4096, (64LL << 20) / kNcclSteps},
+    {"NCCL_P2P_NVL_CHUNKSIZE", Kind::integer, 4096, (64LL << 20) / kNcclSteps},
+    {"NCCL_P2P_PCI_CHUNKSIZE", Kind::integer, 4096, (64LL << 20) / kNcclSteps},
+    {"NCCL_P2P_PXN_LEVEL", Kind::integer, 0, 2},
     {"NCCL_PROTO", Kind::proto},
+    {"NCCL_PXN_DISABLE", Kind::integer, 0, 1},
     {"NCCL_SHM_DISABLE", Kind::integer, 0, 1},
     {"NCCL_SOCKET_IFNAME", Kind::socket_ifname},
     {"NCCL_SOCKET_NTHREADS", Kind::integer, 1, 16},
@@ -138,7 +151,7 @@ void check_env_entry(std::string_view key, std::string_view value) {
       if (std::find(kPathLevels.begin(), kPathLevels.end(), value) != kPathLevels.end()) break;
       auto n = parse_integer(value);
       if (!n || *n < a->min || *n > a->max)
-        fail(key, "a path level (LOC, NVL, NVB, C2C, PIX, PXB, PXN, P2C, PHB, SYS, NET) or an integer 0..10",
+        fail(key, "a path level (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS) or an integer 0..5",
              value);
       break;
     }
@@ -157,13 +170,41 @@ void check_env_entry(std::string_view key, std::string_view value) {
   }
 }
 
+namespace {
+
+// A point-to-point chunk NCCL would cut to NCCL_BUFFSIZE / 8: the profile would not run what it says.
+std::optional<EnvSetProblem> chunk_problem(const std::map<std::string, std::string>& env) {
+  long long buffsize = kDefaultBuffSize;
+  std::string buffer = "NCCL's default NCCL_BUFFSIZE 4194304";
+  if (auto it = env.find("NCCL_BUFFSIZE"); it != env.end()) {
+    auto v = parse_integer(it->second);
+    if (!v) return std::nullopt;
+    buffsize = *v;
+    buffer = "NCCL_BUFFSIZE (" + it->second + ")";
+  }
+  for (const char* key : {"NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE"}) {
+    auto it = env.find(key);
+    if (it == env.end()) continue;
+    auto v = parse_integer(it->second);
+    if (!v || *v * kNcclSteps <= buffsize) continue;
+    return EnvSetProblem{key, std::string(key) + ": expected at most " + buffer +
+                                  " / 8 = " + std::to_string(buffsize / kNcclSteps) +
+                                  " (NCCL cuts a larger chunk to it); found \"" + it->second + "\""};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<EnvSetProblem> env_set_problem(const std::map<std::string, std::string>& env) {
   const auto min = env.find("NCCL_MIN_NCHANNELS"), max = env.find("NCCL_MAX_NCHANNELS");
-  if (min == env.end() || max == env.end()) return std::nullopt;
-  const auto lo = parse_integer(min->second), hi = parse_integer(max->second);
-  if (!lo || !hi || *lo <= *hi) return std::nullopt;
-  return EnvSetProblem{min->first, "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (" + max->second +
-                                       "); found \"" + min->second + "\""};
+  if (min != env.end() && max != env.end()) {
+    const auto lo = parse_integer(min->second), hi = parse_integer(max->second);
+    if (lo && hi && *lo > *hi)
+      return EnvSetProblem{min->first, "NCCL_MIN_NCHANNELS: expected at most NCCL_MAX_NCHANNELS (" +
+                                           max->second + "); found \"" + min->second + "\""};
+  }
+  return chunk_problem(env);
 }
 
 }  // namespace autotune::nccl

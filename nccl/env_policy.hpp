@@ -19,7 +19,9 @@ std::vector<std::string> allowed_env_keys();
 
 // Throws InputError (no file, line 0) naming the key, what was expected and what was found.
 void check_env_entry(std::string_view key, std::string_view value);
-// What no single entry shows: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS. The key to blame and the message
+// What no single entry shows: NCCL_MIN_NCHANNELS above NCCL_MAX_NCHANNELS, a point-to-point chunk size
+// (NCCL_P2P_NET/NVL/PCI_CHUNKSIZE) above NCCL_BUFFSIZE / 8 (NCCL's default 4 MiB when unset), which NCCL
+// would silently cut. The key to blame and the message
 // ("NCCL_MIN_NCHANNELS: expected at most ..."), or nullopt when the set is consistent.
 struct EnvSetProblem {
   std::string key;

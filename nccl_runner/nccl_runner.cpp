@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "nccl/version.hpp"
+#include "nccl_runner/p2p_ops.hpp"
 #include "nccl_runner/runner_state.hpp"
 #include "runners/measure_plan.hpp"
 #include "runners/watchdog.hpp"
@@ -194,22 +195,30 @@ void NcclRunner::State::ensure_capacity(uint64_t bytes) {
   capacity = want;
 }
 
-std::pair<const void*, void*> NcclRunner::State::pointers(const Device& d, Collective c,
+std::pair<const void*, void*> NcclRunner::State::pointers(const Device& d, nccl::Operation op,
                                                           const BufferCounts& counts) const {
   if (!options.in_place) return {d.send, d.recv};
   float* base = static_cast<float*>(d.recv);
   const uint64_t block = static_cast<uint64_t>(d.member) * counts.op_count;
-  if (c == Collective::allgather) return {base + block, base};
-  if (c == Collective::reducescatter) return {base, base + block};
+  // nccl-tests' in-place offsets: each rank's block of the whole buffer for the gathering operations, the
+  // rank's block of the root's buffer for the scattering ones.
+  if (op == nccl::Operation::allgather || op == nccl::Operation::gather) return {base + block, base};
+  if (op == nccl::Operation::reducescatter || op == nccl::Operation::scatter) return {base, base + block};
   return {base, base};
 }
 
-void NcclRunner::State::issue(Device& d, Collective c, const BufferCounts& counts) {
+void NcclRunner::State::issue(Device& d, nccl::Operation op, const BufferCounts& counts) {
   if (!active(d)) return;  // in no group of this shape: it sits the measurement out
-  auto [send, recv] = pointers(d, c, counts);
+  auto [send, recv] = pointers(d, op, counts);
   const size_t n = counts.op_count;
+  auto collective = nccl::as_collective(op);
+  if (!collective) {
+    nccl_check(issue_p2p(op, send, recv, n, d.member, members, d.comm, d.stream), "launching the operation",
+               d.comm);
+    return;
+  }
   ncclResult_t r = ncclSuccess;
-  switch (c) {
+  switch (*collective) {
     case Collective::allreduce:
       r = ncclAllReduce(send, recv, n, ncclFloat32, ncclSum, d.comm, d.stream);
       break;
@@ -229,7 +238,7 @@ void NcclRunner::State::issue(Device& d, Collective c, const BufferCounts& count
   nccl_check(r, "launching the collective", d.comm);
 }
 
-void NcclRunner::State::launch(Collective c, const BufferCounts& counts, int ops, bool use_graph) {
+void NcclRunner::State::launch(nccl::Operation c, const BufferCounts& counts, int ops, bool use_graph) {
   for (auto& d : devices) {
     cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
     cuda_check(cudaEventRecord(d.start, d.stream), "cudaEventRecord");
@@ -254,7 +263,7 @@ void NcclRunner::State::launch(Collective c, const BufferCounts& counts, int ops
   }
 }
 
-void NcclRunner::State::capture(Collective c, const BufferCounts& counts, int ops) {
+void NcclRunner::State::capture(nccl::Operation c, const BufferCounts& counts, int ops) {
   free_graphs();
   std::vector<cudaGraph_t> graphs(devices.size(), nullptr);
   size_t begun = 0;
@@ -373,7 +382,8 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
     return m;
   }
   const Candidate& cand = r.candidate;
-  const BufferCounts counts = runners::buffer_counts(r.collective, members, r.bytes);
+  const nccl::Operation op = r.operation();
+  const BufferCounts counts = runners::buffer_counts(op, members, r.bytes);
 
   // Every step is agreed by every process before any of them goes on (runners/lock_step.hpp).
   runners::LockStep steps(processes);
@@ -395,7 +405,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
     if (hook.usable() && !hook.force(algo, proto, cand.channels))
       throw StepFailure(Outcome::failed, "the sweep hook refused " + to_string(cand));
     const int warmup = std::max(1, options.warmup_iterations);
-    launch(r.collective, counts, warmup, false);
+    launch(op, counts, warmup, false);
     wait(r.bytes, warmup);
     read_hook();
   });
@@ -404,7 +414,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
     // The first operations of a candidate include NCCL's lazy connection setup: time a separate short loop.
     const int probe = iterations_for(runners::rough_estimate_us(r.bytes));
     step([&] {
-      launch(r.collective, counts, probe, false);
+      launch(op, counts, probe, false);
       wait(r.bytes, probe);
       for (double t : elapsed_us(probe)) estimate = std::max(estimate, t);
     });
@@ -412,14 +422,14 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   }
   if (options.cuda_graph) {
     step([&] {
-      capture(r.collective, counts, iterations);
-      launch(r.collective, counts, iterations, true);  // the first launch uploads the graph: untimed
+      capture(op, counts, iterations);
+      launch(op, counts, iterations, true);  // the first launch uploads the graph: untimed
       wait(r.bytes, iterations);
     });
   }
   for (int rep = 0; rep < r.repetitions; ++rep) {
     step([&] {
-      launch(r.collective, counts, iterations, options.cuda_graph);
+      launch(op, counts, iterations, options.cuda_graph);
       wait(r.bytes, iterations);
       auto t = elapsed_us(iterations);
       for (size_t i = 0; i < t.size(); ++i) per_device[i].push_back(t[i]);
@@ -439,7 +449,7 @@ Measurement NcclRunner::State::measure(const MeasureRequest& r) {
   combine_times(per_device, m);
   const double median = m.median_us();
   m.algbw_gbps = runners::algbw_gbps(r.bytes, median);
-  m.busbw_gbps = runners::busbw_gbps(r.collective, members, r.bytes, median);
+  m.busbw_gbps = runners::busbw_gbps(op, members, r.bytes, median);
   return m;
 }
 

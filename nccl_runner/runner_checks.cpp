@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "nccl_runner/p2p_ops.hpp"
 #include "nccl_runner/runner_state.hpp"
 #include "runners/measure_plan.hpp"
 #include "runners/watchdog.hpp"
@@ -17,6 +18,14 @@ std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(
   const runners::Candidate& c = r.candidate;
   if (r.repetitions < 1)
     return std::pair{Outcome::failed, fmt::format("repetitions must be at least 1, got {}", r.repetitions)};
+  if (r.point_to_point) {
+    if (!c.is_default())
+      return std::pair{Outcome::unsupported, "nothing can be forced for " +
+                                                 std::string(nccl::name(*r.point_to_point)) +
+                                                 ": NCCL's tuner never sees point-to-point operations"};
+    if (auto why = p2p_unavailable(*r.point_to_point)) return std::pair{Outcome::failed, *why};
+    return std::nullopt;
+  }
   if (c.is_default()) return std::nullopt;
   if (!hook.usable())
     return std::pair{Outcome::failed, "cannot force " + to_string(c) + ": " + hook.problem()};
@@ -31,14 +40,17 @@ std::optional<std::pair<Outcome, std::string>> NcclRunner::State::precheck(
 }
 
 void NcclRunner::State::check_results(const runners::MeasureRequest& r, const runners::BufferCounts& counts) {
+  const nccl::Operation op = r.operation();
+  // nccl-tests checks neither alltoall's nor sendrecv's in-place half: the buffer is read while written.
+  if (options.in_place && (op == nccl::Operation::alltoall || op == nccl::Operation::sendrecv)) return;
   const uint64_t recv_bytes = counts.recv * sizeof(float);
   for (auto& d : devices) {
     if (!active(d)) continue;
     cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
     // All bits set is a NaN: a buffer NCCL never wrote can never compare equal.
     if (recv_bytes) cuda_check(cudaMemsetAsync(d.recv, 0xff, recv_bytes, d.stream), "cudaMemsetAsync");
-    std::vector<float> input = runners::make_input(r.collective, members, d.member, r.bytes);
-    auto [send, recv] = pointers(d, r.collective, counts);
+    std::vector<float> input = runners::make_input(op, members, d.member, r.bytes);
+    auto [send, recv] = pointers(d, op, counts);
     (void)recv;
     if (!input.empty())
       cuda_check(cudaMemcpyAsync(const_cast<void*>(send), input.data(), input.size() * sizeof(float),
@@ -47,16 +59,16 @@ void NcclRunner::State::check_results(const runners::MeasureRequest& r, const ru
     // The copy reads pageable host memory that goes out of scope here.
     cuda_check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize");
   }
-  launch(r.collective, counts, 1, false);
+  launch(op, counts, 1, false);
   wait(r.bytes, 1);
   uint64_t wrong = 0;
   std::string first;
   for (auto& d : devices) {
     if (!active(d)) continue;
-    auto expected = runners::expected_output(r.collective, members, d.member, r.bytes);
+    auto expected = runners::expected_output(op, members, d.member, r.bytes);
     if (!expected) continue;
     std::vector<float> found(expected->size());
-    auto [send, recv] = pointers(d, r.collective, counts);
+    auto [send, recv] = pointers(d, op, counts);
     (void)send;
     cuda_check(cudaSetDevice(d.id), "cudaSetDevice");
     if (!found.empty())

@@ -73,12 +73,12 @@ struct NcclRunner::State {
 
   // Where one operation reads and writes on `d` (in place: inside the one receive buffer, as nccl-tests
   // does).
-  std::pair<const void*, void*> pointers(const Device& d, nccl::Collective c,
+  std::pair<const void*, void*> pointers(const Device& d, nccl::Operation op,
                                          const runners::BufferCounts& counts) const;
-  void issue(Device& d, nccl::Collective c, const runners::BufferCounts& counts);
+  void issue(Device& d, nccl::Operation op, const runners::BufferCounts& counts);
   // start event, `ops` operations (or the captured graph), stop event, on every device.
-  void launch(nccl::Collective c, const runners::BufferCounts& counts, int ops, bool use_graph);
-  void capture(nccl::Collective c, const runners::BufferCounts& counts, int ops);
+  void launch(nccl::Operation op, const runners::BufferCounts& counts, int ops, bool use_graph);
+  void capture(nccl::Operation op, const runners::BufferCounts& counts, int ops);
   // Waits for every stop event under the watchdog; throws StepFailure(timed_out) after aborting.
   void wait(uint64_t bytes, int ops);
   std::vector<double> elapsed_us(int ops);  // per device, one operation

@@ -37,8 +37,20 @@ std::vector<uint64_t> size_sweep(uint64_t min_bytes, uint64_t max_bytes, uint64_
   return sizes;
 }
 
-std::string_view nccl_tests_program(Collective c) {
-  switch (c) {
+std::string_view nccl_tests_program(nccl::Operation op) {
+  switch (op) {
+    case nccl::Operation::alltoall:
+      return "alltoall_perf";
+    case nccl::Operation::sendrecv:
+      return "sendrecv_perf";
+    case nccl::Operation::gather:
+      return "gather_perf";
+    case nccl::Operation::scatter:
+      return "scatter_perf";
+    default:
+      break;
+  }
+  switch (*nccl::as_collective(op)) {
     case Collective::allreduce:
       return "all_reduce_perf";
     case Collective::allgather:
@@ -81,11 +93,19 @@ std::string used_text(const Measurement& m) {
   return to_string(used);
 }
 
+// nccl-tests checks neither alltoall's nor sendrecv's in-place half (its #wrong reads N/A).
+bool unchecked_in_place(nccl::Operation op) {
+  return op == nccl::Operation::alltoall || op == nccl::Operation::sendrecv;
+}
+
 // The time, algbw, busbw and #wrong of one half, as nccl-tests 2.19 prints them.
-std::string half_text(const Measurement& m) {
+std::string half_text(const Measurement& m, bool checked = true) {
   if (!measured(m)) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "-", "-", "-", "-");
   return fmt::format("  {}  {}  {}  {:>6}", float_str(m.median_us(), 7), float_str(m.algbw_gbps, 6),
-                     float_str(m.busbw_gbps, 6), m.outcome == Outcome::wrong_result ? 1 : 0);
+                     float_str(m.busbw_gbps, 6),
+                     !checked                             ? std::string("N/A")
+                     : m.outcome == Outcome::wrong_result ? "1"
+                                                          : "0");
 }
 
 std::string last_column(const BenchRow& r) {
@@ -95,8 +115,22 @@ std::string last_column(const BenchRow& r) {
   return a == b ? a : a + "|" + b;
 }
 
-std::string redop_of(Collective c) {
-  return c == Collective::broadcast || c == Collective::allgather ? "none" : "sum";
+// nccl-tests' redop and root columns: alltoall, gather and scatter run with "none", sendrecv with its -o
+// (sum by default); roots are 0 for the rooted operations, -1 elsewhere.
+std::string redop_of(nccl::Operation op) {
+  using nccl::Operation;
+  return op == Operation::broadcast || op == Operation::allgather || op == Operation::alltoall ||
+                 op == Operation::gather || op == Operation::scatter
+             ? "none"
+             : "sum";
+}
+
+int root_of(nccl::Operation op) {
+  using nccl::Operation;
+  return op == Operation::broadcast || op == Operation::reduce || op == Operation::gather ||
+                 op == Operation::scatter
+             ? 0
+             : -1;
 }
 
 void table_header(std::string& out) {
@@ -117,8 +151,8 @@ void table_header(std::string& out) {
 
 // One collective's rows as one nccl-tests test, from its start line to its concluded line.
 void one_test(std::string& out, const RunnerInfo& info, std::span<const BenchRow> rows) {
-  const Collective c = rows.front().out_of_place.request.collective;
-  const std::string program(nccl_tests_program(c));
+  const nccl::Operation op = rows.front().out_of_place.request.operation();
+  const std::string program(nccl_tests_program(op));
   out += "# Collective test starting: " + program + "\n";
   out += bench_header_line(info.ranks, info.nodes, to_string(rows.front().out_of_place.request.candidate),
                            model_tag(info).empty() ? "measured" : info.source, info.nccl_version) +
@@ -129,10 +163,10 @@ void one_test(std::string& out, const RunnerInfo& info, std::span<const BenchRow
   double busbw_sum = 0.0;
   for (const BenchRow& r : rows) {
     const uint64_t bytes = r.out_of_place.request.bytes;
-    const bool rooted = c == Collective::broadcast || c == Collective::reduce;
-    out += fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", bytes, element_count(c, info.ranks, bytes),
-                       "float", redop_of(c), rooted ? 0 : -1);
-    out += half_text(r.out_of_place) + half_text(r.in_place) + "  " + last_column(r) + "\n";
+    out += fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", bytes, element_count(op, info.ranks, bytes),
+                       "float", redop_of(op), root_of(op));
+    out += half_text(r.out_of_place) + half_text(r.in_place, !unchecked_in_place(op)) + "  " +
+           last_column(r) + "\n";
     // One reason line per half that did not go well; one for both when they failed alike.
     const bool alike =
         r.out_of_place.outcome == r.in_place.outcome && r.out_of_place.detail == r.in_place.detail;
@@ -173,7 +207,7 @@ std::string format_table(const RunnerInfo& info, std::span<const BenchRow> rows)
   for (size_t begin = 0; begin < rows.size();) {
     size_t end = begin;
     while (end < rows.size() &&
-           rows[end].out_of_place.request.collective == rows[begin].out_of_place.request.collective)
+           rows[end].out_of_place.request.operation() == rows[begin].out_of_place.request.operation())
       ++end;
     one_test(out, info, rows.subspan(begin, end - begin));
     begin = end;
@@ -185,10 +219,10 @@ namespace {
 
 nlohmann::json half_json(const RunnerInfo& info, const Measurement& m, const char* half) {
   nlohmann::json r;
-  r["collective"] = nccl::name(m.request.collective);
+  r["collective"] = nccl::name(m.request.operation());
   r["half"] = half;
   r["bytes"] = m.request.bytes;
-  r["count"] = element_count(m.request.collective, info.ranks, m.request.bytes);
+  r["count"] = element_count(m.request.operation(), info.ranks, m.request.bytes);
   r["type"] = "float";
   r["candidate"] = to_string(m.request.candidate);
   r["outcome"] = name(m.outcome);

@@ -27,15 +27,16 @@ struct BenchRow {
   runners::Measurement in_place;
 };
 
-// nccl-tests' layout; rows of one collective are one test. The header says "# simulated" loudly when
-// info.source is "simulated". A half that did not measure prints "-" and its outcome in the last column, with
-// the reason on a comment line below; a wrong half prints #wrong 1 (the runner does not count the elements
-// across ranks) and the reason likewise.
+// nccl-tests' layout; rows of one operation are one test (alltoall and sendrecv print N/A for the in-place
+// #wrong, as nccl-tests does: it does not check their in-place halves). The header says "# simulated" loudly
+// when info.source is "simulated". A half that did not measure prints "-" and its outcome in the last column,
+// with the reason on a comment line below; a wrong half prints #wrong 1 (the runner does not count the
+// elements across ranks) and the reason likewise.
 std::string format_table(const runners::RunnerInfo& info, std::span<const BenchRow> rows);
 // Every half as one result ("half": "out_of_place" or "in_place"), in the table's order.
 std::string format_json(const runners::RunnerInfo& info, std::span<const BenchRow> rows);
 
-// nccl-tests' program for a collective: "all_reduce_perf".
-std::string_view nccl_tests_program(nccl::Collective c);
+// nccl-tests' program for an operation: "all_reduce_perf", "alltoall_perf", "sendrecv_perf".
+std::string_view nccl_tests_program(nccl::Operation op);
 
 }  // namespace autotune::nccl_tests

@@ -32,7 +32,7 @@ std::string where(const NcclTestsLog& log, int line) {
 // What a test's records are pooled by: NCCL's tuner sees the collective, the bytes and the communicator,
 // never the data type, the reduction or whether a CUDA graph launched it.
 struct SeriesKey {
-  Collective collective;
+  nccl::Operation operation;
   Scale scale;
   std::string candidate;
   auto operator<=>(const SeriesKey&) const = default;
@@ -191,7 +191,7 @@ Scale imported_scale(const NcclTestsLog& log, const ImportOptions& options,
 
 // nccl-tests prints busbw = algbw x the collective's factor for its rank count: a published pair that does
 // not fit the ranks imported says the rank count (an option, or a log cut and pasted) is wrong.
-void check_published_busbw(const NcclTestsLog& log, Collective coll, int ranks,
+void check_published_busbw(const NcclTestsLog& log, nccl::Operation coll, int ranks,
                            std::vector<std::string>& warnings) {
   const NcclTestsRow* best = nullptr;
   for (const auto& row : log.rows)
@@ -230,7 +230,7 @@ void note_header(JournalHeader& h, const NcclTestsLog& log, const Scale& scale) 
   if (h.runner.empty()) h.runner = runner_text(log);
 }
 
-JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, Collective coll,
+JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, nccl::Operation coll,
                           const Scale& scale, const Candidate& candidate, const ImportOptions& options) {
   JournalRecord r;
   r.setting = ProcessSetting{"default", {}};
@@ -241,7 +241,7 @@ JournalRecord make_record(const NcclTestsLog& log, const NcclTestsRow& row, Coll
   r.time = options.time;
   r.published_busbw_gbps = {row.out_of_place.busbw_gbps, row.in_place.busbw_gbps};
   runners::Measurement& m = r.measurement;
-  m.request.collective = coll;
+  m.request.set_operation(coll);
   m.request.bytes = row.bytes;
   m.request.candidate = candidate;
   // Each half of a row is one timed loop of `iters` operations: two repetitions.
@@ -299,7 +299,7 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
   std::map<SeriesKey, SeriesKind> series;
   // Identical requests count up, as the journal's `attempt` asks: how many of each so far (a map, not a scan
   // of every record before: a log at scale holds hundreds of thousands).
-  std::map<std::tuple<Scale, Collective, uint64_t, std::string>, int> attempts;
+  std::map<std::tuple<Scale, nccl::Operation, uint64_t, std::string>, int> attempts;
   uint64_t min_bytes = UINT64_MAX, max_bytes = 0;
 
   for (const NcclTestsFile& file : files) {
@@ -307,13 +307,15 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
     for (const auto& u : file.unreadable) out.not_imported.push_back({u.where, "not readable: " + u.reason});
     for (const NcclTestsLog& log : file.tests) {
       for (const auto& w : log.warnings) out.warnings.push_back(where(log, w.line) + ": " + w.text);
-      auto coll = log.nccl_collective();
+      auto coll = log.operation();
       if (!coll) {
-        out.not_imported.push_back(
-            {log.name(), log.collective + " is point-to-point: NCCL's tuner never sees it"});
+        out.not_imported.push_back({log.name(), "not an operation nccl-autotune knows: " + log.collective});
         continue;
       }
-      Candidate candidate = imported_candidate(log, options, &out.warnings);
+      // A point-to-point test is kept as a measurement of its operation (for settings and baselines); nothing
+      // was forced for it and no rule can come of it.
+      Candidate candidate =
+          nccl::is_point_to_point(*coll) ? Candidate{} : imported_candidate(log, options, &out.warnings);
       Scale scale = imported_scale(log, options, out.warnings);
       check_published_busbw(log, *coll, scale.ranks, out.warnings);
       // A test run with several data types (-d all) measures each size once per type: the first type is
@@ -354,7 +356,7 @@ ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const Impor
       if (imported == 0) continue;
       ++out.tests_imported;
       scales.insert(scale);
-      collectives.insert(*coll);
+      if (auto c = nccl::as_collective(*coll)) collectives.insert(*c);
       note_header(h, log, scale);
     }
   }

@@ -54,13 +54,15 @@ struct ImportResult {
 runners::Candidate imported_candidate(const NcclTestsLog& log, const ImportOptions& options,
                                       std::vector<std::string>* warnings = nullptr);
 
-// Converts the tests of every file into a journal header and records. Not imported, each with its reason:
-// tests that could not be read, alltoall and sendrecv (point-to-point, which NCCL's tuner never sees), and a
-// test of another data type, reduction or CUDA-graph mode than the first imported for the same collective,
-// scale and candidate (NCCL's tuner sees bytes only; unlike timings are not pooled). Rows with wrong results
-// become `wrong_result` records, never rules. Each record keeps the busbw nccl-tests printed for both halves.
-// Throws InputError when a test does not show its scale and no option gives it, and when nothing at all can
-// be imported (the message names every test and its reason).
+// Converts the tests of every file into a journal header and records. alltoall, sendrecv, gather and
+// scatter tests become records of those operations (nothing forced, whatever the options say; no rule can
+// come of them: NCCL's tuner never sees point-to-point; the header's collectives list only collectives).
+// Not imported, each with its reason: tests that could not be read, and a test of another data type,
+// reduction or CUDA-graph mode than the first imported for the same collective, scale and candidate (NCCL's
+// tuner sees bytes only; unlike timings are not pooled). Rows with wrong results become `wrong_result`
+// records, never rules. Each record keeps the busbw nccl-tests printed for both halves. Throws InputError
+// when a test does not show its scale and no option gives it, and when nothing at all can be imported (the
+// message names every test and its reason).
 ImportResult import_nccl_tests(std::span<const NcclTestsFile> files, const ImportOptions& options);
 
 }  // namespace autotune::nccl_tests

@@ -284,7 +284,7 @@ NcclTestsLog read_document(const Document& d, const std::string& file,
     throw InputError(
         "<arguments>", 0,
         "expected a collective (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
-        "sendrecv), found '" +
+        "sendrecv, gather, scatter), found '" +
             *collective + "'");
   if (!name) name = nccl_tests_collective_name(std::filesystem::path(file).filename().string());
   if (!name)

@@ -197,7 +197,7 @@ class Parser {
         throw InputError(
             "<arguments>", 0,
             "expected a collective (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
-            "sendrecv), found '" +
+            "sendrecv, gather, scatter), found '" +
                 *collective + "'");
       log_.collective = *name;
     }
@@ -595,8 +595,12 @@ int NcclTestsLog::hosts() const {
 }
 
 std::optional<nccl::Collective> NcclTestsLog::nccl_collective() const {
-  if (collective == "alltoall" || collective == "sendrecv") return std::nullopt;
-  return nccl::parse_collective(collective);
+  auto op = operation();
+  return op ? nccl::as_collective(*op) : std::nullopt;
+}
+
+std::optional<nccl::Operation> NcclTestsLog::operation() const {
+  return nccl::parse_operation(collective);
 }
 
 std::optional<std::string> nccl_tests_collective_name(std::string_view text) {
@@ -605,13 +609,16 @@ std::optional<std::string> nccl_tests_collective_name(std::string_view text) {
     if (std::isalnum(static_cast<unsigned char>(c)))
       s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   // Longest names first: "reducescatter" and "allreduce" both contain "reduce".
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kNames = {{
+  // "scatter" and "gather" after the collectives that contain them.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kNames = {{
       {"reducescatter", "reducescatter"},
       {"allreduce", "allreduce"},
       {"allgather", "allgather"},
       {"alltoall", "alltoall"},
       {"sendrecv", "sendrecv"},
       {"broadcast", "broadcast"},
+      {"scatter", "scatter"},
+      {"gather", "gather"},
       {"reduce", "reduce"},
   }};
   for (const auto& [key, name] : kNames)

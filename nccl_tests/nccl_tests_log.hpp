@@ -1,13 +1,14 @@
 #pragma once
 // One test of an nccl-tests log: the text that all_reduce_perf, all_gather_perf, reduce_scatter_perf,
-// broadcast_perf, reduce_perf, alltoall_perf and sendrecv_perf print (header, result table, footer), in the
-// formats of nccl-tests 2.0 to 2.19: the old `error` column (largest difference from the expected value) and
-// the newer `#wrong` (count of wrong elements), with or without `redop`/`root` columns, the `Group` column of
-// the rank lines, per-iteration and timestamp columns, and the table `nccl-autotune bench` prints (the same,
-// plus an algo/proto/channels column). NCCL_DEBUG lines and other noise may be interleaved anywhere, even in
-// the middle of a row, and the log may stop mid-table (a job killed or timed out): what was printed is kept
-// and the cut is reported as a warning. A file holding several tests is split by nccl_tests_file.hpp; -J JSON
-// output is read by nccl_tests_json.hpp into the same structure.
+// broadcast_perf, reduce_perf, alltoall_perf, sendrecv_perf, gather_perf and scatter_perf print (header,
+// result table, footer), in the formats of nccl-tests 2.0 to 2.19: the old `error` column (largest difference
+// from the expected value) and the newer `#wrong` (count of wrong elements), with or without `redop`/`root`
+// columns, the `Group` column of the rank lines, per-iteration and timestamp columns, and the table
+// `nccl-autotune bench` prints (the same, plus an algo/proto/channels column). NCCL_DEBUG lines and other
+// noise may be interleaved anywhere, even in the middle of a row, and the log may stop mid-table (a job
+// killed or timed out): what was printed is kept and the cut is reported as a warning. A file holding several
+// tests is split by nccl_tests_file.hpp; -J JSON output is read by nccl_tests_json.hpp into the same
+// structure.
 //
 // Pure functions over text: no state, safe to call from any thread.
 
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "common/input_file.hpp"
+#include "nccl/operation.hpp"
 #include "nccl/vocabulary.hpp"
 
 namespace autotune::nccl_tests {
@@ -95,7 +97,8 @@ struct NcclTestsLog {
   bool truncated = false;  // no footer: the log stops mid-table
   std::vector<NcclTestsWarning> warnings;
 
-  // "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"; from the
+  // "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv", "gather",
+  // "scatter"; from the
   // program line, the file name or the table's shape (see parse_nccl_tests_log).
   std::string collective;
   // What NCCL printed with NCCL_DEBUG=INFO, when it did.
@@ -115,8 +118,11 @@ struct NcclTestsLog {
   int ranks() const;
   // Distinct host names in the rank lines; 0 when the log has none.
   int hosts() const;
-  // The NCCL collective, nullopt for alltoall and sendrecv (point-to-point: NCCL's tuner never sees them).
+  // The NCCL collective, nullopt for alltoall, sendrecv, gather and scatter (point-to-point: NCCL's tuner
+  // never sees them).
   std::optional<nccl::Collective> nccl_collective() const;
+  // What the test measured, collective or point-to-point.
+  std::optional<nccl::Operation> operation() const;
   // "all_reduce_perf.log:12-40 (all_reduce_perf)": the test, for messages.
   std::string name() const;
 };
@@ -146,7 +152,7 @@ std::string bench_header_line(int ranks, int nodes, const std::string& forced, c
                               const std::string& nccl_version);
 
 // The canonical collective name for an nccl-tests name or program ("all_reduce_perf", "AllReduce",
-// "reduce_scatter" -> "reducescatter"); nullopt when it is none of the seven.
+// "reduce_scatter" -> "reducescatter", "gather_perf" -> "gather"); nullopt when it is none of the nine.
 std::optional<std::string> nccl_tests_collective_name(std::string_view text);
 
 }  // namespace autotune::nccl_tests

@@ -172,7 +172,7 @@ void failed_section(std::string& o, const std::vector<JournalRecord>& records) {
   struct FailKey {
     std::string setting;
     Scale scale;
-    Collective collective;
+    nccl::Operation operation;
     std::string candidate;
     Outcome outcome;
     auto operator<=>(const FailKey&) const = default;
@@ -181,7 +181,7 @@ void failed_section(std::string& o, const std::vector<JournalRecord>& records) {
   for (const auto& r : records) {
     const Measurement& m = r.measurement;
     if (m.outcome == Outcome::ok || m.outcome == Outcome::unsupported) continue;
-    auto& f = failures[{r.setting.id, r.scale, m.request.collective, candidate_label(m.request.candidate),
+    auto& f = failures[{r.setting.id, r.scale, m.request.operation(), candidate_label(m.request.candidate),
                         m.outcome}];
     f.first.insert(m.request.bytes);
     if (f.second.empty()) f.second = m.detail;
@@ -195,7 +195,7 @@ void failed_section(std::string& o, const std::vector<JournalRecord>& records) {
        "<th>outcome</th><th>sizes</th><th>detail</th></tr>\n";
   for (const auto& [k, v] : failures)
     o += "<tr><td>" + esc(k.setting) + "</td><td>" + esc(runners::describe_shape(k.scale)) + "</td><td>" +
-         esc(std::string(nccl::name(k.collective))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
+         esc(std::string(nccl::name(k.operation))) + "</td><td>" + esc(k.candidate) + "</td><td>" +
          esc(std::string(name(k.outcome))) + "</td><td>" + esc(sizes_text(v.first)) + "</td><td>" +
          esc(v.second) + "</td></tr>\n";
   o += "</table>\n";
@@ -210,11 +210,11 @@ void unsupported_section(std::string& o, const std::vector<JournalRecord>& recor
     std::set<uint64_t> sizes;
     std::string detail;
   };
-  std::map<std::pair<Collective, std::string>, Unsupported> rows;
+  std::map<std::pair<nccl::Operation, std::string>, Unsupported> rows;
   for (const auto& r : records) {
     const Measurement& m = r.measurement;
     if (m.outcome != Outcome::unsupported) continue;
-    Unsupported& u = rows[{m.request.collective, candidate_label(m.request.candidate)}];
+    Unsupported& u = rows[{m.request.operation(), candidate_label(m.request.candidate)}];
     u.scales.insert(r.scale);
     u.settings.insert(r.setting.id);
     u.sizes.insert(m.request.bytes);
@@ -374,7 +374,7 @@ void charts_section(std::string& o, const Page& pg) {
   std::set<Scale> scales;
   std::map<ChartKey, MeasurementTable> tables;
   for (const auto& r : pg.data.records) {
-    if (r.setting.id != pg.chart_setting) continue;
+    if (r.setting.id != pg.chart_setting || r.measurement.request.point_to_point) continue;
     scales.insert(r.scale);
     tables[{r.scale, r.measurement.request.collective}].add(r.measurement);
   }

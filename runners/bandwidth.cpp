@@ -20,3 +20,22 @@ uint64_t element_count(nccl::Collective c, int ranks, uint64_t bytes, int elemen
 }
 
 }  // namespace autotune::runners
+
+namespace autotune::runners {
+
+double busbw_gbps(nccl::Operation op, int ranks, uint64_t bytes, double time_us) {
+  return algbw_gbps(bytes, time_us) * nccl::bus_bandwidth_factor(op, ranks);
+}
+
+uint64_t element_count(nccl::Operation op, int ranks, uint64_t bytes, int element_size) {
+  if (auto c = nccl::as_collective(op)) return element_count(*c, ranks, bytes, element_size);
+  const uint64_t size = static_cast<uint64_t>(element_size > 0 ? element_size : 1);
+  const uint64_t count = bytes / size;
+  if (op == nccl::Operation::sendrecv) return count;
+  // nccl-tests: (count / nranks) & ~(16 / eltSize - 1), for elements of up to 16 bytes.
+  const uint64_t per_peer = count / static_cast<uint64_t>(ranks > 0 ? ranks : 1);
+  const uint64_t unit = size <= 16 ? 16 / size : 1;
+  return per_peer / unit * unit;
+}
+
+}  // namespace autotune::runners

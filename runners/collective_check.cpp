@@ -10,7 +10,57 @@ namespace autotune::runners {
 
 using nccl::Collective;
 
-BufferCounts buffer_counts(Collective c, int ranks, uint64_t bytes) {
+namespace {
+
+BufferCounts point_to_point_counts(nccl::Operation op, int ranks, uint64_t bytes) {
+  const uint64_t n = static_cast<uint64_t>(ranks > 0 ? ranks : 1);
+  const uint64_t part = element_count(op, ranks, bytes);
+  switch (op) {
+    case nccl::Operation::alltoall:
+      return {part * n, part * n, part};
+    case nccl::Operation::gather:
+      return {part, part * n, part};
+    case nccl::Operation::scatter:
+      return {part * n, part, part};
+    default:
+      return {part, part, part};  // sendrecv: what each rank sends and receives
+  }
+}
+
+// The receive buffer of a point-to-point operation from the inputs (see the header).
+std::optional<std::vector<float>> expected_point_to_point(nccl::Operation op, int ranks, int rank,
+                                                          uint64_t bytes) {
+  const BufferCounts counts = point_to_point_counts(op, ranks, bytes);
+  const uint64_t part = counts.op_count;
+  std::vector<float> out(counts.recv, 0.0f);
+  switch (op) {
+    case nccl::Operation::alltoall:
+      for (int j = 0; j < ranks; ++j)
+        for (uint64_t i = 0; i < part; ++i)
+          out[static_cast<uint64_t>(j) * part + i] = input_value(j, static_cast<uint64_t>(rank) * part + i);
+      break;
+    case nccl::Operation::sendrecv:
+      for (uint64_t i = 0; i < counts.recv; ++i) out[i] = input_value((rank + ranks - 1) % ranks, i);
+      break;
+    case nccl::Operation::gather:
+      if (rank != kCheckRoot) return std::nullopt;
+      for (int j = 0; j < ranks; ++j)
+        for (uint64_t i = 0; i < part; ++i) out[static_cast<uint64_t>(j) * part + i] = input_value(j, i);
+      break;
+    default:  // scatter
+      for (uint64_t i = 0; i < part; ++i)
+        out[i] = input_value(kCheckRoot, static_cast<uint64_t>(rank) * part + i);
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+BufferCounts buffer_counts(nccl::Operation op, int ranks, uint64_t bytes) {
+  auto collective = nccl::as_collective(op);
+  if (!collective) return point_to_point_counts(op, ranks, bytes);
+  const Collective c = *collective;
   const uint64_t n = static_cast<uint64_t>(ranks > 0 ? ranks : 1);
   const uint64_t count = element_count(c, ranks, bytes);
   switch (c) {
@@ -33,16 +83,19 @@ float input_value(int rank, uint64_t index) {
   return static_cast<float>((index + 3 * r) % 17 + index % 5 + 1);
 }
 
-std::vector<float> make_input(Collective c, int ranks, int rank, uint64_t bytes) {
-  const BufferCounts counts = buffer_counts(c, ranks, bytes);
+std::vector<float> make_input(nccl::Operation op, int ranks, int rank, uint64_t bytes) {
+  const BufferCounts counts = buffer_counts(op, ranks, bytes);
   std::vector<float> out(counts.send);
   for (uint64_t i = 0; i < counts.send; ++i) out[i] = input_value(rank, i);
   return out;
 }
 
-std::optional<std::vector<float>> expected_output(Collective c, int ranks, int rank, uint64_t bytes) {
+std::optional<std::vector<float>> expected_output(nccl::Operation op, int ranks, int rank, uint64_t bytes) {
   if (ranks < 1 || rank < 0 || rank >= ranks)
     throw std::invalid_argument(fmt::format("rank {} of {} ranks", rank, ranks));
+  auto collective = nccl::as_collective(op);
+  if (!collective) return expected_point_to_point(op, ranks, rank, bytes);
+  const Collective c = *collective;
   const BufferCounts counts = buffer_counts(c, ranks, bytes);
   std::vector<float> out(counts.recv, 0.0f);
   switch (c) {

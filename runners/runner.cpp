@@ -64,6 +64,15 @@ std::optional<Outcome> parse_outcome(std::string_view text) {
   return std::nullopt;
 }
 
+void MeasureRequest::set_operation(nccl::Operation op) {
+  if (auto c = nccl::as_collective(op)) {
+    collective = *c;
+    point_to_point.reset();
+  } else {
+    point_to_point = op;
+  }
+}
+
 double Measurement::median_us() const {
   if (times_us.empty()) return 0.0;
   std::vector<double> sorted = times_us;

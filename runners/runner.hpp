@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nccl/operation.hpp"
 #include "nccl/vocabulary.hpp"
 
 namespace autotune::runners {
@@ -28,7 +29,8 @@ std::optional<Candidate> parse_candidate(std::string_view text);
 
 struct MeasureRequest {
   nccl::Collective collective = nccl::Collective::allreduce;
-  uint64_t bytes = 0;  // nccl-tests' size: for AllGather/ReduceScatter the whole buffer
+  uint64_t bytes =
+      0;  // nccl-tests' size: for AllGather/ReduceScatter, alltoall, gather, scatter the whole buffer
   Candidate candidate;
   int repetitions = 5;  // timed repetitions; each is a loop of several operations
   // How many identical requests (same collective, bytes, candidate, repetitions) a calibration made before
@@ -36,6 +38,18 @@ struct MeasureRequest {
   // calibration, which replays what its journal holds instead of asking the runner, measures what an
   // uninterrupted one would have. Real runners ignore it.
   int attempt = 0;
+  // A point-to-point operation measured instead of `collective` (alltoall, sendrecv, gather, scatter), which
+  // NCCL's tuner never sees: nothing can be forced for it (candidate stays the default) and no rule comes of
+  // it. nullopt: the collective above. Last, so that brace-initialised requests keep their meaning; set
+  // both through set_operation().
+  std::optional<nccl::Operation> point_to_point = std::nullopt;
+
+  // What is measured, whichever field holds it; an Operation's id equals its Collective's, so keys made of
+  // static_cast<int>(operation()) keep the collectives' old values.
+  nccl::Operation operation() const {
+    return point_to_point ? *point_to_point : nccl::to_operation(collective);
+  }
+  void set_operation(nccl::Operation op);
 };
 
 enum class Outcome {

@@ -419,7 +419,7 @@ std::vector<std::string> undecided(std::span<const JournalRecord> records,
   std::map<std::tuple<int, int, int, uint64_t>, int> seen;
   for (const JournalRecord& r : records) {
     const auto& m = r.measurement;
-    if (r.source == "production" || !r.setting.is_default()) continue;
+    if (r.source == "production" || !r.setting.is_default() || m.request.point_to_point) continue;
     const bool is_default = m.request.candidate.is_default();
     if (is_default && m.outcome != runners::Outcome::ok) continue;
     seen[{static_cast<int>(m.request.collective), r.scale.nodes, r.scale.ranks, m.request.bytes}] |=

@@ -99,6 +99,18 @@ nccl::Collective parse_collective_field(const Fields& f, const char* key) {
   return *c;
 }
 
+// A point-to-point record names its "operation" ("alltoall"); a collective's, old and new, its "collective".
+void parse_operation_fields(const Fields& f, runners::MeasureRequest& request) {
+  if (!f.raw().contains("operation")) {
+    request.collective = parse_collective_field(f, "collective");
+    return;
+  }
+  auto text = f.get<std::string>("operation");
+  auto op = nccl::parse_operation(text);
+  if (!op) f.fail("field \"operation\": expected an operation name, found \"" + text + "\"");
+  request.set_operation(*op);
+}
+
 std::optional<nccl::Algorithm> parse_algorithm_field(const Fields& f, const char* key) {
   auto it = f.raw().find(key);
   if (it == f.raw().end() || it->is_null()) return std::nullopt;
@@ -250,7 +262,7 @@ JournalRecord parse_record(const Fields& f) {
   r.scale = parse_scale(f.sub("scale"));
   r.attempt = f.get_or<int>("attempt", 0);
   Measurement& m = r.measurement;
-  m.request.collective = parse_collective_field(f, "collective");
+  parse_operation_fields(f, m.request);
   m.request.bytes = f.get<uint64_t>("bytes");
   Fields cand = f.sub("candidate");
   m.request.candidate.algorithm = parse_algorithm_field(cand, "algorithm");
@@ -297,6 +309,9 @@ std::optional<std::string> record_problem(const JournalRecord& r) {
       m.used_channels > nccl::kMaxChannels)
     return "expected channels 0.." + std::to_string(nccl::kMaxChannels) + ", found " +
            std::to_string(channels < 0 || channels > nccl::kMaxChannels ? channels : m.used_channels);
+  if (m.request.point_to_point && !m.request.candidate.is_default())
+    return "expected no forced candidate for " + std::string(nccl::name(*m.request.point_to_point)) +
+           " (NCCL's tuner never sees point-to-point), found " + to_string(m.request.candidate);
   if (m.request.repetitions < 0 || r.attempt < 0)
     return "expected repetitions and attempt of at least 0, found " + std::to_string(m.request.repetitions) +
            " and " + std::to_string(r.attempt);
@@ -430,7 +445,10 @@ std::string to_json_line(const JournalRecord& r) {
   j["job"] = setting_json(r.setting);
   j["scale"] = scale_json(r.scale);
   j["attempt"] = r.attempt;
-  j["collective"] = std::string(nccl::name(m.request.collective));
+  if (m.request.point_to_point)
+    j["operation"] = std::string(nccl::name(*m.request.point_to_point));
+  else
+    j["collective"] = std::string(nccl::name(m.request.collective));
   j["bytes"] = m.request.bytes;
   j["candidate"] = candidate_json(m.request.candidate);
   j["repetitions"] = m.request.repetitions;

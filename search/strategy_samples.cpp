@@ -35,6 +35,7 @@ double Samples::quantile(double q) const {
 
 void MeasurementTable::add(const runners::Measurement& m) {
   const auto& r = m.request;
+  if (r.point_to_point) return;  // no tuner call, so no rule and nothing for a strategy to weigh
   Samples& s = data_[r.collective][r.bytes][key_of(r.candidate)];
   ++s.measurements;
   if (m.outcome == Outcome::ok) {

@@ -47,6 +47,7 @@ struct Samples {
 
 class MeasurementTable {
  public:
+  // A point-to-point measurement is left out: NCCL's tuner never sees it, so no rule can come of it.
   void add(const runners::Measurement& m);
 
   const Samples* find(nccl::Collective c, uint64_t bytes, const runners::Candidate& candidate) const;

@@ -164,9 +164,10 @@ ProcessView apply_process_settings(SimCluster cluster, const std::map<std::strin
     // Anything else does not change performance in this model (NCCL ignores names it does not know).
   }
   cluster.collnet = cluster.collnet && collnet_enabled;
+  view.p2p = read_p2p_settings(env);
   if (cluster.nodes > 1 && !cluster.nics.empty()) {
     BlockNet own = group_net(all_nics, cluster);
-    view.net_gbps = own.gbps * cross_nic_factor;
+    view.net_gbps = own.gbps * cross_nic_factor * (view.p2p.gdr ? 1.0 : kNoGdrShare);
     view.used_nics = std::move(own.nics);
   } else if (cluster.nodes > 1) {
     view.net_gbps = 3.0;  // no IB device left: NCCL falls back to its socket transport
@@ -178,8 +179,11 @@ ProcessView apply_process_settings(SimCluster cluster, const std::map<std::strin
 }  // namespace
 
 std::vector<std::string> modelled_env_names() {
-  return {"NCCL_ALGO",          "NCCL_PROTO",         "NCCL_IB_HCA",      "NCCL_CROSS_NIC",
-          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE"};
+  std::vector<std::string> names = {"NCCL_ALGO",        "NCCL_PROTO",         "NCCL_IB_HCA",
+                                    "NCCL_CROSS_NIC",   "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+                                    "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE"};
+  for (auto& name : p2p_env_names()) names.push_back(std::move(name));
+  return names;
 }
 
 SimModel::SimModel(SimCluster cluster, const std::map<std::string, std::string>& env,
@@ -190,7 +194,8 @@ SimModel::SimModel(ProcessView view, SimDeviations deviations)
     : deviations_(deviations),
       algo_(std::move(view.algo)),
       proto_(std::move(view.proto)),
-      estimate_(std::move(view.cluster), view.net_gbps) {
+      estimate_(std::move(view.cluster), view.net_gbps),
+      p2p_(view.p2p) {
   apply_faults(view.used_nics);
   links_.intra_line_gbps = cluster().intra_line_gbps;
   links_.intra_scale = fault_intra_;
@@ -313,6 +318,10 @@ double SimModel::true_time_us(Collective c, uint64_t bytes, const SimChoice& ch)
       factor > 0.0 ? static_cast<double>(bytes) * factor + pipeline_fill_bytes(c, cluster().ranks(), bytes)
                    : 0.0;
   return latency + channel_cost + moved / (1000.0 * bw);
+}
+
+double SimModel::p2p_time_us(nccl::Operation op, uint64_t bytes) const {
+  return sim::p2p_time_us(cluster(), links_, p2p_, op, bytes);
 }
 
 SimChoice SimModel::best_true(Collective c, uint64_t bytes) const {

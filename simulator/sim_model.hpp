@@ -12,7 +12,8 @@
 //    rules against best_true().
 // Process-wide settings are part of the model: NCCL_IB_HCA (which NICs, rail mismatch), NCCL_CROSS_NIC (a
 // small seeded effect), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE, and NCCL_ALGO /
-// NCCL_PROTO, which leave NCCL (and a tuner's forcing) only the algorithms and protocols they select.
+// NCCL_PROTO, which leave NCCL (and a tuner's forcing) only the algorithms and protocols they select; the
+// point-to-point settings (p2p_model.hpp), of which NCCL_NET_GDR_LEVEL slows collectives too.
 // Faults (SimCluster::faults) change the truth, not NCCL's estimate, and only for communicators that span
 // the sick node and hold the sick device: every channel crosses every node of a ring or tree and NCCL
 // splits data evenly over channels and NICs, so the slowest link paces the collective. A NIC at fraction f
@@ -30,6 +31,7 @@
 #include "nccl/algo_proto_spec.hpp"
 #include "simulator/hardware_model.hpp"
 #include "simulator/nccl_estimate.hpp"
+#include "simulator/p2p_model.hpp"
 
 namespace autotune::sim {
 
@@ -51,6 +53,7 @@ struct ProcessView {
   std::optional<nccl::ProtoSpec> proto;  // NCCL_PROTO
   double net_gbps = 0.0;                 // inter-node bandwidth per node after NIC selection and cross-NIC
   std::set<std::string> used_nics;       // the NICs this communicator's GPUs use
+  P2pSettings p2p;                       // the point-to-point settings (p2p_model.hpp)
 };
 
 // The NCCL environment variables the model reads (the rest do not change performance here): what a
@@ -88,6 +91,10 @@ class SimModel {
 
   // The simulated truth, noise-free, microseconds.
   double true_time_us(nccl::Collective c, uint64_t bytes, const SimChoice& choice) const;
+  // A point-to-point operation's simulated truth, noise-free, microseconds (p2p_model.hpp): no algorithm,
+  // protocol or channel count to choose, only the process-wide settings.
+  double p2p_time_us(nccl::Operation op, uint64_t bytes) const;
+  const P2pSettings& p2p_settings() const { return p2p_; }
   // The fastest choice in truth over every supported, safe algorithm/protocol and channel counts 1..max
   // (powers of two and the maximum).
   SimChoice best_true(nccl::Collective c, uint64_t bytes) const;
@@ -109,6 +116,7 @@ class SimModel {
   NcclEstimate estimate_;
   double fault_intra_ = 1.0, fault_net_ = 1.0;
   Links links_;
+  P2pSettings p2p_;
 };
 
 }  // namespace autotune::sim

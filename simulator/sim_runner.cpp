@@ -24,7 +24,7 @@ namespace {
 
 uint64_t request_key(const MeasureRequest& r) {
   const Candidate& c = r.candidate;
-  return random::hash({static_cast<uint64_t>(r.collective), r.bytes,
+  return random::hash({static_cast<uint64_t>(r.operation()), r.bytes,
                        c.algorithm ? static_cast<uint64_t>(*c.algorithm) + 1 : 0,
                        c.protocol ? static_cast<uint64_t>(*c.protocol) + 1 : 0,
                        static_cast<uint64_t>(c.channels), static_cast<uint64_t>(r.repetitions),
@@ -101,6 +101,17 @@ std::vector<std::vector<std::optional<SimChoice>>> SimRunner::resolve_batch(
       m.detail = "repetitions must be at least 1, got " + std::to_string(r.repetitions);
       continue;
     }
+    if (r.point_to_point) {
+      // Nothing to resolve: every group runs it (a nullopt choice each), unless something was forced.
+      if (r.candidate.is_default()) {
+        choices[i].assign(groups_.size(), std::nullopt);
+      } else {
+        m.outcome = Outcome::unsupported;
+        m.detail = "nothing can be forced for " + std::string(nccl::name(*r.point_to_point)) +
+                   ": NCCL's tuner never sees point-to-point operations";
+      }
+      continue;
+    }
     std::string why;
     for (const auto& group : groups_) {
       auto choice = group.resolve(r.collective, r.bytes, r.candidate, &why);
@@ -139,7 +150,8 @@ std::vector<Measurement> SimRunner::run(std::span<const MeasureRequest> batch) {
     const MeasureRequest& r = batch[i];
     std::vector<double> truth(groups);
     for (size_t g = 0; g < groups; ++g)
-      truth[g] = groups_[g].true_time_us(r.collective, r.bytes, *choices[i][g]);
+      truth[g] = r.point_to_point ? groups_[g].p2p_time_us(*r.point_to_point, r.bytes)
+                                  : groups_[g].true_time_us(r.collective, r.bytes, *choices[i][g]);
     const uint64_t key = request_key(r);
     for (int rep = 0; rep < r.repetitions; ++rep) {
       // One factor every rank shares (the fabric was busy) and a small positive one per rank (stragglers).
@@ -188,7 +200,8 @@ void SimRunner::describe_result(const std::vector<std::optional<SimChoice>>& cho
                                 int ranks) const {
   const double median = m.median_us();
   m.algbw_gbps = algbw_gbps(m.request.bytes, median);
-  m.busbw_gbps = busbw_gbps(m.request.collective, ranks, m.request.bytes, median);
+  m.busbw_gbps = busbw_gbps(m.request.operation(), ranks, m.request.bytes, median);
+  if (m.request.point_to_point) return;  // no algorithm, protocol or channels: nothing to report or break
   const SimChoice& choice = *choices.front();
   m.used_algorithm = choice.algorithm;
   m.used_protocol = choice.protocol;

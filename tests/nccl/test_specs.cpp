@@ -195,8 +195,39 @@ TEST_CASE("env policy: allowlist and value syntax", "[env_policy]") {
   CHECK(error_of([] { check_env_entry("NCCL_ALGO", "ring;rm"); }) ==
         "NCCL_ALGO: expected 'collective:' before entry 2 (only the first may omit it); found \"rm\"");
   CHECK(error_of([] { check_env_entry("NCCL_P2P_LEVEL", "NVLINK"); }) ==
-        "NCCL_P2P_LEVEL: expected a path level (LOC, NVL, NVB, C2C, PIX, PXB, PXN, P2C, PHB, SYS, NET) or an "
-        "integer 0..10; found \"NVLINK\"");
+        "NCCL_P2P_LEVEL: expected a path level (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS) or an "
+        "integer 0..5; found \"NVLINK\"");
+}
+
+TEST_CASE("env policy: the point-to-point settings with NCCL 2.28-2.30's values", "[env][p2p]") {
+  for (const char* key :
+       {"NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE",
+        "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_P2P_LEVEL",
+        "NCCL_NET_GDR_LEVEL", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_BUFFSIZE"})
+    CHECK(is_allowed_env_key(key));
+  CHECK_NOTHROW(check_env_entry("NCCL_P2P_NET_CHUNKSIZE", "524288"));
+  CHECK_NOTHROW(check_env_entry("NCCL_P2P_PXN_LEVEL", "0"));
+  CHECK_NOTHROW(check_env_entry("NCCL_P2P_LEVEL", "P2C"));
+  CHECK(error_of([] { check_env_entry("NCCL_PXN_DISABLE", "2"); }) ==
+        "NCCL_PXN_DISABLE: expected an integer 0..1; found \"2\"");
+  CHECK(error_of([] { check_env_entry("NCCL_P2P_PXN_LEVEL", "3"); }) ==
+        "NCCL_P2P_PXN_LEVEL: expected an integer 0..2; found \"3\"");
+  CHECK(error_of([] { check_env_entry("NCCL_P2P_NVL_CHUNKSIZE", "1024"); }) ==
+        "NCCL_P2P_NVL_CHUNKSIZE: expected an integer 4096..8388608; found \"1024\"");
+  // ncclGetLevel reads names up to SYS only: NET would be ignored by NCCL, so it is refused here.
+  CHECK_THROWS_AS(check_env_entry("NCCL_NET_GDR_LEVEL", "NET"), InputError);
+  CHECK_THROWS_AS(check_env_entry("NCCL_P2P_LEVEL", "7"), InputError);
+  // A chunk NCCL would cut to NCCL_BUFFSIZE / 8.
+  auto cut = env_set_problem({{"NCCL_P2P_NET_CHUNKSIZE", "1048576"}});
+  REQUIRE(cut);
+  CHECK(cut->key == "NCCL_P2P_NET_CHUNKSIZE");
+  CHECK(cut->message ==
+        "NCCL_P2P_NET_CHUNKSIZE: expected at most NCCL's default NCCL_BUFFSIZE 4194304 / 8 = 524288 (NCCL "
+        "cuts a "
+        "larger chunk to it); found \"1048576\"");
+  CHECK_FALSE(env_set_problem({{"NCCL_P2P_NET_CHUNKSIZE", "1048576"}, {"NCCL_BUFFSIZE", "8388608"}}));
+  CHECK(env_set_problem({{"NCCL_P2P_NVL_CHUNKSIZE", "524288"}, {"NCCL_BUFFSIZE", "2097152"}})->key ==
+        "NCCL_P2P_NVL_CHUNKSIZE");
 }
 
 // NCCL's socket.cc and utils.cc (v2.28.9-1): `^` then `=`, comma-separated prefixes; a value of one

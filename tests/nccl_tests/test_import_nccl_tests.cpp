@@ -7,6 +7,7 @@
 #include "common/input_error.hpp"
 #include "nccl_tests/import_nccl_tests.hpp"
 #include "search/journal.hpp"
+#include "search/strategy_samples.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/nccl_tests/fixture_path.hpp"
 
@@ -84,15 +85,21 @@ TEST_CASE("an option that contradicts the log wins with a warning") {
   CHECK(said == 2);
 }
 
-TEST_CASE("wrong rows become wrong_result records, point-to-point logs are skipped") {
+TEST_CASE("wrong rows become wrong_result records, point-to-point logs records of their operation") {
   std::vector<NcclTestsFile> logs = {read_nccl_tests_file(fixture("reduce_perf_v2.17_wrong.log")),
                                      read_nccl_tests_file(fixture("sendrecv_perf_v2.13.log"))};
   ImportOptions o;
   o.algorithm = nccl::Algorithm::ring;  // the log itself says LL128 only
   auto result = import_nccl_tests(logs, o);
-  REQUIRE(result.records.size() == 7);
+  REQUIRE(result.records.size() == 7 + 6);
   int wrong = 0;
   for (const auto& r : result.records) {
+    if (r.measurement.request.point_to_point) {
+      // --algo says nothing of sendrecv: NCCL's tuner never sees it, so nothing was forced.
+      CHECK(r.measurement.request.operation() == nccl::Operation::sendrecv);
+      CHECK(r.measurement.request.candidate.is_default());
+      continue;
+    }
     CHECK(to_string(r.measurement.request.candidate) == "ring/*");
     if (r.measurement.outcome == Outcome::wrong_result) {
       ++wrong;
@@ -100,13 +107,46 @@ TEST_CASE("wrong rows become wrong_result records, point-to-point logs are skipp
     }
   }
   CHECK(wrong == 2);
-  REQUIRE(result.not_imported.size() == 1);
-  CHECK(result.not_imported[0].test == fixture("sendrecv_perf_v2.13.log") + ":1-18 (sendrecv)");
-  CHECK(result.not_imported[0].reason == "sendrecv is point-to-point: NCCL's tuner never sees it");
-  std::vector<NcclTestsFile> only_p2p = {read_nccl_tests_file(fixture("alltoall_perf_v2.19.log"))};
+  CHECK(result.not_imported.empty());
+  CHECK(result.header.collectives == std::vector<nccl::Collective>{nccl::Collective::reduce});
+}
+
+TEST_CASE("alltoall_perf and sendrecv_perf import as measurements of their operations, never as rules") {
+  std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("alltoall_perf_v2.19.log")),
+                                      read_nccl_tests_file(fixture("sendrecv_perf_v2.13.log"))};
   ImportOptions d;
   d.as_default = true;
-  CHECK_THROWS_AS(import_nccl_tests(only_p2p, d), InputError);
+  auto result = import_nccl_tests(files, d);
+  REQUIRE(result.records.size() == 6 + 6);
+  CHECK(result.tests_imported == 2);
+  CHECK(result.header.collectives.empty());         // the collectives calibrated: none
+  const auto& a2a = result.records[2].measurement;  // 1 MiB on 8 H200: 28.64 and 28.57 us
+  CHECK(a2a.request.operation() == nccl::Operation::alltoall);
+  CHECK(a2a.request.bytes == 1048576);
+  CHECK(a2a.algbw_gbps == Approx(1048576 / 28.605 / 1e3));
+  CHECK(a2a.busbw_gbps == Approx(a2a.algbw_gbps * 7 / 8));
+  CHECK(result.records[2].scale == Scale{1, 8});
+  const auto& sr = result.records[11].measurement;  // 256 KiB on 2 A6000: busbw = algbw
+  CHECK(sr.request.operation() == nccl::Operation::sendrecv);
+  CHECK(sr.busbw_gbps == Approx(sr.algbw_gbps));
+  CHECK(result.warnings.empty());
+  // Through the journal and into a derivation: kept, read back as what they are, and no rule comes of them.
+  TempDir dir;
+  auto path = dir.path() / "p2p.journal.jsonl";
+  {
+    JournalWriter w(path);
+    w.write(result.header);
+    w.write(result.records);
+  }
+  auto back = load_journal(path);
+  REQUIRE(back.records.size() == result.records.size());
+  CHECK(back.skipped.empty());
+  for (size_t i = 0; i < back.records.size(); ++i)
+    CHECK(back.records[i].measurement.request.operation() ==
+          result.records[i].measurement.request.operation());
+  MeasurementTable table;
+  for (const auto& r : back.records) table.add(r.measurement);
+  CHECK(table.collectives().empty());
 }
 
 TEST_CASE("imported records survive the journal round trip") {
@@ -147,23 +187,24 @@ TEST_CASE("several tests in one file: each imported at its scale, the rest named
   ImportOptions o;  // every test says NCCL_ALGO=Ring
   auto result = import_nccl_tests(files, o);
   CHECK(result.tests == 5);
-  CHECK(result.tests_imported == 3);
-  REQUIRE(result.records.size() == 27);
-  std::map<nccl::Collective, int> per;
+  CHECK(result.tests_imported == 4);  // the all-to-all too, as a measurement of its operation
+  REQUIRE(result.records.size() == 27 + 9);
+  std::map<nccl::Operation, int> per;
   for (const auto& r : result.records) {
-    ++per[r.measurement.request.collective];
+    ++per[r.measurement.request.operation()];
     CHECK(r.scale == Scale{2, 16});
-    CHECK(to_string(r.measurement.request.candidate) == "ring/*");
+    CHECK(to_string(r.measurement.request.candidate) ==
+          (r.measurement.request.point_to_point ? "default" : "ring/*"));
   }
-  CHECK(per[nccl::Collective::allreduce] == 9);
-  CHECK(per[nccl::Collective::allgather] == 9);
-  CHECK(per[nccl::Collective::reducescatter] == 9);
-  REQUIRE(result.not_imported.size() == 2);
-  CHECK(result.not_imported[0].reason == "alltoall is point-to-point: NCCL's tuner never sees it");
+  CHECK(per[nccl::Operation::allreduce] == 9);
+  CHECK(per[nccl::Operation::allgather] == 9);
+  CHECK(per[nccl::Operation::reducescatter] == 9);
+  CHECK(per[nccl::Operation::alltoall] == 9);
+  REQUIRE(result.not_imported.size() == 1);
   // The second all_reduce_perf ran float where the first ran double: the same series, not pooled.
-  CHECK(result.not_imported[1].test.ends_with(":171-212 (all_reduce_perf)"));
-  CHECK(result.not_imported[1].reason.find("ran float sum where") == 0);
-  CHECK(result.not_imported[1].reason.find("ran double sum for the same allreduce") != std::string::npos);
+  CHECK(result.not_imported[0].test.ends_with(":171-212 (all_reduce_perf)"));
+  CHECK(result.not_imported[0].reason.find("ran float sum where") == 0);
+  CHECK(result.not_imported[0].reason.find("ran double sum for the same allreduce") != std::string::npos);
   // The graph-launched all_gather says so in its runner.
   for (const auto& r : result.records)
     if (r.measurement.request.collective == nccl::Collective::allgather)
@@ -224,21 +265,4 @@ TEST_CASE("nccl-tests JSON imports like text: candidate from its env list, scale
   CHECK(result.header.nccl_version == "2.28.9");
   CHECK(result.header.gpu_model == "NVIDIA H200");
   CHECK(result.warnings.empty());
-}
-
-TEST_CASE("when nothing imports, the error names every test and its reason") {
-  std::vector<NcclTestsFile> files = {read_nccl_tests_file(fixture("alltoall_perf_v2.19.log")),
-                                      read_nccl_tests_file(fixture("sendrecv_perf_v2.13.log"))};
-  ImportOptions d;
-  d.as_default = true;
-  try {
-    import_nccl_tests(files, d);
-    FAIL("expected an InputError");
-  } catch (const InputError& e) {
-    CHECK(e.message().find("no nccl-tests row could be imported (") == 0);
-    CHECK(e.message().find("alltoall_perf_v2.19.log:1-28 (alltoall_perf): alltoall is point-to-point") !=
-          std::string::npos);
-    CHECK(e.message().find("sendrecv_perf_v2.13.log:1-18 (sendrecv): sendrecv is point-to-point") !=
-          std::string::npos);
-  }
 }

@@ -195,7 +195,7 @@ TEST_CASE("the collective: explicit name first, then program line, file name, th
   std::string text = read_file(fixture("all_reduce_perf_v2.10.log"));
   CHECK(parse_nccl_tests_log(text, "x.log").collective == "allreduce");  // old table: redop, count = size / 4
   CHECK(parse_nccl_tests_log(text, "x.log", "AllReduce").collective == "allreduce");
-  CHECK_THROWS_AS(parse_nccl_tests_log(text, "x.log", "gather"), InputError);
+  CHECK_THROWS_AS(parse_nccl_tests_log(text, "x.log", "hypercube"), InputError);
   // A new-format table without its program line cannot tell allgather from alltoall.
   std::string a2a = read_file(fixture("alltoall_perf_v2.19.log"));
   for (const char* named : {"# Collective test starting", "# Collective test concluded"}) {
@@ -221,5 +221,10 @@ TEST_CASE("collective names from programs and spellings") {
   CHECK(nccl_tests_collective_name("all_reduce_perf") == "allreduce");
   CHECK(nccl_tests_collective_name("reduce_perf") == "reduce");
   CHECK(nccl_tests_collective_name("ReduceScatter") == "reducescatter");
-  CHECK_FALSE(nccl_tests_collective_name("gather_perf").has_value());
+  // gather_perf and scatter_perf, not taken for the collectives whose names hold theirs.
+  CHECK(nccl_tests_collective_name("gather_perf") == "gather");
+  CHECK(nccl_tests_collective_name("scatter_perf") == "scatter");
+  CHECK(nccl_tests_collective_name("all_gather_perf") == "allgather");
+  CHECK(nccl_tests_collective_name("ReduceScatter") == "reducescatter");
+  CHECK_FALSE(nccl_tests_collective_name("hypercube_perf").has_value());
 }

@@ -158,3 +158,52 @@ TEST_CASE("Without a GPU the NCCL runner says so instead of crashing", "[nccl]")
   }
   unsetenv("NCCL_AUTOTUNE_PLUGIN_DIR");
 }
+
+TEST_CASE("Point-to-point buffer counts follow nccl-tests sizes", "[check][p2p]") {
+  // alltoall_perf -b 4096 on 4 ranks: 1024 floats per rank in all, 256 to each peer.
+  auto a2a = buffer_counts(Operation::alltoall, 4, 4096);
+  CHECK((a2a.send == 1024 && a2a.recv == 1024 && a2a.op_count == 256));
+  // 1000 B on 8 ranks: 250 floats, 31 per peer, rounded down to whole 16-byte units: 28 (nccl-tests' size
+  // column prints 8 x 28 x 4 = 896).
+  auto odd = buffer_counts(Operation::alltoall, 8, 1000);
+  CHECK((odd.op_count == 28 && odd.send == 224 && odd.recv == 224));
+  // sendrecv: the size is what each rank sends.
+  auto sr = buffer_counts(Operation::sendrecv, 4, 4096);
+  CHECK((sr.send == 1024 && sr.recv == 1024 && sr.op_count == 1024));
+  auto ga = buffer_counts(Operation::gather, 4, 4096);
+  CHECK((ga.send == 256 && ga.recv == 1024 && ga.op_count == 256));
+  auto sc = buffer_counts(Operation::scatter, 4, 4096);
+  CHECK((sc.send == 1024 && sc.recv == 256 && sc.op_count == 256));
+  // The collectives' counts are unchanged through the Operation overload.
+  CHECK(buffer_counts(Operation::allgather, 4, 4096).recv == 1024);
+}
+
+TEST_CASE("Point-to-point expected outputs follow nccl-tests' checks", "[check][p2p]") {
+  // alltoall over 3 ranks, 48 B: 4 floats per peer. Rank 1's block 2 is block 1 of rank 2's input:
+  // input_value(2, 4) = (4 + 6) % 17 + 4 % 5 + 1 = 15.
+  auto a2a = expected_output(Operation::alltoall, 3, 1, 48);
+  REQUIRE(a2a);
+  REQUIRE(a2a->size() == 12);
+  CHECK((*a2a)[8] == 15.0f);
+  CHECK((*a2a)[0] == input_value(0, 4));  // block 0 from rank 0, its elements 4..7
+  // sendrecv: rank 0 of 4 receives rank 3's input: (0 + 9) % 17 + 0 + 1 = 10.
+  auto sr = expected_output(Operation::sendrecv, 4, 0, 64);
+  REQUIRE(sr);
+  CHECK(sr->size() == 16);
+  CHECK((*sr)[0] == 10.0f);
+  CHECK((*expected_output(Operation::sendrecv, 4, 2, 64))[0] == input_value(1, 0));
+  // gather: only the root is defined; its block 2 is rank 2's whole input.
+  CHECK_FALSE(expected_output(Operation::gather, 4, 1, 256).has_value());
+  auto ga = expected_output(Operation::gather, 4, kCheckRoot, 256);
+  REQUIRE(ga);
+  CHECK((*ga)[2 * 16] == 7.0f);  // input_value(2, 0) = 6 + 0 + 1
+  // scatter: rank 2 holds block 2 of the root's input: input_value(0, 32) = 15 + 2 + 1 = 18.
+  auto sc = expected_output(Operation::scatter, 4, 2, 256);
+  REQUIRE(sc);
+  CHECK(sc->size() == 16);
+  CHECK((*sc)[0] == 18.0f);
+  // A wrong peer is caught: rank 3's data where rank 1's belongs.
+  auto wrong = *expected_output(Operation::sendrecv, 4, 2, 64);
+  for (uint64_t i = 0; i < wrong.size(); ++i) wrong[i] = input_value(3, i);
+  CHECK_FALSE(compare_exact(*expected_output(Operation::sendrecv, 4, 2, 64), wrong).ok());
+}

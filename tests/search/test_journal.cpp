@@ -207,6 +207,37 @@ TEST_CASE("journal: a bad line in the middle names the file and line") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("journal: a point-to-point record names its operation, and reads back as one") {
+  JournalRecord r = sample_record(1 << 20);
+  r.measurement.request.set_operation(Operation::alltoall);
+  r.measurement.request.candidate = {};
+  r.measurement.used_algorithm.reset();
+  r.measurement.used_protocol.reset();
+  r.measurement.used_channels = 0;
+  const std::string line = to_json_line(r);
+  CHECK(line.find("\"operation\":\"alltoall\"") != std::string::npos);
+  CHECK(line.find("\"collective\"") == std::string::npos);
+  auto back = parse_journal_line(line, "j.jsonl", 3);
+  REQUIRE(back);
+  CHECK(back->record()->measurement.request.operation() == Operation::alltoall);
+  CHECK(back->record()->measurement.request.point_to_point == Operation::alltoall);
+  // A collective's line is what it always was: "collective", no "operation" (older readers read it).
+  const std::string old = to_json_line(sample_record(8));
+  CHECK(old.find("\"collective\":\"allgather\"") != std::string::npos);
+  CHECK(old.find("\"operation\"") == std::string::npos);
+  auto collective = parse_journal_line(old, "j.jsonl", 4);
+  CHECK(collective->record()->measurement.request.operation() == Operation::allgather);
+  CHECK_FALSE(collective->record()->measurement.request.point_to_point.has_value());
+  // An unknown operation, and a forced candidate for a point-to-point one, are refused with the line.
+  std::string unknown = line;
+  unknown.replace(unknown.find("alltoall"), 8, "alltoallv");
+  CHECK_THROWS_WITH(parse_journal_line(unknown, "j.jsonl", 5),
+                    Catch::Contains("field \"operation\": expected an operation name, found \"alltoallv\""));
+  JournalRecord forced = r;
+  forced.measurement.request.candidate.algorithm = Algorithm::ring;
+  CHECK(record_problem(forced).value_or("").find("expected no forced candidate for alltoall") == 0);
+}
+
 TEST_CASE("journal: lines of unknown types and unknown fields are skipped for forward compatibility") {
   const TempDir tmp("unknown");
   const fs::path dir = tmp.path();

@@ -371,6 +371,91 @@ TEST_CASE("nccl-tests' bandwidth definitions", "[bandwidth]") {
   CHECK(element_count(Collective::allgather, 8, 1024) == 32);
 }
 
+TEST_CASE("nccl-tests' bandwidth definitions for point-to-point operations", "[bandwidth][p2p]") {
+  // alltoall_perf on 8 GPUs: 1 GiB in 4550 us is algbw 235.99 GB/s, busbw x 7/8 = 206.49 GB/s.
+  CHECK(algbw_gbps(1073741824, 4550.0) == Approx(235.99).margin(0.005));
+  CHECK(busbw_gbps(Operation::alltoall, 8, 1073741824, 4550.0) == Approx(206.49).margin(0.005));
+  CHECK(busbw_gbps(Operation::gather, 4, 1000000000, 1e6) == Approx(0.75));
+  CHECK(busbw_gbps(Operation::scatter, 2, 1000000000, 1e6) == Approx(0.5));
+  // sendrecv: busbw = algbw whatever the ranks.
+  CHECK(busbw_gbps(Operation::sendrecv, 16, 1000000000, 1e6) == Approx(1.0));
+  CHECK(busbw_gbps(Operation::allreduce, 8, 1000000000, 1e6) == Approx(1.75));
+  // Counts per peer, rounded down to 16-byte units; sendrecv's is the whole size.
+  CHECK(element_count(Operation::alltoall, 8, 1024) == 32);
+  CHECK(element_count(Operation::alltoall, 8, 1000) == 28);
+  CHECK(element_count(Operation::sendrecv, 8, 1000) == 250);
+}
+
+TEST_CASE("The simulator runner measures point-to-point operations with nccl-tests' bandwidths",
+          "[sim][p2p]") {
+  RunnerOptions o;
+  o.simulate = true;
+  o.topology = test::h100_node();
+  o.nodes = 2;
+  auto runner = make_runner(o);
+  std::vector<MeasureRequest> batch(3);
+  batch[0].set_operation(Operation::alltoall);
+  batch[1].set_operation(Operation::sendrecv);
+  batch[2].set_operation(Operation::alltoall);
+  for (auto& r : batch) r.bytes = 64 << 20;
+  batch[2].candidate.algorithm = Algorithm::ring;  // nothing can be forced for point-to-point
+  auto out = runner->run(batch);
+  REQUIRE(out[0].outcome == Outcome::ok);
+  CHECK(out[0].request.operation() == Operation::alltoall);
+  CHECK(out[0].busbw_gbps == Approx(out[0].algbw_gbps * 15 / 16));
+  CHECK_FALSE(out[0].used_algorithm.has_value());
+  REQUIRE(out[1].outcome == Outcome::ok);
+  CHECK(out[1].busbw_gbps == Approx(out[1].algbw_gbps));
+  CHECK(out[2].outcome == Outcome::unsupported);
+  CHECK(out[2].detail.find("NCCL's tuner never sees point-to-point") != std::string::npos);
+  // The network paces an all-to-all across nodes: half of each rank's data leaves the node over its rail's
+  // 48 GB/s NIC, so algbw stays below 2 x 48 GB/s; inside one node NVLink carries it all, far faster.
+  CHECK(out[0].algbw_gbps < 2 * 48.0);
+  CHECK(out[0].algbw_gbps > 48.0);
+  SimModel one = h100_model(1);
+  CHECK(one.p2p_time_us(Operation::alltoall, 64 << 20) <
+        h100_model(2).p2p_time_us(Operation::alltoall, 64 << 20));
+}
+
+TEST_CASE("Point-to-point settings change the simulated point-to-point traffic as NCCL reads them",
+          "[sim][p2p]") {
+  const uint64_t big = 256 << 20, mid = 1 << 20;
+  SimModel base = h100_model(4);
+  // PXN off: traffic to other rails leaves through the sender's own NIC and crosses the spine.
+  CHECK(h100_model(4, {{"NCCL_PXN_DISABLE", "1"}}).p2p_time_us(Operation::alltoall, big) >
+        1.1 * base.p2p_time_us(Operation::alltoall, big));
+  CHECK(h100_model(4, {{"NCCL_P2P_PXN_LEVEL", "0"}}).p2p_time_us(Operation::alltoall, big) ==
+        h100_model(4, {{"NCCL_PXN_DISABLE", "1"}}).p2p_time_us(Operation::alltoall, big));
+  // More queue pairs win back part of what crossing the spine costs.
+  CHECK(h100_model(4, {{"NCCL_PXN_DISABLE", "1"}, {"NCCL_IB_QPS_PER_CONNECTION", "4"}})
+            .p2p_time_us(Operation::alltoall, big) <
+        h100_model(4, {{"NCCL_PXN_DISABLE", "1"}}).p2p_time_us(Operation::alltoall, big));
+  // A 4 KiB network chunk: 8 chunks in flight per channel cannot cover the round trip.
+  CHECK(h100_model(4, {{"NCCL_P2P_NET_CHUNKSIZE", "4096"}}).p2p_time_us(Operation::sendrecv, big) >
+        2 * base.p2p_time_us(Operation::sendrecv, big));
+  // The NVLink chunk matters on one node only; NCCL_BUFFSIZE cuts the chunk to an eighth of it.
+  CHECK(h100_model(4, {{"NCCL_P2P_NVL_CHUNKSIZE", "4096"}}).p2p_time_us(Operation::alltoall, mid) ==
+        base.p2p_time_us(Operation::alltoall, mid));
+  CHECK(p2p_chunk_bytes(h100_model(1).cluster(), read_p2p_settings({{"NCCL_BUFFSIZE", "1048576"}})) ==
+        131072);
+  CHECK(p2p_chunk_bytes(base.cluster(), P2pSettings{}) == 131072);
+  // GPUDirect off (GDR level below the NIC's PIX): the network carries less, collectives across nodes slow
+  // too where it paces them (two NICs for eight GPUs).
+  SimModel no_gdr = h100_model(4, {{"NCCL_NET_GDR_LEVEL", "LOC"}});
+  CHECK(no_gdr.effective_net_gbps() == Approx(base.effective_net_gbps() * kNoGdrShare));
+  const std::map<std::string, std::string> two_nics = {{"NCCL_IB_HCA", "=mlx5_0,mlx5_1"}};
+  auto with_gdr_off = two_nics;
+  with_gdr_off["NCCL_NET_GDR_LEVEL"] = "LOC";
+  SimChoice ring{Algorithm::ring, Protocol::simple, 32};
+  CHECK(h100_model(4, with_gdr_off).true_time_us(Collective::allreduce, big, ring) >
+        1.1 * h100_model(4, two_nics).true_time_us(Collective::allreduce, big, ring));
+  CHECK(no_gdr.p2p_time_us(Operation::alltoall, big) > base.p2p_time_us(Operation::alltoall, big));
+  // Values NCCL would not take are refused as the profile's [env] refuses them.
+  CHECK_THROWS_AS(h100_model(2, {{"NCCL_PXN_DISABLE", "2"}}), InputError);
+  CHECK_THROWS_AS(h100_model(2, {{"NCCL_P2P_NET_CHUNKSIZE", "100"}}), InputError);
+  CHECK_THROWS_AS(h100_model(2, {{"NCCL_NET_GDR_LEVEL", "NET"}}), InputError);
+}
+
 TEST_CASE("describe_cluster refuses what it would have to guess and says what it assumed", "[sim]") {
   // A GPU nothing says the architecture of: no SM, a name and device id the simulator does not know.
   topology::Topology unknown = test::h100_node();
