@@ -30,7 +30,7 @@ std::string measured_text(const ShapePlan& p, const std::vector<nccl::Operation>
   std::string out = measured.empty() ? "nothing measured" : "measured all at once: " + names(measured);
   if (!unmeasurable.empty())
     out += "; " + names(unmeasurable) +
-           " not measurable by this runner yet (point-to-point: no per-call rule "
+           " not measured by tune yet (point-to-point: no per-call rule "
            "exists, process-wide settings only)";
   if (!unasked.empty()) out += "; " + names(unasked) + " not asked for (--collectives)";
   return out;

@@ -1,8 +1,8 @@
 #pragma once
 // What a calibration measures on each communicator shape: the operations asked for it (by --shapes, or those
-// of every kind of group a parallel layout puts on it), split into the collectives the runners measure and
-// the point-to-point operations (all-to-all, send/recv, ...) that they cannot measure yet. Those are kept in
-// the plan and said, never dropped silently. Pure functions.
+// of every kind of group a parallel layout puts on it), split into the collectives tune's search measures and
+// the point-to-point operations (all-to-all, send/recv, ...) it does not sweep yet. Those are kept in the
+// plan and said, never dropped silently. Pure functions.
 
 #include <string>
 #include <vector>
@@ -13,9 +13,11 @@
 
 namespace autotune::calibrate {
 
-// Whether this calibration's runners measure `op`. The one place point-to-point operations are switched on
-// once the runners take an operation (issue 26's point-to-point half): until then they are planned and
-// reported as "not measurable by this runner yet".
+// Whether tune measures `op`. The runners measure point-to-point operations (MeasureRequest::operation,
+// `bench -c alltoall`), but tune's search sweeps collectives only (candidates, rules); this is the one place
+// point-to-point operations are switched on once it sweeps them (NCCL's default at every size, under each
+// process-wide setting: search/p2p_setting.hpp judges those). Until then they are planned and reported as
+// "not measured by tune yet".
 bool runner_measures(nccl::Operation op);
 
 struct ShapePlan {

@@ -101,7 +101,7 @@ TEST_CASE("set-up: shapes named or made by a parallel layout, each fitted to the
   // data-parallel and embedding groups' collectives.
   CHECK_THAT(s.notes[2],
              Catch::Contains("pp (pipeline parallel): 16 groups of 2x1, nothing measured; sendrecv "
-                             "not measurable by this runner yet"));
+                             "not measured by tune yet"));
   REQUIRE(s.tune.header.layout);
   CHECK(s.tune.header.layout->parallelism == "tp=8,pp=2,dp=2");
   CHECK(s.tune.header.layout->groups.size() == 4);
@@ -128,9 +128,8 @@ TEST_CASE("set-up: each shape measures the collectives of the kinds it serves, p
   CHECK(s.shapes[2].not_measurable == std::vector<nccl::Operation>{nccl::Operation::alltoall});
   bool said = false;
   for (const auto& n : s.notes)
-    said =
-        said || n == "ep (expert parallel): 16 groups of 2x4, nothing measured; alltoall not measurable by "
-                     "this runner yet (point-to-point: no per-call rule exists, process-wide settings only)";
+    said = said || n == "ep (expert parallel): 16 groups of 2x4, nothing measured; alltoall not measured by "
+                        "tune yet (point-to-point: no per-call rule exists, process-wide settings only)";
   CHECK(said);
   // What is planned is only what the search will measure: fewer than all five collectives everywhere.
   auto all = simulated(16);
@@ -150,7 +149,7 @@ TEST_CASE("set-up: operations named per shape, and a request with nothing to mea
   CHECK(s.tune.space.scales == std::vector<runners::Scale>{{2, 16}});
   CHECK(s.tune.space.collectives ==
         std::vector<nccl::Collective>{nccl::Collective::allgather, nccl::Collective::allreduce});
-  CHECK_THAT(s.notes[0], Catch::Contains("shape 4x1: nothing measured; alltoall not measurable"));
+  CHECK_THAT(s.notes[0], Catch::Contains("shape 4x1: nothing measured; alltoall not measured by tune yet"));
   CHECK_THAT(s.notes[1], Catch::Contains("shape 2x8: measured all at once: allreduce, allgather"));
   r.shapes = parse_shapes("4x1:alltoall,2x1:sendrecv");
   CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains("found only point-to-point operations"));

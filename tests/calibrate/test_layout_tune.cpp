@@ -1,7 +1,7 @@
 // tune --simulate with a mixture-of-experts layout, end to end: every kind of group is measured with the
 // collectives it runs, all groups of a shape at once; the point-to-point operations (expert all-to-all,
-// pipeline send/recv) are listed as not measurable yet, never silently dropped; the journal and the profile
-// keep the layout.
+// pipeline send/recv) are listed as not measured by tune yet, never silently dropped; the journal and the
+// profile keep the layout.
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -45,12 +45,12 @@ TEST_CASE("layout tune: the 16-node MoE plan says per kind what is measured and 
   CHECK_THAT(text, Catch::Contains("note: dp (data parallel): 4 groups of 8x4, measured all at once: "
                                    "allreduce, reducescatter, allgather\n"));
   CHECK_THAT(text, Catch::Contains("note: ep (expert parallel): 16 groups of 2x4, nothing measured; alltoall "
-                                   "not measurable by this runner yet"));
+                                   "not measured by tune yet"));
   CHECK_THAT(text,
              Catch::Contains("note: edp (expert data parallel): 32 groups of 4x1, measured all at once"));
   CHECK_THAT(text,
              Catch::Contains("note: pp (pipeline parallel): 64 groups of 2x1, nothing measured; sendrecv "
-                             "not measurable by this runner yet"));
+                             "not measured by tune yet"));
   CHECK_THAT(text, Catch::Contains("note: embedding (pipeline embedding): 64 groups of 2x1, measured all at "
                                    "once: allreduce\n"));
   for (const auto& e : fs::directory_iterator(tmp.path())) CHECK(e.path().extension() != ".jsonl");
@@ -84,5 +84,5 @@ TEST_CASE("layout tune: each kind measured with its collectives, the layout in t
   CHECK(*profile.layout == *journal.header->layout);
   for (const auto& r : profile.rules) CHECK(grads.count(r.collective) == 1);
   CHECK_THAT(read_file(out), Catch::Contains("note: ep (expert parallel): 8 groups of 1x4, nothing measured; "
-                                             "alltoall not measurable by this runner yet"));
+                                             "alltoall not measured by tune yet"));
 }
