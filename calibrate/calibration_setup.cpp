@@ -4,6 +4,7 @@
 #include <set>
 
 #include "calibrate/plan_world.hpp"
+#include "calibrate/shape_plan.hpp"
 #include "common/input_error.hpp"
 #include "nccl/ib_hca_spec.hpp"
 #include "nccl/version.hpp"
@@ -200,23 +201,32 @@ TuneOptions tune_options(const CalibrationRequest& r) {
   return o;
 }
 
-// The communicators to calibrate on `world` (calibrate/shapes.hpp), each checked to fit; what a parallel
-// layout creates is said in the notes.
-std::vector<runners::Scale> choose_shapes(const CalibrationRequest& r, const World& world,
-                                          std::vector<std::string>& notes) {
-  std::vector<runners::Scale> out;
+// The communicators to calibrate on `world` (calibrate/shapes.hpp), each checked to fit, with the operations
+// each runs (calibrate/shape_plan.hpp); what a parallel layout creates, and what a shape asked for with its
+// operations gets, is said in the notes.
+std::vector<ShapePlan> choose_shapes(const CalibrationRequest& r, const World& world,
+                                     std::vector<std::string>& notes) {
+  std::vector<ShapePlan> out;
   auto add = [&](const runners::Scale& s, const std::string& option) {
     check_shape(s, world, option);
-    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    if (std::none_of(out.begin(), out.end(), [&](const ShapePlan& p) { return p.shape == s; }))
+      out.push_back(plan_shape(s, {}, r.collectives));
   };
   if (!r.shapes.empty()) {
-    for (const auto& s : r.shapes) add(s, "--shapes");
-  } else if (r.parallelism) {
-    for (const auto& g : layout_groups(*r.parallelism, world)) {
-      add(g.shape, "--parallelism");
-      notes.push_back(g.role + ": " + std::to_string(g.groups) + " communicator(s) of " +
-                      runners::shape_text(g.shape) + ", measured all at once");
+    for (const auto& s : r.shapes) {
+      check_shape(s.shape, world, "--shapes");
+      out.push_back(plan_shape(s.shape, s.operations, r.collectives));
+      if (!s.operations.empty()) {
+        const auto said = describe_plans({out.back()});
+        notes.insert(notes.end(), said.begin(), said.end());
+      }
     }
+  } else if (r.parallelism) {
+    const auto groups = layout_groups(*r.parallelism, world);
+    for (const auto& g : groups) check_shape(shape_of(g), world, "--parallelism");
+    out = plan_layout(groups, r.collectives);
+    const auto said = describe_plans(out);
+    notes.insert(notes.end(), said.begin(), said.end());
   } else if (!r.scales.empty()) {
     for (const auto& item : r.scales) {
       const int n = item.value_or(world.nodes);
@@ -232,7 +242,22 @@ std::vector<runners::Scale> choose_shapes(const CalibrationRequest& r, const Wor
   if (out.empty())
     throw InputError("<arguments>", 0,
                      "expected a communicator of at least two ranks to calibrate, found none");
+  if (std::none_of(out.begin(), out.end(), [](const ShapePlan& p) { return !p.collectives.empty(); }))
+    throw InputError("<arguments>", 0,
+                     "expected a collective this runner can measure on some shape, found only point-to-point "
+                     "operations or none that --collectives names");
   return out;
+}
+
+// The shapes chosen become the search's scales, and a layout's groups the journal's and the profile's.
+void take_shapes(const CalibrationRequest& r, const World& world, CalibrationSetup& s) {
+  const std::vector<ShapePlan> plans = choose_shapes(r, world, s.notes);
+  apply_plans(plans, s.tune.space);
+  s.shapes = plans;
+  if (!r.parallelism) return;
+  profiles::JobLayout layout{r.parallelism->text, {}};
+  for (const auto& p : plans) layout.groups.insert(layout.groups.end(), p.kinds.begin(), p.kinds.end());
+  s.tune.header.layout = layout;
 }
 
 void add_settings(std::vector<runners::ProcessSetting>& out, const std::vector<std::string>& hcas,
@@ -341,7 +366,7 @@ void name_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   s.first_runner = c.make_runner(s.runner);
   const auto info = s.first_runner->info();
   if (!info.source.empty()) h.source = info.source;  // "standin" on the stand-in NCCL, never "measured"
-  s.tune.space.scales = choose_shapes(r, {info.nodes, info.gpus_per_node}, s.notes);
+  take_shapes(r, {info.nodes, info.gpus_per_node}, s);
   h.runner = info.description;
   h.nodes = info.nodes;
   h.gpus_per_node = info.gpus_per_node;
@@ -363,7 +388,7 @@ void plan_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
   in.processes = c.processes;
   in.env = c.env;
   const PlanWorld planned = plan_world(in);
-  s.tune.space.scales = choose_shapes(r, planned.world, s.notes);
+  take_shapes(r, planned.world, s);
   search::JournalHeader& h = s.tune.header;
   h.nodes = planned.world.nodes;
   h.gpus_per_node = planned.world.gpus_per_node;
@@ -409,6 +434,11 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   const std::vector<std::string> assumed =
       node ? sim::describe_cluster(*node, given.simulator.nodes, given.simulator.faults).assumptions
            : std::vector<std::string>{};
+  // A layout or shape that cannot fit is refused before the health gate measures anything.
+  if (node) {
+    std::vector<std::string> unused;
+    choose_shapes(given, {given.simulator.nodes, static_cast<int>(node->gpus.size())}, unused);
+  }
   s.mode = choose_mode(given, c);
   if (s.mode == CalibrationMode::orchestrator)
     s.launcher = choose_launcher(given.launcher, given.simulate, local_gpu_count(c.env), c.env);
@@ -416,8 +446,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   const CalibrationRequest r = gate_on_health(given, c, node, s, health);
   s.tune = tune_options(r);
   s.tune.processes = c.processes;
-  if (node)
-    s.tune.space.scales = choose_shapes(r, {r.simulator.nodes, static_cast<int>(node->gpus.size())}, s.notes);
+  if (node) take_shapes(r, {r.simulator.nodes, static_cast<int>(node->gpus.size())}, s);
   plan_settings(r, node, s.tune.space, s.notes);
   if (r.simulate) s.runner = measure::simulated_runner_options(r.simulator, node);
   s.runner.max_bytes = r.max_bytes;

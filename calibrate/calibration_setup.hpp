@@ -18,6 +18,7 @@
 
 #include "calibrate/orchestrator.hpp"
 #include "calibrate/previous_shapes.hpp"
+#include "calibrate/shape_plan.hpp"
 #include "calibrate/shapes.hpp"
 #include "calibrate/tune.hpp"
 #include "check/cluster_health.hpp"
@@ -40,7 +41,7 @@ struct CalibrationRequest {
   std::vector<int> channels;
   // Which communicators: shapes named, or the ones a parallel layout creates, or whole nodes at node counts
   // (nullopt = all of them); none of the three = the default shapes (calibrate/shapes.hpp).
-  std::vector<runners::Scale> shapes;
+  std::vector<ShapeRequest> shapes;  // each with its operations (empty: the collectives asked for)
   std::optional<ParallelLayout> parallelism;
   std::vector<std::optional<int>> scales;
   std::optional<std::vector<std::string>> ib_hca;     // NCCL_IB_HCA values; nullopt = the probe's
@@ -120,6 +121,8 @@ struct CalibrationSetup {
   OrchestratorOptions orchestration;  // orchestrator
   check::HealthDecision health;       // what the health gate decided
   std::vector<std::string> notes;     // said beside the result
+  // What each shape runs and what of it is measured (empty on GPUs before the runner says what it runs on).
+  std::vector<ShapePlan> shapes;
   // The store's current version of the profile this calibration writes (calibrate/previous_shapes.hpp).
   std::optional<PreviousVersion> previous;
   bool add_shapes = false;

@@ -45,9 +45,11 @@ struct JobAborted : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-search::StrategyInput strategy_input(const search::SearchSpace& space, const TuneOptions& o) {
+// The strategy's input at one scale: the collectives measured there (a layout's kinds run only some).
+search::StrategyInput strategy_input(const search::SearchSpace& space, const TuneOptions& o,
+                                     const runners::Scale& scale) {
   search::StrategyInput in;
-  in.collectives = space.collectives;
+  in.collectives = space.collectives_at(scale);
   in.sizes = space.sizes;
   in.repetitions = o.repetitions;
   in.derive.min_gain = o.min_gain;
@@ -72,6 +74,9 @@ void check_resumable(const search::JournalHeader& old, const search::JournalHead
   if (old.repetitions != now.repetitions)
     mismatch("repetitions", std::to_string(old.repetitions), std::to_string(now.repetitions));
   if (old.source != now.source) mismatch("source", old.source, now.source);
+  if (old.layout != now.layout)
+    mismatch("the layout", old.layout ? old.layout->parallelism : "none",
+             now.layout ? now.layout->parallelism : "none");
 }
 
 }  // namespace
@@ -101,8 +106,9 @@ TunePlan plan_tune(const TuneOptions& o) {
   plan.space = search::build_search_space(o.space);
   plan.strategy = o.strategy;
   auto strategy = search::make_strategy(o.strategy, o.adaptive);
-  search::StrategyInput in = strategy_input(plan.space, o);
-  const uint64_t per_unit = strategy->planned_measurements(in);
+  std::map<runners::Scale, uint64_t> per_unit;
+  for (const auto& scale : plan.space.scales)
+    per_unit[scale] = strategy->planned_measurements(strategy_input(plan.space, o, scale));
   // Rough time on GPUs: the exhaustive grid's average cost per measurement, scaled to the plan.
   double grid_s = 0.0;
   uint64_t grid_n = 0;
@@ -116,7 +122,7 @@ TunePlan plan_tune(const TuneOptions& o) {
   for (const auto& scale : plan.space.scales) {
     ScalePlan sp{scale, 0, 0, 0.0};
     for (const auto& setting : plan.space.settings) sp.jobs += measures_itself(plan.space, setting, scale);
-    sp.measurements = per_unit * static_cast<uint64_t>(sp.jobs);
+    sp.measurements = per_unit[scale] * static_cast<uint64_t>(sp.jobs);
     sp.estimated_s = per_measurement_s * static_cast<double>(sp.measurements);
     plan.measurements += sp.measurements;
     plan.estimated_s += sp.estimated_s;
@@ -162,6 +168,7 @@ profiles::Profile build_profile(const search::Derivation& d, const search::Journ
   p.env = d.env;
   // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
   for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
+  p.layout = h.layout;
   for (const auto& r : d.rules) p.rules.push_back(r.rule);
   return p;
 }
@@ -215,7 +222,7 @@ class Calibration {
   const Clock& clock_;
   Clock::time_point start_;
   std::unique_ptr<search::Strategy> strategy_;
-  search::StrategyInput input_;
+  std::map<runners::Scale, search::StrategyInput> inputs_;  // per scale
   TuneResult result_;
   std::map<ReplayKey, runners::Measurement> replay_;
   std::vector<search::JournalRecord> records_;
@@ -419,8 +426,8 @@ JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const ru
     u.deadline = elapsed() + std::max(0.0, o_.budget->count() - elapsed()) / std::max(1, sharing);
   }
   try {
-    search::StrategyReport sr =
-        strategy_->run(input_, [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
+    search::StrategyReport sr = strategy_->run(
+        inputs_.at(scale), [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
     u.job.skipped = sr.skipped;
   } catch (const JobAborted& e) {
     u.job.failed = true;
@@ -454,7 +461,7 @@ TuneResult Calibration::run() {
   result_.plan = plan_tune(o_);
   const search::SearchSpace& space = result_.plan.space;
   strategy_ = search::make_strategy(o_.strategy, o_.adaptive);
-  input_ = strategy_input(space, o_);
+  for (const auto& scale : space.scales) inputs_[scale] = strategy_input(space, o_, scale);
   result_.header = calibration_header(o_, result_.plan);
   open_journal();
   start_ = clock_.now();
@@ -467,12 +474,18 @@ TuneResult Calibration::run() {
     throw std::runtime_error("no job measured anything" + why);
   }
   if (o_.budget) {
-    std::vector<nccl::Collective> collectives;
-    for (const auto& cs : space.collectives) collectives.push_back(cs.collective);
-    if (auto left = search::undecided(records_, collectives, space.scales); !left.empty())
-      throw std::runtime_error(search::budget_undecided_message(left, records_.size()));
+    std::vector<std::string> left;
+    for (const auto& scale : space.scales) {
+      std::vector<nccl::Collective> collectives;
+      for (const auto& cs : space.collectives_at(scale)) collectives.push_back(cs.collective);
+      auto here = search::undecided(records_, collectives, std::span<const runners::Scale>(&scale, 1));
+      left.insert(left.end(), here.begin(), here.end());
+    }
+    if (!left.empty()) throw std::runtime_error(search::budget_undecided_message(left, records_.size()));
   }
-  result_.derivation = search::derive(records_, input_.derive);
+  search::DeriveOptions derive;
+  derive.min_gain = o_.min_gain;
+  result_.derivation = search::derive(records_, derive);
   result_.profile = build_profile(result_.derivation, result_.header);
   return std::move(result_);
 }

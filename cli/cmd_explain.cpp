@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <iostream>
 
+#include "calibrate/shapes.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/install_paths.hpp"
 #include "explain/explain.hpp"
+#include "explain/explain_layout.hpp"
 #include "explain/explain_output.hpp"
 #include "profiles/store.hpp"
 
@@ -42,12 +44,29 @@ uint64_t size_option(const po::variables_map& vm, const char* name) {
   return *v;
 }
 
+// Every kind of communicator of a layout on o.nodes nodes (GPUs per node: given, else the profile's).
+int explain_job(const explain::ExplainOptions& o, const std::string& parallelism, int gpus_per_node,
+                const std::string& format) {
+  const auto layout = calibrate::parse_parallelism(parallelism);
+  if (gpus_per_node == 0) gpus_per_node = explain::layout_gpus_per_node(o);
+  if (o.nodes < 1 || gpus_per_node < 1)
+    throw InputError("<arguments>", 0,
+                     "--nodes and --gpus-per-node: expected counts >= 1; found " + std::to_string(o.nodes) +
+                         " and " + std::to_string(gpus_per_node));
+  const profiles::JobLayout job{parallelism, calibrate::layout_groups(layout, {o.nodes, gpus_per_node})};
+  const auto e = explain::explain_layout(o, job, o.nodes, gpus_per_node);
+  std::cout << (format == "json" ? explain::format_layout_json(e) : explain::format_layout_text(e));
+  std::cout.flush();
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_explain(const Args& args) {
   CommandSpec spec;
   spec.usage =
-      "nccl-autotune explain [--profile FILE | --cluster NAME] --nodes N --ranks R [--collective LIST] "
+      "nccl-autotune explain [--profile FILE | --cluster NAME] --nodes N (--ranks R | --parallelism LAYOUT "
+      "[--gpus-per-node G]) [--collective LIST] "
       "[--format text|json] [--example NAME | --topology FILE] [--abi V] [--pipe-ops N] [--reg-buff 0|1] "
       "[--max-bytes SIZE]";
   spec.description =
@@ -57,16 +76,26 @@ int cmd_explain(const Args& args) {
       "channels, chunk size). Where no rule applies the choice shown is NCCL's own, from the simulator's "
       "model\n"
       "of NCCL's cost model (labelled modelled) for the node the profile's [cluster] names, or --example /\n"
-      "--topology. --abi looks up one tuner struct version (2..7) instead of NCCL 2.32.6's order (v7 first).";
-  int nodes = 0, ranks = 0, pipe_ops = 1, reg_buff = 0, abi = 0;
-  std::string format = "text", collectives, example, topology_file;
+      "--topology. --abi looks up one tuner struct version (2..7) instead of NCCL 2.32.6's order (v7 "
+      "first).\n"
+      "--parallelism tp=8,pp=4,dp=4 (as tune takes it) explains every kind of communicator a job of that "
+      "layout\n"
+      "creates on --nodes nodes at once, each with the operations it runs; point-to-point operations "
+      "(pipeline\n"
+      "send/recv, expert all-to-all) get no per-call rule: only process-wide settings steer them.";
+  int nodes = 0, ranks = 0, pipe_ops = 1, reg_buff = 0, abi = 0, gpus_per_node = 0;
+  std::string format = "text", collectives, example, topology_file, parallelism;
   spec.options.add_options()("profile", po::value<std::string>(),
                              "profile file (TOML, or NCCL's example CSV)")(
       "cluster", po::value<std::string>(), "the store's newest profile for this cluster name")(
       "store", po::value<std::string>(),
       "profile store directory (default: $NCCL_AUTOTUNE_STORE, XDG data dir)")(
       "nodes", po::value(&nodes)->required(), "nodes in the communicator")(
-      "ranks", po::value(&ranks)->required(), "ranks in the communicator (a multiple of --nodes)")(
+      "ranks", po::value(&ranks), "ranks in the communicator (a multiple of --nodes)")(
+      "parallelism", po::value(&parallelism),
+      "every communicator of this layout: tp=8,pp=4,dp=4, hsdp=8, fsdp")(
+      "gpus-per-node", po::value(&gpus_per_node),
+      "with --parallelism: GPUs per node (default: the profile's)")(
       "collective", po::value(&collectives), "comma list (default: all five)")("format", po::value(&format),
                                                                                "text or json")(
       "example", po::value(&example), "model this bundled node (h100-8x, h100-8x-2nic, a100-pcie-8x)")(
@@ -92,6 +121,15 @@ int cmd_explain(const Args& args) {
   o.pipe_ops = pipe_ops;
   o.reg_buff = reg_buff;
   o.max_bytes = size_option(*vm, "max-bytes");
+  if (!parallelism.empty()) {
+    if (vm->count("ranks"))
+      throw InputError("<arguments>", 0, "expected --ranks or --parallelism, found both");
+    return explain_job(o, parallelism, vm->count("gpus-per-node") ? gpus_per_node : 0, format);
+  }
+  if (!vm->count("ranks"))
+    throw InputError(
+        "<arguments>", 0,
+        "--ranks R or --parallelism LAYOUT: expected the communicator(s) to explain; found neither");
   const explain::Explanation e = explain::explain(o);
   std::cout << (format == "json" ? explain::format_json(e) : explain::format_text(e));
   std::cout.flush();

@@ -218,7 +218,8 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "nccl-autotune tune " + std::string(kSimulatorUsage) +
       " [--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--add-shapes] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
-      "[--shapes 4x8,4x1 | --parallelism tp=8,pp=2,dp=4 | --scales 1,2,all] [--launcher \"srun -N 2\"] "
+      "[--shapes 4x8,4x1:alltoall | --parallelism tp=2,ep=8,pp=2 | --scales 1,2,all] [--launcher \"srun -N "
+      "2\"] "
       "[--resume] [--dry-run] [--from-journal FILE] [--store "
       "DIR] "
       "[--format text|json]";
@@ -243,11 +244,12 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "max-bytes", po::value(&a.max_bytes)->default_value(a.max_bytes), "largest size")(
       "channels", po::value(&a.channels), "comma list of channel counts to try (default: NCCL decides)")(
       "shapes", po::value(&a.shapes),
-      "communicator shapes to calibrate, nodes x ranks per node: 4x8,4x1,2x1,1x8 (default: the whole job, "
-      "one "
-      "node, one rank per node across all nodes, and the powers of two between)")(
+      "communicator shapes to calibrate, nodes x ranks per node, each optionally with its operations: "
+      "4x8,4x1:alltoall,2x8:allreduce+allgather (default: the whole job, one node, one rank per node across "
+      "all nodes, and the powers of two between)")(
       "parallelism", po::value(&a.parallelism),
-      "the communicators a job of this layout creates: tp=8,pp=2,dp=4 (Megatron order), hsdp=8 or fsdp")(
+      "the communicators a job of this layout creates, each kind measured with the operations it runs: "
+      "tp=8,cp=2,ep=4,dp=4,pp=2 (Megatron-Core's order; dp defaults to the ranks left over), hsdp=8 or fsdp")(
       "scales", po::value(&a.scales), "whole nodes at these node counts: 1,2,4,all")(
       "ib-hca", po::value(&a.ib_hca), "NCCL_IB_HCA values to try, separated by ';' (default: the probe's)")(
       "cross-nic", po::value(&a.cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(

@@ -145,6 +145,10 @@ Explanation explain(const ExplainOptions& options) {
   e.source = read.profile.provenance.source;
   e.nccl_version = read.profile.provenance.nccl_version;
   e.skipped = read.skipped;
+  if (const auto& layout = read.profile.layout) {
+    e.layout = layout->parallelism;
+    e.serves = profiles::groups_of_shape(*layout, options.nodes, options.ranks);
+  }
 
   const topology::Topology topo = node_topology(options, read.profile, &e.node.name);
   const sim::SimCluster whole = sim::describe_cluster(topo, options.nodes);

@@ -47,6 +47,9 @@ struct Explanation {
   std::vector<profiles::CsvSkipped> skipped;
   NodeModel node;
   DecisionMap map;
+  // The layout the profile was calibrated for ([layout]; empty without one) and its groups of this shape.
+  std::string layout;
+  std::vector<profiles::LayoutGroup> serves;
 };
 
 // Throws InputError before any work for a bad profile (file, line, what was expected), options that do not

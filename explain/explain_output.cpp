@@ -18,6 +18,29 @@ std::string who(const Decision& d) {
   return d.by_plugin ? "profile" : "NCCL (modelled)";
 }
 
+// Which groups of the layout the profile was calibrated for have this shape, and what no rule steers.
+std::string serves_text(const Explanation& e) {
+  if (e.layout.empty()) return "";
+  std::string kinds;
+  for (const auto& g : e.serves) kinds += (kinds.empty() ? "" : "; ") + profiles::describe_group(g);
+  std::string out = "serves: " + (kinds.empty() ? "no group" : kinds) + " of the layout " + e.layout +
+                    " the profile was calibrated for\n";
+  for (const auto& g : e.serves)
+    for (auto op : g.operations)
+      if (nccl::is_point_to_point(op))
+        out += "  " + profiles::no_rule_note(op) + " [" +
+               std::string(profiles::kind_title(g.kind).value_or(g.kind)) + "]\n";
+  return out;
+}
+
+nlohmann::json group_json(const profiles::LayoutGroup& g) {
+  std::vector<std::string> ops;
+  for (auto op : g.operations) ops.emplace_back(nccl::name(op));
+  return {{"kind", g.kind},     {"title", profiles::kind_title(g.kind).value_or(g.kind)},
+          {"nodes", g.nodes},   {"ranks", g.ranks},
+          {"groups", g.groups}, {"operations", ops}};
+}
+
 std::string header(const Explanation& e) {
   const auto& o = e.options;
   std::string out = "profile " + o.profile_path + " (" + e.profile_format + ", source " +
@@ -32,6 +55,7 @@ std::string header(const Explanation& e) {
          e.node.name + " (" + std::to_string(e.node.gpus_per_node) + " x " + e.node.gpu_model + ", " +
          std::to_string(e.node.nics) + " NICs" + (e.node.nvls ? ", NVLS" : "") +
          (e.node.collnet ? ", CollNet" : "") + ")\n";
+  out += serves_text(e);
   for (const auto& s : e.skipped)
     out += "skipped: " + o.profile_path + ":" + std::to_string(s.line) + ": " + s.message + "\n";
   for (const auto& line : e.map.plugin_log) out += "plugin says: " + line + "\n";
@@ -65,7 +89,9 @@ std::string format_text(const Explanation& e) {
   return out;
 }
 
-std::string format_json(const Explanation& e) {
+namespace {
+
+nlohmann::json to_json(const Explanation& e) {
   using nlohmann::json;
   json j;
   const auto& o = e.options;
@@ -106,6 +132,49 @@ std::string format_json(const Explanation& e) {
     }
     j["collectives"].push_back({{"collective", nccl::name(m.collective)}, {"ranges", ranges}});
   }
+  if (!e.layout.empty()) {
+    j["layout"] = e.layout;
+    j["serves"] = json::array();
+    for (const auto& g : e.serves) j["serves"].push_back(group_json(g));
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string format_json(const Explanation& e) {
+  return to_json(e).dump(2) + "\n";
+}
+
+std::string format_layout_text(const LayoutExplanation& e) {
+  std::string out = "layout " + e.parallelism + " on " + std::to_string(e.nodes) + " nodes x " +
+                    std::to_string(e.gpus_per_node) + " GPUs: " + std::to_string(e.kinds.size()) +
+                    " kinds of communicator\n";
+  for (const auto& k : e.kinds) {
+    const auto& g = k.group;
+    out += "\n== " + profiles::describe_group(g) + " of " + std::to_string(g.nodes) + "x" +
+           std::to_string(g.ranks / g.nodes) + " (" + std::to_string(g.ranks) +
+           " ranks): " + profiles::operations_text(g.operations) + "\n";
+    for (auto op : k.point_to_point) out += profiles::no_rule_note(op) + "\n";
+    if (k.collectives) out += format_text(*k.collectives);
+  }
+  return out;
+}
+
+std::string format_layout_json(const LayoutExplanation& e) {
+  using nlohmann::json;
+  json kinds = json::array();
+  for (const auto& k : e.kinds) {
+    json j = group_json(k.group);
+    j["no_rule"] = json::array();
+    for (auto op : k.point_to_point) j["no_rule"].push_back(nccl::name(op));
+    j["explanation"] = k.collectives ? to_json(*k.collectives) : json(nullptr);
+    kinds.push_back(j);
+  }
+  json j = {{"parallelism", e.parallelism},
+            {"nodes", e.nodes},
+            {"gpus_per_node", e.gpus_per_node},
+            {"kinds", kinds}};
   return j.dump(2) + "\n";
 }
 

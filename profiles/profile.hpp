@@ -11,6 +11,7 @@
 
 #include "common/input_file.hpp"
 #include "nccl/vocabulary.hpp"
+#include "profiles/job_layout.hpp"
 
 namespace autotune::profiles {
 
@@ -185,6 +186,9 @@ struct Profile {
   bool apply_under_other_nccl = false;
   std::vector<ConstantOverride> constants;
   std::optional<OnlineSettings> online;
+  // [layout]: the parallel layout the calibration was given, so that explain and the report can name the
+  // groups a shape serves; absent when shapes were named otherwise.
+  std::optional<JobLayout> layout;
   std::vector<Rule> rules;
 };
 

@@ -73,6 +73,7 @@ Profile merge_profiles(const MergeSide& first, const MergeSide& second) {
         "expected a profile of the same calibration conditions as " + first.name + "; found " + d);
   Profile out = a;
   out.cluster.nodes = std::max(a.cluster.nodes, b.cluster.nodes);
+  out.layout = join_layouts(a.layout, b.layout);
   for (size_t j = 0; j < b.rules.size(); ++j) {
     const Rule& r = b.rules[j];
     bool duplicate = false;

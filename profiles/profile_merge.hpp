@@ -17,10 +17,10 @@ struct MergeSide {
   std::string name;  // the file, for messages
 };
 
-// The joined profile: `first`'s cluster, policy and constants, both sides' rules (a rule both hold once),
-// nodes the larger of the two; provenance from `first` but for `command` and `created`, which the caller
-// sets. Throws InputError (file = the side that conflicts, line = its rule's line when known) naming both
-// sides of the first conflict.
+// The joined profile: `first`'s cluster, policy and constants, both sides' rules (a rule both hold once) and
+// layouts (join_layouts), nodes the larger of the two; provenance from `first` but for `command` and
+// `created`, which the caller sets. Throws InputError (file = the side that conflicts, line = its rule's line
+// when known) naming both sides of the first conflict.
 Profile merge_profiles(const MergeSide& first, const MergeSide& second);
 
 // The same decision for the same calls: everything but the evidence and where it was read.

@@ -128,15 +128,49 @@ class Reader {
     p.online = o;
   }
 
+  // [layout] parallelism = "tp=2,ep=8,pp=2" and a [[layout.group]] per kind of communicator.
+  void read_layout(Profile& p, const toml::node& node) {
+    const toml::table* t = node.as_table();
+    if (!t) w_.fail(line_of(node), "layout", "expected a table [layout]; found " + describe(node));
+    check_keys(*t, "layout.", {"parallelism", "group"}, line_of(*t));
+    JobLayout l;
+    l.parallelism = string(*t, "layout.", "parallelism", true);
+    const toml::node* groups = t->get("group");
+    const toml::array* a = groups ? groups->as_array() : nullptr;
+    if (!a || !a->is_array_of_tables())
+      w_.fail(groups ? line_of(*groups) : line_of(*t), "layout.group",
+              "expected [[layout.group]] tables; found " + (groups ? describe(*groups) : "none"));
+    for (size_t i = 0; i < a->size(); ++i) {
+      const toml::table& g = *(*a)[i].as_table();
+      const std::string prefix = "layout.group[" + std::to_string(i + 1) + "].";
+      check_keys(g, prefix, {"kind", "nodes", "ranks", "groups", "operations"}, line_of(g));
+      auto n = [&](std::string_view key) { return count(g, prefix, key); };
+      LayoutGroup group{string(g, prefix, "kind", true), n("nodes"), n("ranks"), n("groups"), {}};
+      for (const auto& name : strings(g, prefix, "operations")) {
+        auto op = nccl::parse_operation(name);
+        if (!op)
+          w_.fail(key_line(g, "operations"), prefix + "operations",
+                  "expected operations such as allreduce or alltoall; found " + in_quotes(name));
+        group.operations.push_back(*op);
+      }
+      if (auto problem = layout_problem(group))
+        w_.fail(line_of(g), prefix.substr(0, prefix.size() - 1), *problem);
+      l.groups.push_back(std::move(group));
+    }
+    p.layout = std::move(l);
+  }
+
   Profile read(const toml::table& root) {
     Profile p;
-    check_keys(root, "", {"schema", "cluster", "provenance", "env", "policy", "online", "constants", "rule"},
+    check_keys(root, "",
+               {"schema", "cluster", "provenance", "env", "policy", "online", "layout", "constants", "rule"},
                1);
     read_origin(root, p);
     if (const toml::node* env = root.get("env")) read_env(p, *env);
     buffers_ = nccl::buffer_sizes(p.env);
     if (const toml::node* policy = root.get("policy")) read_policy(p, *policy);
     if (const toml::node* online = root.get("online")) read_online(p, *online);
+    if (const toml::node* layout = root.get("layout")) read_layout(p, *layout);
     if (const toml::node* constants = root.get("constants")) {
       const toml::table* t = constants->as_table();
       if (!t)

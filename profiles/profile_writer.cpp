@@ -86,7 +86,20 @@ void format_origin(const Profile& p, std::string& out) {
   out += "\n";
 }
 
-// [env], [policy], [online] and [constants] (in table order, then index order).
+// [layout] and its [[layout.group]] tables, in the layout's order.
+void format_layout(const Profile& p, std::string& out) {
+  if (!p.layout) return;
+  out += "\n[layout]\nparallelism = " + toml_string(p.layout->parallelism) + "\n";
+  for (const auto& g : p.layout->groups) {
+    std::vector<std::string> ops;
+    for (auto op : g.operations) ops.emplace_back(nccl::name(op));
+    out += "\n[[layout.group]]\nkind = " + toml_string(g.kind) + "\nnodes = " + std::to_string(g.nodes) +
+           "\nranks = " + std::to_string(g.ranks) + "\ngroups = " + std::to_string(g.groups) +
+           "\noperations = " + toml_string_array(ops, " ") + "\n";
+  }
+}
+
+// [env], [policy], [online], [layout] and [constants] (in table order, then index order).
 void format_settings(const Profile& p, std::string& out) {
   out += "[env]\n";
   for (const auto& [k, v] : p.env) out += k + " = " + toml_string(v) + "\n";
@@ -99,6 +112,7 @@ void format_settings(const Profile& p, std::string& out) {
     out += std::string("telemetry = ") + (p.online->telemetry ? "true" : "false") + "\n";
     out += "explore = " + format_double(p.online->explore) + "\n";
   }
+  format_layout(p, out);
   if (p.constants.empty()) return;
   std::vector<const ConstantOverride*> cs;
   for (const auto& c : p.constants) cs.push_back(&c);

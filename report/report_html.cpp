@@ -251,6 +251,8 @@ struct Page {
   std::optional<search::Derivation> derivation;  // the rules derived here (shaded when there is no profile)
   std::string derive_note;                       // why there is no derivation
   std::string chart_setting = "default";
+  // The layout the calibration was given (the journal's, else the profile's): names the kinds a shape serves.
+  const profiles::JobLayout* layout = nullptr;
 };
 
 void head_section(std::string& o, const Page& pg) {
@@ -311,12 +313,49 @@ void cluster_section(std::string& o, const Page& pg) {
     o += "<h3>Probe</h3>\n<pre class=\"probe\">" + esc(pg.data.probe_summary) + "</pre>\n";
 }
 
+// The layout the calibration was given: every kind of communicator, its shape, how many run at once, the
+// operations it runs, and whether this journal holds measurements of its shape.
+void layout_section(std::string& o, const Page& pg) {
+  if (!pg.layout) return;
+  o += "<h2>Job layout " + esc(pg.layout->parallelism) +
+       "</h2>\n<table class=\"layout\"><tr><th>group kind</th>"
+       "<th>shape</th><th>groups</th><th>operations</th><th>measured here</th></tr>\n";
+  for (const auto& g : pg.layout->groups) {
+    const Scale shape{g.nodes, g.ranks};
+    std::string measured;
+    for (auto op : g.operations) {
+      const auto c = nccl::as_collective(op);
+      const bool seen = c && std::any_of(pg.data.records.begin(), pg.data.records.end(), [&](const auto& r) {
+                          return r.scale == shape && r.measurement.request.collective == *c;
+                        });
+      measured += (measured.empty() ? "" : "; ") +
+                  (c ? std::string(nccl::name(op)) + (seen ? ": measured" : ": not measured")
+                     : profiles::no_rule_note(op));
+    }
+    o += "<tr><td>" + esc(std::string(profiles::kind_title(g.kind).value_or(g.kind))) + "</td><td>" +
+         esc(runners::describe_shape(shape)) + "</td><td class=\"num\">" + std::to_string(g.groups) +
+         "</td><td>" + esc(profiles::operations_text(g.operations)) + "</td><td>" + esc(measured) +
+         "</td></tr>\n";
+  }
+  o += "</table>\n";
+}
+
 // Opens a shape's section: its heading, and the rules that decide its calls (or that NCCL decides them all).
 void shape_heading(std::string& o, const Scale& scale,
-                   const std::vector<std::pair<ChartKey, std::vector<ShownRule>>>& shown_rules) {
+                   const std::vector<std::pair<ChartKey, std::vector<ShownRule>>>& shown_rules,
+                   const profiles::JobLayout* layout) {
   const std::string shape = runners::describe_shape(scale);
+  const auto kinds = layout ? profiles::groups_of_shape(*layout, scale.nodes, scale.ranks)
+                            : std::vector<profiles::LayoutGroup>{};
+  std::string serves;
+  for (const auto& g : kinds) serves += (serves.empty() ? ": " : "; ") + profiles::describe_group(g);
   o += "<section class=\"shape\" id=\"shape-" + std::to_string(scale.nodes) + "x" +
-       std::to_string(scale.ranks) + "\">\n<h2>Communicator " + esc(shape) + "</h2>\n";
+       std::to_string(scale.ranks) + "\">\n<h2>Communicator " + esc(shape) + esc(serves) + "</h2>\n";
+  for (const auto& g : kinds)
+    for (auto op : g.operations)
+      if (nccl::is_point_to_point(op))
+        o += "<p class=\"note\">" + esc(std::string(profiles::kind_title(g.kind).value_or(g.kind))) + " " +
+             esc(profiles::no_rule_note(op)) + "; not measured by this calibration.</p>\n";
   std::string items;
   for (const auto& [key, rules] : shown_rules)
     for (const ShownRule& sr : rules)
@@ -373,7 +412,7 @@ void charts_section(std::string& o, const Page& pg) {
   for (const auto& [scale, keys] : by_shape) {
     std::vector<std::pair<ChartKey, std::vector<ShownRule>>> shown_rules;
     for (const ChartKey& key : keys) shown_rules.emplace_back(key, rules_for(key));
-    shape_heading(o, scale, shown_rules);
+    shape_heading(o, scale, shown_rules, pg.layout);
     for (const auto& [key, rules] : shown_rules) {
       o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
            esc(runners::describe_shape(key.scale)) + "</h3>\n";
@@ -508,8 +547,13 @@ std::string render_report_html(const ReportData& given) {
   for (const auto& r : given.records)
     (r.source == "production" && r.measurement.times_us.size() == 5 ? production : data.records).push_back(r);
   const JournalHeader empty_header;
-  Page pg{data, data.header ? *data.header : empty_header, {}, {}, {}, {}, std::nullopt, {}, "default"};
+  Page pg{data,   data.header ? *data.header : empty_header, {}, {}, {}, {}, std::nullopt, {}, "default",
+          nullptr};
   const JournalHeader& h = pg.h;
+  if (h.layout)
+    pg.layout = &*h.layout;
+  else if (data.profile && data.profile->layout)
+    pg.layout = &*data.profile->layout;
   pg.source = h.source;
   for (const auto& r : data.records) pg.sources.insert(r.source);
   if (pg.source.empty() && pg.sources.size() == 1) pg.source = *pg.sources.begin();
@@ -531,6 +575,7 @@ std::string render_report_html(const ReportData& given) {
   std::string o;
   head_section(o, pg);
   cluster_section(o, pg);
+  layout_section(o, pg);
   charts_section(o, pg);
   rules_section(o, pg);
   production_section(o, production);

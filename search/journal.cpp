@@ -178,6 +178,40 @@ Outcome parse_outcome(const Fields& f) {
          "\"");
 }
 
+// "layout": {"parallelism": "tp=2,ep=8,pp=2", "groups": [{"kind", "nodes", "ranks", "groups",
+// "operations"}]}, each group checked as the profile checks it.
+profiles::JobLayout parse_layout(const Fields& f) {
+  profiles::JobLayout l;
+  l.parallelism = f.get<std::string>("parallelism");
+  for (const auto& item : f.need("groups")) {
+    const Fields g = f.element("groups", item);
+    profiles::LayoutGroup group{
+        g.get<std::string>("kind"), g.get<int>("nodes"), g.get<int>("ranks"), g.get<int>("groups"), {}};
+    for (const auto& op : g.get<std::vector<std::string>>("operations")) {
+      auto parsed = nccl::parse_operation(op);
+      if (!parsed) f.fail("field \"layout\": expected operation names, found \"" + op + "\"");
+      group.operations.push_back(*parsed);
+    }
+    if (auto problem = profiles::layout_problem(group)) f.fail("field \"layout\": " + *problem);
+    l.groups.push_back(std::move(group));
+  }
+  return l;
+}
+
+json layout_json(const profiles::JobLayout& l) {
+  json groups = json::array();
+  for (const auto& g : l.groups) {
+    std::vector<std::string> ops;
+    for (auto op : g.operations) ops.emplace_back(nccl::name(op));
+    groups.push_back({{"kind", g.kind},
+                      {"nodes", g.nodes},
+                      {"ranks", g.ranks},
+                      {"groups", g.groups},
+                      {"operations", ops}});
+  }
+  return {{"parallelism", l.parallelism}, {"groups", groups}};
+}
+
 JournalHeader parse_header(const Fields& f) {
   JournalHeader h;
   h.version = f.get<int>("version");
@@ -218,6 +252,7 @@ JournalHeader parse_header(const Fields& f) {
   h.excluded_nodes = f.get_or<std::vector<std::string>>("excluded_nodes", {});
   h.health_findings = f.get_or<std::vector<std::string>>("health_findings", {});
   h.fabric_env = f.get_or<std::map<std::string, std::string>>("fabric_env", {});
+  if (f.raw().contains("layout")) h.layout = parse_layout(f.sub("layout"));
   return h;
 }
 
@@ -400,6 +435,7 @@ std::string to_json_line(const JournalHeader& h) {
   if (!h.excluded_nodes.empty()) j["excluded_nodes"] = h.excluded_nodes;
   if (!h.health_findings.empty()) j["health_findings"] = h.health_findings;
   if (!h.fabric_env.empty()) j["fabric_env"] = h.fabric_env;
+  if (h.layout) j["layout"] = layout_json(*h.layout);
   return j.dump();
 }
 

@@ -22,6 +22,7 @@
 #include "common/input_file.hpp"
 
 #include "common/run_lock.hpp"
+#include "profiles/job_layout.hpp"
 #include "runners/process_setting.hpp"
 #include "runners/runner.hpp"
 
@@ -64,6 +65,9 @@ struct JournalHeader {
   std::vector<std::string> excluded_nodes;
   std::vector<std::string> health_findings;
   std::map<std::string, std::string> fabric_env;
+  // The parallel layout the calibration was given (--parallelism): its group kinds, their shapes and
+  // operations; absent for shapes named otherwise and in journals written before it was kept.
+  std::optional<profiles::JobLayout> layout;
 };
 
 // One measurement of one candidate at one size, in one job (process-wide setting) at one scale.

@@ -59,7 +59,25 @@ SearchSpace build_search_space(const SearchSpaceOptions& o) {
     }
     space.collectives.push_back(std::move(cs));
   }
+  for (const auto& [scale, own] : o.scale_collectives)
+    for (Collective c : own)
+      if (std::find(collectives.begin(), collectives.end(), c) == collectives.end())
+        throw InputError("<arguments>", 0,
+                         "scale " + runners::shape_text(scale) +
+                             ": expected collectives among those calibrated, found " +
+                             std::string(nccl::name(c)));
+  space.scale_collectives = o.scale_collectives;
   return space;
+}
+
+std::vector<CollectiveSpace> SearchSpace::collectives_at(const runners::Scale& scale) const {
+  auto own = scale_collectives.find(scale);
+  if (own == scale_collectives.end()) return collectives;
+  std::vector<CollectiveSpace> out;
+  for (const auto& cs : collectives)
+    if (std::find(own->second.begin(), own->second.end(), cs.collective) != own->second.end())
+      out.push_back(cs);
+  return out;
 }
 
 }  // namespace autotune::search

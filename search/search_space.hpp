@@ -4,6 +4,7 @@
 // for), at which scales and under which process-wide settings. A value type built once per calibration.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -23,6 +24,9 @@ struct SearchSpaceOptions {
   std::optional<std::set<nccl::Algorithm>> algorithms;
   std::vector<runners::Scale> scales;             // at least one
   std::vector<runners::ProcessSetting> settings;  // at least one; "default" first by convention
+  // A scale's own collectives, each one of `collectives` (a parallel layout's pipeline groups do not
+  // all-gather); a scale not named measures all of them.
+  std::map<runners::Scale, std::vector<nccl::Collective>> scale_collectives;
 };
 
 struct CollectiveSpace {
@@ -34,11 +38,14 @@ struct SearchSpace {
   std::vector<CollectiveSpace> collectives;
   std::vector<uint64_t> sizes;  // ascending, min_bytes x 2^k up to max_bytes (max_bytes included)
   std::vector<runners::Scale> scales;
-  std::vector<runners::ProcessSetting> settings;  // NCCL's defaults first
+  std::vector<runners::ProcessSetting> settings;                              // NCCL's defaults first
+  std::map<runners::Scale, std::vector<nccl::Collective>> scale_collectives;  // as given
+  // The collectives measured at `scale`, in `collectives`' order.
+  std::vector<CollectiveSpace> collectives_at(const runners::Scale& scale) const;
 };
 
 // Throws InputError("<arguments>", 0, ...) for an empty or inverted size range, no scale, no setting, a
-// channel count < 1, or duplicate setting ids.
+// channel count < 1, duplicate setting ids, or a scale's collective that is not among the collectives.
 SearchSpace build_search_space(const SearchSpaceOptions& options);
 
 // min, 2 min, 4 min, ... up to max; max itself is included when it is not on the grid.

@@ -86,17 +86,75 @@ TEST_CASE("set-up: scales are node counts of the simulated cluster, 'all' includ
 
 TEST_CASE("set-up: shapes named or made by a parallel layout, each fitted to the cluster") {
   auto r = simulated(4);
-  r.shapes = {{4, 32}, {4, 4}, {2, 2}};
+  r.shapes = {{{4, 32}, {}}, {{4, 4}, {}}, {{2, 2}, {}}};
   auto s = set_up_calibration(r, world());
-  CHECK(s.tune.space.scales == r.shapes);
-  r.shapes = {{8, 8}};
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{4, 32}, {4, 4}, {2, 2}});
+  CHECK_FALSE(s.tune.header.layout);
+  r.shapes = {{{8, 8}, {}}};
   CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains("--shapes: shape 8x1 needs 8 nodes"));
   r.shapes.clear();
-  r.parallelism = ParallelLayout{8, 2, 2, 0, false};
+  r.parallelism = parse_parallelism("tp=8,pp=2,dp=2");
   s = set_up_calibration(r, world());
   CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 8}, {2, 2}});
-  CHECK_THAT(s.notes[0], Catch::Contains("tp: 4 communicator(s) of 1x8"));
-  CHECK_THAT(s.notes[1], Catch::Contains("dp: 16 communicator(s) of 2x1"));
+  CHECK_THAT(s.notes[0], Catch::Contains("tp (tensor parallel): 4 groups of 1x8, measured all at once: "
+                                         "allreduce, allgather, reducescatter"));
+  CHECK_THAT(s.notes[1], Catch::Contains("dp (data parallel): 16 groups of 2x1"));
+  // The pipeline groups' send/recv is planned and said, not dropped; their shape is measured for the
+  // data-parallel and embedding groups' collectives.
+  CHECK_THAT(s.notes[2],
+             Catch::Contains("pp (pipeline parallel): 16 groups of 2x1, nothing measured; sendrecv "
+                             "not measured by tune yet"));
+  REQUIRE(s.tune.header.layout);
+  CHECK(s.tune.header.layout->parallelism == "tp=8,pp=2,dp=2");
+  CHECK(s.tune.header.layout->groups.size() == 4);
+}
+
+TEST_CASE("set-up: each shape measures the collectives of the kinds it serves, point-to-point listed apart") {
+  // The issue's MoE job: 16 nodes x 8, TP 2, EP 8, PP 2, the rest (32) data parallel.
+  auto r = simulated(16);
+  r.parallelism = parse_parallelism("tp=2,ep=8,pp=2");
+  auto s = set_up_calibration(r, world());
+  using nccl::Collective;
+  const std::vector<Collective> grads = {Collective::allreduce, Collective::reducescatter,
+                                         Collective::allgather};
+  // The expert groups' shape (2x4) runs all-to-all alone: not a scale of the search.
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 2}, {8, 32}, {4, 4}, {2, 2}});
+  CHECK(s.tune.space.scale_collectives.at({1, 2}) ==
+        std::vector<Collective>{Collective::allreduce, Collective::allgather, Collective::reducescatter});
+  CHECK(s.tune.space.scale_collectives.at({8, 32}) == grads);
+  CHECK(s.tune.space.scale_collectives.at({4, 4}) == grads);
+  CHECK(s.tune.space.scale_collectives.at({2, 2}) == std::vector<Collective>{Collective::allreduce});
+  REQUIRE(s.shapes.size() == 5);
+  CHECK(s.shapes[2].shape == runners::Scale{2, 8});
+  CHECK(s.shapes[2].collectives.empty());
+  CHECK(s.shapes[2].not_measurable == std::vector<nccl::Operation>{nccl::Operation::alltoall});
+  bool said = false;
+  for (const auto& n : s.notes)
+    said = said || n == "ep (expert parallel): 16 groups of 2x4, nothing measured; alltoall not measured by "
+                        "tune yet (point-to-point: no per-call rule exists, process-wide settings only)";
+  CHECK(said);
+  // What is planned is only what the search will measure: fewer than all five collectives everywhere.
+  auto all = simulated(16);
+  all.shapes = {{{1, 2}, {}}, {{8, 32}, {}}, {{4, 4}, {}}, {{2, 2}, {}}};
+  CHECK(plan_tune(s.tune).measurements < plan_tune(set_up_calibration(all, world()).tune).measurements);
+  // --collectives narrows every kind; a shape left with point-to-point operations alone is not measured.
+  r.collectives = {Collective::allreduce};
+  s = set_up_calibration(r, world());
+  CHECK(s.tune.space.collectives == std::vector<Collective>{Collective::allreduce});
+  CHECK(s.tune.space.scales.size() == 4);
+}
+
+TEST_CASE("set-up: operations named per shape, and a request with nothing to measure refused") {
+  auto r = simulated(4);
+  r.shapes = parse_shapes("4x1:alltoall,2x8:allreduce+allgather");
+  auto s = set_up_calibration(r, world());
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{2, 16}});
+  CHECK(s.tune.space.collectives ==
+        std::vector<nccl::Collective>{nccl::Collective::allgather, nccl::Collective::allreduce});
+  CHECK_THAT(s.notes[0], Catch::Contains("shape 4x1: nothing measured; alltoall not measured by tune yet"));
+  CHECK_THAT(s.notes[1], Catch::Contains("shape 2x8: measured all at once: allreduce, allgather"));
+  r.shapes = parse_shapes("4x1:alltoall,2x1:sendrecv");
+  CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains("found only point-to-point operations"));
 }
 
 TEST_CASE("set-up: requests that cannot work are input errors before anything runs") {

@@ -60,4 +60,54 @@ rc=$?
 grep -q "bad.toml:15: rule\[1\].algorithm: expected one of" "$dir/err" || fail "bad profile: $(cat "$dir/err")"
 (( $(wc -l <"$dir/err") == 1 )) || fail "more than one stderr line"
 [[ ! -s $dir/out ]] || fail "output before the error: $(cat "$dir/out")"
+# Every kind of a job's communicators at once: collectives through the plugin, point-to-point said to have no
+# rule. 16 nodes x 8 (the profile's [cluster]), TP 8, PP 4, DP 4: PP and DP groups are 4x1, embedding 2x1.
+out=$("$bin" explain --profile "$dir/p.toml" --parallelism tp=8,pp=4,dp=4 --nodes 16 --collective allreduce 2>&1) ||
+  fail "layout: exit $?: $out"
+grep -q "^layout tp=8,pp=4,dp=4 on 16 nodes x 8 GPUs: 4 kinds of communicator$" <<<"$out" || fail "layout: $out"
+grep -q "^== tensor parallel, 16 groups of 1x8 (8 ranks): allreduce+allgather+reducescatter$" <<<"$out" ||
+  fail "layout: no tensor kind: $out"
+grep -q "^== data parallel, 32 groups of 4x1 (4 ranks): allreduce+reducescatter+allgather$" <<<"$out" ||
+  fail "layout: no data kind: $out"
+grep -A1 "^== pipeline parallel, 32 groups of 4x1 (4 ranks): sendrecv$" <<<"$out" |
+  grep -q "^sendrecv: no per-call rule exists (NCCL asks no tuner for point-to-point operations; process-wide" ||
+  fail "layout: pipeline kind without its no-rule line: $out"
+grep -q "^== pipeline embedding, 32 groups of 2x1 (2 ranks): allreduce$" <<<"$out" || fail "layout: embedding: $out"
+# Three kinds with a collective: three explanations, each with the profile's two rules.
+(( $(grep -c "^communicator: " <<<"$out") == 3 )) || fail "layout: expected 3 communicators explained: $out"
+(( $(grep -Ec "^ +1000 - 65535 .* profile +tree/ll" <<<"$out") == 3 )) || fail "layout: rules per kind: $out"
+json=$("$bin" explain --profile "$dir/p.toml" --parallelism tp=8,pp=4,dp=4 --nodes 16 --format json) ||
+  fail "layout json: exit $?"
+grep -q '"no_rule": \[$' <<<"$json" || fail "layout json: no no_rule list"
+grep -q '"explanation": null' <<<"$json" || fail "layout json: the pipeline kind has no explanation"
+"$bin" explain --profile "$dir/p.toml" --parallelism tp=8,pp=4,dp=4 --nodes 8 >"$dir/out" 2>"$dir/err"
+(( $? == 2 )) || fail "layout not filling the job: expected exit 2"
+grep -q "tp x cp x pp x dp = 128 must equal the job's 8 x 8 = 64 ranks" "$dir/err" || fail "layout: $(cat "$dir/err")"
+
+# A profile calibrated for a layout names the groups a shape serves, and what no rule steers on them.
+cat "$dir/p.toml" - >"$dir/layout.toml" <<'TOML'
+[layout]
+parallelism = "tp=8,pp=2,dp=2"
+[[layout.group]]
+kind = "dp"
+nodes = 2
+ranks = 2
+groups = 16
+operations = ["allreduce", "reducescatter", "allgather"]
+[[layout.group]]
+kind = "pp"
+nodes = 2
+ranks = 2
+groups = 16
+operations = ["sendrecv"]
+TOML
+chmod 600 "$dir/layout.toml"
+out=$("$bin" explain --profile "$dir/layout.toml" --nodes 2 --ranks 2 --collective allreduce 2>&1) ||
+  fail "serves: exit $?: $out"
+grep -q "^serves: data parallel, 16 groups; pipeline parallel, 16 groups of the layout tp=8,pp=2,dp=2 the profile" \
+  <<<"$out" || fail "serves: $out"
+grep -q "^  sendrecv: no per-call rule exists .*\[pipeline parallel\]$" <<<"$out" || fail "serves: no-rule line: $out"
+out=$("$bin" explain --profile "$dir/layout.toml" --nodes 1 --ranks 8 --collective allreduce 2>&1) ||
+  fail "serves none: exit $?: $out"
+grep -q "^serves: no group of the layout tp=8,pp=2,dp=2" <<<"$out" || fail "serves none: $out"
 echo "explain: ok"

@@ -65,6 +65,26 @@ TEST_CASE("merge: shapes calibrated apart join into one valid profile", "[merge]
   CHECK(reread.rules.size() == 3);
 }
 
+TEST_CASE("merge: the layouts of calibrations made apart join, so every kind keeps its name", "[merge]") {
+  using autotune::nccl::Operation;
+  Profile a = calibration({rule(0, 1 << 20, 1, 8, Algorithm::nvls, Protocol::simple)}, 1);
+  Profile b = calibration({rule(0, 1 << 20, 2, 1)}, 2);
+  const LayoutGroup tensor{"tp", 1, 8, 2, {Operation::allreduce}},
+      data{"dp", 2, 2, 8, {Operation::allreduce}}, pipeline{"pp", 2, 2, 8, {Operation::sendrecv}};
+  // One side without a layout: the other's, whichever it is.
+  b.layout = JobLayout{"tp=8,pp=2", {tensor, pipeline}};
+  CHECK(merge_profiles({a, "a.toml"}, {b, "b.toml"}).layout == b.layout);
+  CHECK(merge_profiles({b, "b.toml"}, {a, "a.toml"}).layout == b.layout);
+  // Both: the first's groups, then the second's it does not hold, the layouts named together.
+  a.layout = JobLayout{"tp=8,dp=2", {tensor, data}};
+  const Profile merged = merge_profiles({a, "a.toml"}, {b, "b.toml"});
+  REQUIRE(merged.layout);
+  CHECK(merged.layout->parallelism == "tp=8,dp=2 + tp=8,pp=2");
+  CHECK(merged.layout->groups == std::vector<LayoutGroup>{tensor, data, pipeline});
+  CHECK(parse_profile(format_profile(merged), "merged.toml").layout == merged.layout);
+  CHECK(merge_profiles({a, "a.toml"}, {a, "a2.toml"}).layout == a.layout);
+}
+
 TEST_CASE("merge: a call both sides would decide differently is a conflict, named on both sides", "[merge]") {
   const Profile a = calibration({rule(0, 1 << 20, 2, 1)}, 2);
   Profile b = calibration({rule(1 << 19, 1 << 21, 2, 1, Algorithm::tree, Protocol::ll)}, 2);

@@ -211,7 +211,8 @@ TEST_CASE("profile toml: every validation error names file, line and key", "[pro
         "profile.toml:1: schema: expected schema = 1 at the top of the file; found no such key");
   CHECK(error_of("schema = \"1\"\n") == "profile.toml:1: schema: expected an integer; found string \"1\"");
   CHECK(error_of("schema = 1\nextra = 3\n") ==
-        "profile.toml:2: extra: expected one of schema, cluster, provenance, env, policy, online, constants, "
+        "profile.toml:2: extra: expected one of schema, cluster, provenance, env, policy, online, layout, "
+        "constants, "
         "rule; "
         "found an "
         "unknown key");

@@ -364,6 +364,36 @@ TEST_CASE("a section per communicator shape, each with the rules that decide its
   CHECK(count(second.substr(0, second.find("</section>")), "<svg ") == 2);
 }
 
+TEST_CASE("sections name the group kinds a shape serves, the layout is tabled with what no rule steers") {
+  ReportData d = sample();
+  for (JournalRecord r : std::vector<JournalRecord>(d.records)) {
+    r.scale = Scale{2, 2};
+    d.records.push_back(r);
+  }
+  using nccl::Operation;
+  JournalHeader h = *d.header;
+  h.layout = profiles::JobLayout{"tp=8,pp=2,dp=2",
+                                 {{"tp", 1, 8, 4, {Operation::allreduce, Operation::allgather}},
+                                  {"dp", 2, 2, 16, {Operation::allreduce}},
+                                  {"pp", 2, 2, 16, {Operation::sendrecv}},
+                                  {"ep", 2, 8, 8, {Operation::alltoall}}}};
+  d.header = h;
+  const std::string html = render_report_html(d);
+  CHECK(html.find("<h2>Communicator 1x8 (8 ranks): tensor parallel, 4 groups</h2>") != std::string::npos);
+  CHECK(html.find("(2 ranks): data parallel, 16 groups; pipeline parallel, 16 groups</h2>") !=
+        std::string::npos);
+  const std::string second = html.substr(html.find("id=\"shape-2x2\""));
+  CHECK(second.find("pipeline parallel sendrecv: no per-call rule exists") < second.find("</section>"));
+  // The layout's table: every kind, the expert groups too although no measurement has their shape.
+  const std::string table = html.substr(html.find("<h2>Job layout tp=8,pp=2,dp=2</h2>"));
+  CHECK(count(table.substr(0, table.find("</table>")), "<tr><td>") == 4);
+  CHECK(table.find("<td>allreduce: measured; allgather: not measured</td>") != std::string::npos);
+  CHECK(table.find("<td>alltoall: no per-call rule exists") != std::string::npos);
+  // Without a layout the sections name the shape alone, as before.
+  d.header->layout.reset();
+  CHECK(render_report_html(d).find("Job layout") == std::string::npos);
+}
+
 TEST_CASE("production records get their own section and stay out of the calibration's charts") {
   ReportData d = sample();
   const std::string before = render_report_html(d);

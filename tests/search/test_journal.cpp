@@ -145,6 +145,42 @@ TEST_CASE("journal: a torn last line is ignored by the reader and cut by the nex
   fs::remove_all(dir);
 }
 
+TEST_CASE("journal: the layout a calibration was given round-trips, a bad one names the line") {
+  const TempDir tmp("layout");
+  const fs::path path = tmp.path() / "j.jsonl";
+  JournalHeader h;
+  h.source = "simulated";
+  h.layout = autotune::profiles::JobLayout{
+      "tp=2,ep=8,pp=2", {{"ep", 2, 8, 16, {Operation::alltoall}}, {"pp", 2, 2, 64, {Operation::sendrecv}}}};
+  {
+    JournalWriter w(path);
+    w.write(h);
+  }
+  auto entries = read_journal(path);
+  REQUIRE(entries.size() == 1);
+  REQUIRE(entries[0].header());
+  CHECK(entries[0].header()->layout == h.layout);
+  // A journal written before the layout was kept has none.
+  JournalHeader none;
+  none.source = "simulated";
+  autotune::write_file_atomically(path, to_json_line(none) + "\n");
+  CHECK_FALSE(read_journal(path)[0].header()->layout);
+  std::string bad = to_json_line(h);
+  bad.replace(bad.find("\"alltoall\""), 10, "\"alltoal\"");
+  autotune::write_file_atomically(path, bad + "\n");
+  try {
+    read_journal(path);
+    FAIL("expected an InputError");
+  } catch (const autotune::InputError& e) {
+    CHECK(e.line() == 1);
+    CHECK_THAT(e.message(), Catch::Contains("field \"layout\": expected operation names, found \"alltoal\""));
+  }
+  bad = to_json_line(h);
+  bad.replace(bad.find("\"ep\""), 4, "\"xp\"");
+  autotune::write_file_atomically(path, bad + "\n");
+  CHECK_THROWS_WITH(read_journal(path), Catch::Contains("expected a group kind"));
+}
+
 TEST_CASE("journal: a bad line in the middle names the file and line") {
   const TempDir tmp("bad");
   const fs::path dir = tmp.path();

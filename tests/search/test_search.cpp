@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "calibrate/tune.hpp"
 #include "common/input_error.hpp"
@@ -332,6 +333,39 @@ TEST_CASE("tune: a run killed midway resumes from its journal to the same profil
     CHECK(third.profile.rules.size() == reference.profile.rules.size());
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("tune: each scale measures its own collectives, the plan counts only those") {
+  FakeCluster fc;
+  const TempDir tmp("scale-collectives");
+  TuneOptions o = options_for(tmp.path() / "j.jsonl", "exhaustive");
+  o.space.max_bytes = 1 << 16;
+  o.space.scales = {{1, 8}, {2, 2}};
+  // A layout's pipeline and embedding groups (2x1) all-reduce only; the tensor groups (1x8) all four.
+  o.space.scale_collectives = {{{2, 2}, {Collective::allreduce}}};
+  const uint64_t planned = plan_tune(o).measurements;
+  std::vector<MeasureRequest> log;
+  std::vector<Scale> asked;
+  auto r = tune(o, [&](const ProcessSetting&, const Scale& sc) {
+    asked.push_back(sc);
+    return std::make_unique<FakeRunner>(fc, -1, &log);
+  });
+  CHECK(asked == std::vector<Scale>{{1, 8}, {2, 2}});
+  CHECK(r.measured == planned);
+  std::set<std::pair<Scale, Collective>> seen;
+  for (const auto& e : read_journal(o.journal))
+    if (e.record()) seen.insert({e.record()->scale, e.record()->measurement.request.collective});
+  CHECK(seen.count({{2, 2}, Collective::allreduce}) == 1);
+  for (Collective c : {Collective::allgather, Collective::reducescatter, Collective::broadcast}) {
+    CHECK(seen.count({{1, 8}, c}) == 1);
+    CHECK(seen.count({{2, 2}, c}) == 0);
+  }
+  auto all = o;
+  all.space.scale_collectives.clear();
+  CHECK(plan_tune(all).measurements > planned);
+  // A scale's collective the calibration does not sweep is an input error.
+  o.space.scale_collectives = {{{2, 2}, {Collective::reduce}}};
+  CHECK_THROWS_WITH(plan_tune(o), Catch::Contains("scale 2x1: expected collectives among those calibrated"));
 }
 
 TEST_CASE("tune: resuming with other parameters is refused") {

@@ -58,7 +58,7 @@ inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
   r.simulator.seed = q.seed;
   r.simulator.noise = q.noise;
   r.channels = q.channels;
-  r.shapes = q.shapes;
+  for (const auto& s : q.shapes) r.shapes.push_back({s, {}});
   r.command = "strategy figures";
   calibrate::CalibrationContext c;
   c.store = std::filesystem::temp_directory_path() /
