@@ -144,7 +144,14 @@ NcclGraph nvls_graph(const SimCluster& c, const NcclGraph& ring) {
       g.bw_intra = s;
       break;
     }
-  g.bw_inter = c.nodes > 1 ? ring.bw_inter : g.bw_intra;
+  // On one node the search's second pass raises bwInter while below twice bwIntra (search.cc).
+  g.bw_inter = c.nodes > 1 ? ring.bw_inter : 0.0;
+  if (c.nodes == 1)
+    for (double s : speeds(c.sm, false))
+      if (s < 2 * g.bw_intra) {
+        g.bw_inter = s;
+        break;
+      }
   g.nvlink = true;
   g.same_channels = false;
   return g;

@@ -65,7 +65,6 @@ constexpr float kTreeCorrection[3][23] = {
 constexpr int kMaxThreads = 640, kSimpleMaxThreads = 512, kLLMaxThreads = 512, kLL128MaxThreads = 640;
 constexpr int64_t kLLThreshold = 8, kLL128Threshold = 8, kSimpleThreshold = 64, kCollNetThreshold = 512;
 constexpr double kPciBw = 12.0;  // PCI_BW: a ring this slow gets 256 Simple threads
-constexpr int kDefaultNvlsChannels = 16;
 
 int log2i(uint64_t n) {
   int l = 0;
@@ -293,7 +292,7 @@ NcclTuning tune_model(const SimCluster& c, const NcclSearch& s, NcclRelease r) {
   NcclTuning t;
   t.release = r;
   t.comm_channels = c.max_channels > 0 ? std::min(s.comm_channels, c.max_channels) : s.comm_channels;
-  t.nvls_channels = std::min(kDefaultNvlsChannels, std::max(1, t.comm_channels));
+  t.nvls_channels = std::min(kNcclNvlsChannels, std::max(1, t.comm_channels));
   set_threads(t, s, c.ranks());
   if (c.ranks() < 2) return t;
   const Context x = context_of(c, s, r);
@@ -381,6 +380,7 @@ int planned_channels(const NcclTuning& t, Collective coll, Algorithm a, Protocol
   const bool nvls = ai == kANvls || ai == kANvlsTree;
   const int64_t kind_max = nvls ? t.nvls_channels : t.comm_channels;
   const Cells x = cells_of(coll, p, bytes, ranks, static_cast<uint64_t>(std::min<int64_t>(nc, kind_max)));
+  if (x.cells == 0) return nc;  // less than a byte per rank: nothing for the planner to spread
   uint64_t per_channel = std::min(x.cells, div_up(x.per_channel_traffic, x.per_cell_traffic));
   const uint64_t lo = kind_max == 1 ? x.cells : per_channel;
   int64_t mid = static_cast<int64_t>((x.cells - lo) / per_channel);

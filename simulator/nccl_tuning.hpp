@@ -18,6 +18,9 @@ namespace autotune::sim {
 // The NCCL releases whose tables the model carries (those the realnccl tests hold it to).
 enum class NcclRelease { v2_22, v2_29 };
 inline constexpr NcclRelease kNewestNcclRelease = NcclRelease::v2_29;
+// comm->nvlsChannels by default (NCCL_NVLS_NCHANNELS; enqueue.cc: "NVLS should not need more than 16
+// channels to get peak BW").
+inline constexpr int kNcclNvlsChannels = 16;
 // "2.22.3" -> v2_22, "2.29.7" -> v2_29 (any patch level); nullopt for other releases.
 std::optional<NcclRelease> parse_nccl_release(std::string_view version);
 
