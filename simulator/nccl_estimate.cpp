@@ -126,10 +126,6 @@ double NcclEstimate::latency_us(Collective c, Algorithm a, Protocol p) const {
   return base;
 }
 
-bool NcclEstimate::considered(Collective c, Algorithm a, Protocol p) const {
-  return tuning_.bandwidth[static_cast<int>(c)][ai(a)][pi(p)] > 0.0f;
-}
-
 double NcclEstimate::default_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p) const {
   return algo_time_us(tuning_, cluster_, c, a, p, bytes);
 }

@@ -50,8 +50,6 @@ class NcclEstimate {
   // The per-hop latency of one operation, microseconds, from NCCL's hardware latency tables: what the
   // simulated truth (sim_model.hpp) pays per call, kept apart from NCCL's release-specific estimate.
   double latency_us(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const;
-  // Whether NCCL itself would consider this combination (its default enables: bandwidth above 0).
-  bool considered(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const;
   const NcclSearch& search() const { return search_; }
   const NcclTuning& tuning() const { return tuning_; }
   // What NCCL picks with nothing forced (smallest estimate; LL128 only where safe), and its channel count.

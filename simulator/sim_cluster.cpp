@@ -90,6 +90,9 @@ void set_nccl_links(const topology::Topology& topo, SimCluster& c) {
   std::set<int> numa;
   for (const auto& g : topo.gpus) {
     pci = std::min(pci, nccl_pcie_gbps(g.link));
+    // A ring's channel crosses the switches' links above the GPU too, where the source gave them.
+    for (const auto& a : g.pci_path)
+      if (a.is_switch && a.link.speed_gts > 0) pci = std::min(pci, nccl_pcie_gbps(a.link));
     numa.insert(g.numa_node);
   }
   c.nccl_pci_gbps = pci;
