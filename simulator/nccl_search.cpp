@@ -61,12 +61,13 @@ SearchLinks search_links(const SimCluster& c) {
   }
   std::vector<double> nics;
   for (const auto& n : c.nics) nics.push_back(nic_line_gbps(n));
-  l.fit = [intra, inter, nics](double speed) {
+  const double pci = c.nccl_pci_gbps, gpus = c.gpus_per_node;
+  l.fit = [intra, inter, nics, pci, gpus](double speed) {
     double n = std::floor(intra / speed + 1e-9);
-    if (inter) {  // each channel leaves the node through one NIC
+    if (inter) {  // each channel leaves the node through one NIC, from one GPU over its PCIe link
       double through_nics = 0.0;
       for (double nic : nics) through_nics += std::floor(nic / speed + 1e-9);
-      n = std::min(n, through_nics);
+      n = std::min({n, through_nics, gpus * std::floor(pci / speed + 1e-9)});
     }
     return static_cast<int>(std::min<double>(n, kMaxChannels));
   };
