@@ -416,7 +416,7 @@ TEST_CASE("NCCL stand-in: grouped sends and receives match per peer in call orde
           "[standin][nccl][p2p]") {
   Ranks r(3);
   // Each rank sends two messages to the next rank (the second larger than a lane's slot) and one to itself.
-  const size_t small = 1000, large = 300000;
+  const size_t small = 1000, large = 1000000;
   std::vector<float*> sends, recvs;
   for (int i = 0; i < 3; ++i) {
     std::vector<float> all = block_values(i, 0, small);
@@ -454,7 +454,7 @@ TEST_CASE("NCCL stand-in: grouped sends and receives match per peer in call orde
 TEST_CASE("NCCL stand-in: ncclAlltoAll, ncclGather and ncclScatter as NCCL 2.28 defines them",
           "[standin][nccl][p2p]") {
   const int n = 4;
-  const size_t count = 70000;  // several chunks of a lane's slot
+  const size_t count = 400000;  // two chunks of a lane's slot
   Ranks r(n);
   std::vector<float*> sends, recvs;
   for (int i = 0; i < n; ++i) {

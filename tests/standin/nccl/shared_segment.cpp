@@ -36,13 +36,13 @@ size_t lanes_offset(int ranks, size_t stage) {
   return stages_offset(ranks) + stage * kBuffersPerRank * static_cast<size_t>(ranks);
 }
 size_t p2p_slots_offset(int ranks, size_t stage) {
-  return (lanes_offset(ranks, stage) + sizeof(P2pLane) * static_cast<size_t>(ranks) * ranks + 4095) / 4096 *
-         4096;
+  return (lanes_offset(ranks, stage) + sizeof(P2pLane) * static_cast<size_t>(ranks) * ranks + 255) / 256 *
+         256;
 }
-// Each rank's point-to-point slots together hold twice its staging (at least 4 KiB a peer): an all-to-all
-// moves about as much per round as a collective does. Pages are backed only where a pair talks.
+// Each rank's point-to-point slots together hold its staging (at least 256 bytes a peer), so that
+// NCCL_STANDIN_STAGE_BYTES still bounds the memory per rank. Pages are backed only where a pair talks.
 size_t p2p_slot_bytes_for(int ranks, size_t stage) {
-  return std::max<size_t>(4096, 2 * stage / static_cast<size_t>(std::max(1, ranks)) / 256 * 256);
+  return std::max<size_t>(256, stage / static_cast<size_t>(std::max(1, ranks)) / 256 * 256);
 }
 
 // Small enough that many communicators fit, large enough that big collectives take few rounds.
