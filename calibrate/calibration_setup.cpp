@@ -244,8 +244,9 @@ std::vector<ShapePlan> choose_shapes(const CalibrationRequest& r, const World& w
                      "expected a communicator of at least two ranks to calibrate, found none");
   if (std::none_of(out.begin(), out.end(), [](const ShapePlan& p) { return !p.collectives.empty(); }))
     throw InputError("<arguments>", 0,
-                     "expected a collective this runner can measure on some shape, found only point-to-point "
-                     "operations or none that --collectives names");
+                     "expected a collective on some shape (the rules, and the baseline a point-to-point "
+                     "setting must not slow, come from collectives), found only point-to-point operations or "
+                     "none that --collectives names; bench -c alltoall,sendrecv measures those alone");
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "calibrate/orchestrator.hpp"
 
+#include "calibrate/p2p_summary.hpp"
+
 #include <signal.h>
 
 #include <algorithm>
@@ -480,6 +482,7 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
       throw std::runtime_error(search::budget_undecided_message(left, records.size()));
   result.derivation = search::derive(records, search::DeriveOptions{o.min_gain});
   result.profile = build_profile(result.derivation, result.header);
+  result.point_to_point = summarize_point_to_point(records, result.header.layout);
   return result;
 }
 

@@ -96,6 +96,7 @@ nlohmann::json summary_json(const calibrate::TuneResult& r, const std::string& p
                          {"failed", job.failed},
                          {"detail", job.detail},
                          {"skipped", job.skipped}});
+  j["point_to_point"] = r.point_to_point;
   j["notes"] = r.derivation.notes;
   return j;
 }
@@ -131,6 +132,10 @@ void print_summary(const calibrate::TuneResult& r, const std::string& path) {
     std::cout << t.render();
     std::cout << "(gain = NCCL's default time / the rule's time - 1: the geometric mean over the measured "
                  "sizes; busbw at the largest)\n";
+  }
+  if (!r.point_to_point.empty()) {
+    std::cout << "\npoint-to-point (NCCL's default at every size; NCCL asks no tuner for these):\n";
+    for (const auto& line : r.point_to_point) std::cout << "  " << line << "\n";
   }
   std::cout << "\n[env]: ";
   if (r.profile.env.empty()) std::cout << "none (NCCL's defaults)\n";

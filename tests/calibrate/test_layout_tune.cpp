@@ -1,7 +1,7 @@
 // tune --simulate with a mixture-of-experts layout, end to end: every kind of group is measured with the
-// collectives it runs, all groups of a shape at once; the point-to-point operations (expert all-to-all,
-// pipeline send/recv) are listed as not measured by tune yet, never silently dropped; the journal and the
-// profile keep the layout.
+// operations it runs, all groups of a shape at once; the point-to-point operations (expert all-to-all,
+// pipeline send/recv) at NCCL's default at every size, journaled as what they are, no rule coming of them;
+// the journal and the profile keep the layout.
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -39,18 +39,23 @@ TEST_CASE("layout tune: the 16-node MoE plan says per kind what is measured and 
                      out) == 0);
   const std::string text = read_file(out);
   INFO(text);
-  CHECK_THAT(text, Catch::Contains("  scales: 1x2 2x1 4x1 8x4\n"));
+  CHECK_THAT(text, Catch::Contains("  scales: 1x2 2x1 2x4 4x1 8x4\n"));
   CHECK_THAT(text, Catch::Contains("note: tp (tensor parallel): 64 groups of 1x2, measured all at once: "
                                    "allreduce, allgather, reducescatter\n"));
   CHECK_THAT(text, Catch::Contains("note: dp (data parallel): 4 groups of 8x4, measured all at once: "
                                    "allreduce, reducescatter, allgather\n"));
-  CHECK_THAT(text, Catch::Contains("note: ep (expert parallel): 16 groups of 2x4, nothing measured; alltoall "
-                                   "not measured by tune yet"));
+  CHECK_THAT(text, Catch::Contains("note: ep (expert parallel): 16 groups of 2x4, measured all at once: "
+                                   "alltoall (point-to-point, NCCL's default at every size under each "
+                                   "process-wide setting; no per-call rule exists)\n"));
   CHECK_THAT(text,
              Catch::Contains("note: edp (expert data parallel): 32 groups of 4x1, measured all at once"));
-  CHECK_THAT(text,
-             Catch::Contains("note: pp (pipeline parallel): 64 groups of 2x1, nothing measured; sendrecv "
-                             "not measured by tune yet"));
+  CHECK_THAT(text, Catch::Contains("note: pp (pipeline parallel): 64 groups of 2x1, measured all at once: "
+                                   "sendrecv (point-to-point"));
+  // The dry run counts them: the expert groups' shape is a scale of its own, planned under every job.
+  CHECK_THAT(text, Catch::Contains("  alltoall at 2x4: NCCL's default at every size"));
+  CHECK_THAT(text, Catch::Contains("  sendrecv at 2x1: NCCL's default at every size"));
+  CHECK_THAT(text, Catch::Contains("\n2x4  "));
+  CHECK_THAT(text, !Catch::Contains("not measured by tune yet"));
   CHECK_THAT(text, Catch::Contains("note: embedding (pipeline embedding): 64 groups of 2x1, measured all at "
                                    "once: allreduce\n"));
   for (const auto& e : fs::directory_iterator(tmp.path())) CHECK(e.path().extension() != ".jsonl");
@@ -72,17 +77,31 @@ TEST_CASE("layout tune: each kind measured with its collectives, the layout in t
   REQUIRE(journal.header->layout);
   CHECK(journal.header->layout->parallelism == "tp=2,ep=4,pp=2");
   CHECK(journal.header->layout->groups.size() == 6);
-  std::map<runners::Scale, std::set<nccl::Collective>> measured;
-  for (const auto& r : journal.records) measured[r.scale].insert(r.measurement.request.collective);
-  using nccl::Collective;
-  const std::set<Collective> grads = {Collective::allreduce, Collective::reducescatter,
-                                      Collective::allgather};
-  CHECK(measured ==
-        std::map<runners::Scale, std::set<Collective>>{{{1, 2}, grads}, {{2, 8}, grads}, {{2, 2}, grads}});
+  std::map<runners::Scale, std::set<nccl::Operation>> measured;
+  for (const auto& r : journal.records) measured[r.scale].insert(r.measurement.request.operation());
+  using nccl::Operation;
+  const std::set<Operation> grads = {Operation::allreduce, Operation::reducescatter, Operation::allgather};
+  std::set<Operation> stages = grads;
+  stages.insert(Operation::sendrecv);
+  // The expert groups' 1x4 runs all-to-all alone: a scale of its own.
+  CHECK(measured == std::map<runners::Scale, std::set<Operation>>{
+                        {{1, 2}, grads}, {{2, 8}, grads}, {{2, 2}, stages}, {{1, 4}, {Operation::alltoall}}});
+  // NCCL's default only, at every size, under every job.
+  std::set<uint64_t> alltoall_sizes;
+  for (const auto& r : journal.records)
+    if (r.measurement.request.operation() == Operation::alltoall) {
+      CHECK(r.measurement.request.candidate.is_default());
+      alltoall_sizes.insert(r.measurement.request.bytes);
+    }
+  CHECK(alltoall_sizes.size() == 14);
   const auto profile = profiles::read_profile(test::only_file(tmp.path(), ".toml"));
   REQUIRE(profile.layout);
   CHECK(*profile.layout == *journal.header->layout);
-  for (const auto& r : profile.rules) CHECK(grads.count(r.collective) == 1);
-  CHECK_THAT(read_file(out), Catch::Contains("note: ep (expert parallel): 8 groups of 1x4, nothing measured; "
-                                             "alltoall not measured by tune yet"));
+  for (const auto& r : profile.rules) CHECK(grads.count(nccl::to_operation(r.collective)) == 1);
+  const std::string text = read_file(out);
+  CHECK_THAT(text,
+             Catch::Contains("  ep (expert parallel), 8 groups of 1x4: alltoall at 14 sizes (8 B..64 KiB), "
+                             "NCCL's default busbw "));
+  CHECK_THAT(text, Catch::Contains("  pp (pipeline parallel), 16 groups of 2x1: sendrecv at 14 sizes"));
+  CHECK_THAT(text, Catch::Contains("no per-call rule exists (point-to-point"));
 }
