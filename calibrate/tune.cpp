@@ -192,6 +192,9 @@ profiles::Profile build_profile(const search::Derivation& d, const search::Journ
   // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
   for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
   p.layout = h.layout;
+  // The layout whose point-to-point traffic chose a setting says so (its values are in [env]).
+  if (p.layout && d.p2p_setting)
+    for (const auto& [name, value] : d.p2p_setting->env) p.layout->p2p_env.push_back(name);
   for (const auto& r : d.rules) p.rules.push_back(r.rule);
   return p;
 }

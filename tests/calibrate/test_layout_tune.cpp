@@ -10,7 +10,9 @@
 #include <map>
 #include <set>
 
+#include "calibrate/p2p_candidates.hpp"
 #include "cli_test_support.hpp"
+#include "common/input_error.hpp"
 #include "common/input_file.hpp"
 #include "profiles/profile_toml.hpp"
 #include "search/journal.hpp"
@@ -56,6 +58,10 @@ TEST_CASE("layout tune: the 16-node MoE plan says per kind what is measured and 
   CHECK_THAT(text, Catch::Contains("  sendrecv at 2x1: NCCL's default at every size"));
   CHECK_THAT(text, Catch::Contains("\n2x4  "));
   CHECK_THAT(text, !Catch::Contains("not measured by tune yet"));
+  // The point-to-point settings are swept per layout, a job each.
+  CHECK_THAT(text, Catch::Contains("    p2p:NCCL_P2P_NET_CHUNKSIZE=524288\n"));
+  CHECK_THAT(text, Catch::Contains("    p2p:NCCL_NCHANNELS_PER_NET_PEER=4\n"));
+  CHECK_THAT(text, Catch::Contains("    p2p:NCCL_PXN_DISABLE=1\n"));
   CHECK_THAT(text, Catch::Contains("note: embedding (pipeline embedding): 64 groups of 2x1, measured all at "
                                    "once: allreduce\n"));
   for (const auto& e : fs::directory_iterator(tmp.path())) CHECK(e.path().extension() != ".jsonl");
@@ -96,7 +102,8 @@ TEST_CASE("layout tune: each kind measured with its collectives, the layout in t
   CHECK(alltoall_sizes.size() == 14);
   const auto profile = profiles::read_profile(test::only_file(tmp.path(), ".toml"));
   REQUIRE(profile.layout);
-  CHECK(*profile.layout == *journal.header->layout);
+  CHECK(profile.layout->parallelism == journal.header->layout->parallelism);
+  CHECK(profile.layout->groups == journal.header->layout->groups);
   for (const auto& r : profile.rules) CHECK(grads.count(nccl::to_operation(r.collective)) == 1);
   const std::string text = read_file(out);
   CHECK_THAT(text,
@@ -104,4 +111,63 @@ TEST_CASE("layout tune: each kind measured with its collectives, the layout in t
                              "NCCL's default busbw "));
   CHECK_THAT(text, Catch::Contains("  pp (pipeline parallel), 16 groups of 2x1: sendrecv at 14 sizes"));
   CHECK_THAT(text, Catch::Contains("no per-call rule exists (point-to-point"));
+}
+
+TEST_CASE("layout tune: a point-to-point setting joins [env] only where it helps and slows no collective") {
+  // In the simulator PXN costs its NVLink hop on small all-to-alls, so turning it off helps them; a 16 MiB
+  // NCCL_BUFFSIZE lengthens the Simple protocol's pipeline fill, so beside PXN off it still helps the
+  // all-to-all but slows the all-reduce.
+  const TempDir tmp("p2p-setting");
+  const fs::path out = tmp.path() / "out";
+  REQUIRE(
+      layout_cli("tune --simulate --example h100-8x --nodes 4 --parallelism tp=2,ep=4,pp=2 --max-bytes 64K "
+                 "--collectives allreduce --p2p-env NCCL_PXN_DISABLE=1,NCCL_PXN_DISABLE=1+NCCL_BUFFSIZE="
+                 "16777216 --store " +
+                     tmp.path().string(),
+                 out) == 0);
+  const std::string text = read_file(out);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("point-to-point setting 'p2p:NCCL_PXN_DISABLE=1' may join [env]"));
+  CHECK_THAT(text, Catch::Contains("point-to-point setting 'p2p:NCCL_BUFFSIZE=16777216+NCCL_PXN_DISABLE=1' "
+                                   "left out of [env]: point-to-point +"));
+  CHECK_THAT(text, Catch::Contains("but it slows allreduce"));
+  const auto profile = profiles::read_profile(test::only_file(tmp.path(), ".toml"));
+  CHECK(profile.env == std::map<std::string, std::string>{{"NCCL_PXN_DISABLE", "1"}});
+  REQUIRE(profile.layout);
+  CHECK(profile.layout->p2p_env == std::vector<std::string>{"NCCL_PXN_DISABLE"});
+  // Each job's all-to-all is journaled as what it is; the one that helps and costs is never exported.
+  const auto journal = search::load_journal(test::only_file(tmp.path(), ".jsonl"));
+  std::set<std::string> alltoall_jobs;
+  for (const auto& r : journal.records)
+    if (r.measurement.request.operation() == nccl::Operation::alltoall) alltoall_jobs.insert(r.setting.id);
+  for (const std::string job :
+       {"default", "p2p:NCCL_PXN_DISABLE=1", "p2p:NCCL_BUFFSIZE=16777216+NCCL_PXN_DISABLE=1"})
+    CHECK(alltoall_jobs.count(job) == 1);
+  // Alone, the setting that slows the all-reduce leaves [env] empty.
+  const fs::path alone = tmp.path() / "alone";
+  fs::create_directories(alone);
+  REQUIRE(
+      layout_cli("tune --simulate --example h100-8x --nodes 4 --parallelism tp=2,ep=4,pp=2 --max-bytes 64K "
+                 "--collectives allreduce --p2p-env NCCL_PXN_DISABLE=1+NCCL_BUFFSIZE=16777216 --store " +
+                     alone.string(),
+                 out) == 0);
+  const auto costly = profiles::read_profile(test::only_file(alone, ".toml"));
+  CHECK(costly.env.empty());
+  REQUIRE(costly.layout);
+  CHECK(costly.layout->p2p_env.empty());
+}
+
+TEST_CASE("layout tune: --p2p-env takes point-to-point settings only") {
+  using calibrate::parse_p2p_env;
+  CHECK(parse_p2p_env("none").empty());
+  CHECK(parse_p2p_env("NCCL_P2P_NET_CHUNKSIZE=524288,NCCL_PXN_DISABLE=1+NCCL_IB_QPS_PER_CONNECTION=4") ==
+        std::vector<calibrate::EnvSet>{{{"NCCL_P2P_NET_CHUNKSIZE", "524288"}},
+                                       {{"NCCL_PXN_DISABLE", "1"}, {"NCCL_IB_QPS_PER_CONNECTION", "4"}}});
+  CHECK_THROWS_WITH(parse_p2p_env("NCCL_IB_HCA=mlx5_0"),
+                    Catch::Contains("--p2p-env: expected point-to-point"));
+  CHECK_THROWS_WITH(parse_p2p_env("NCCL_PXN_DISABLE=2"), Catch::Contains("--p2p-env: "));
+  CHECK_THROWS_WITH(parse_p2p_env("NCCL_PXN_DISABLE"), Catch::Contains("expected NAME=VALUE"));
+  // A chunk NCCL would cut to NCCL_BUFFSIZE / 8.
+  CHECK_THROWS_AS(parse_p2p_env("NCCL_P2P_NET_CHUNKSIZE=1048576"), InputError);
+  CHECK_THROWS_WITH(parse_p2p_env("NCCL_PXN_DISABLE=1,NCCL_PXN_DISABLE=1"), Catch::Contains("given twice"));
 }
