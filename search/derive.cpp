@@ -302,11 +302,16 @@ std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Colle
 
 namespace {
 
+// Point-to-point settings are judged apart (choose_p2p_setting), unless nothing else was measured (one
+// worker's own part of an orchestrated calibration): then they are all there is.
 std::vector<SettingData> by_setting(std::span<const JournalRecord> records) {
+  const bool only_p2p = std::all_of(records.begin(), records.end(), [](const JournalRecord& r) {
+    return r.source == "production" || runners::only_point_to_point(r.setting);
+  });
   std::vector<SettingData> settings;
   for (const auto& rec : records) {
-    if (rec.source == "production") continue;                 // kept apart: learn's, not the calibration's
-    if (runners::only_point_to_point(rec.setting)) continue;  // judged apart (choose_p2p_setting)
+    if (rec.source == "production") continue;  // kept apart: learn's, not the calibration's
+    if (!only_p2p && runners::only_point_to_point(rec.setting)) continue;
     auto it = std::find_if(settings.begin(), settings.end(),
                            [&](const SettingData& s) { return s.setting.id == rec.setting.id; });
     if (it == settings.end()) {

@@ -129,3 +129,14 @@ TEST_CASE("p2p setting: derive never takes it as the rules' setting and exports 
   for (const auto& n : d.notes) said = said || n.find("left out of [env]") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("p2p setting: a worker's part under it alone still derives", "[p2p_setting]") {
+  // An orchestrated calibration's worker measures its own setting only; the orchestrator judges it later.
+  std::vector<JournalRecord> own;
+  for (const auto& r : journal(0.8, 1.0))
+    if (r.setting.id == kChunk.id) own.push_back(r);
+  const Derivation d = derive(own, DeriveOptions{});
+  CHECK(d.setting.id == kChunk.id);
+  REQUIRE(d.p2p_verdicts.size() == 1);
+  CHECK_FALSE(d.p2p_verdicts[0].exported);
+}
