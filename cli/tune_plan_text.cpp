@@ -111,7 +111,7 @@ std::string plan_text(const calibrate::CalibrationSetup& s) {
   out << "\n" << scale_table(f);
   out << "(jobs: the settings that measure the shape; a one-node shape is measured once for the settings "
          "that only "
-         "choose the network; node-hours: the shape's nodes x its time)\n\n";
+         "act between nodes; node-hours: the shape's nodes x its time)\n\n";
   out << "total: " << plan.measurements << " measurements"
       << (plan.strategy == "adaptive" ? " (estimate)" : "") << " on " << f.nodes << " node(s)\n";
   out << "  one scale after another: " << seconds_text(f.cost.sequential_s) << ", "
