@@ -113,6 +113,9 @@ struct TuneResult {
   uint64_t shared = 0;  // one-node measurements counted for another setting too (JobResult::shared)
   std::vector<std::string>
       journal_skipped;  // journal lines that could not be read, each named (--from-journal)
+  // Per shape and point-to-point operation, what was measured of it (calibrate/p2p_summary.hpp): no rule
+  // comes of those.
+  std::vector<std::string> point_to_point;
 };
 
 // The plan without measuring anything (--dry-run). The time estimate assumes 100 GB/s of bus bandwidth,

@@ -302,10 +302,16 @@ std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Colle
 
 namespace {
 
+// Point-to-point settings are judged apart (choose_p2p_setting), unless nothing else was measured (one
+// worker's own part of an orchestrated calibration): then they are all there is.
 std::vector<SettingData> by_setting(std::span<const JournalRecord> records) {
+  const bool only_p2p = std::all_of(records.begin(), records.end(), [](const JournalRecord& r) {
+    return r.source == "production" || runners::only_point_to_point(r.setting);
+  });
   std::vector<SettingData> settings;
   for (const auto& rec : records) {
     if (rec.source == "production") continue;  // kept apart: learn's, not the calibration's
+    if (!only_p2p && runners::only_point_to_point(rec.setting)) continue;
     auto it = std::find_if(settings.begin(), settings.end(),
                            [&](const SettingData& s) { return s.setting.id == rec.setting.id; });
     if (it == settings.end()) {
@@ -369,6 +375,34 @@ size_t choose_setting(const std::vector<SettingData>& settings, const std::vecto
   return baseline;
 }
 
+double best_p2p_gain(const Derivation& out) {
+  for (const auto& v : out.p2p_verdicts)
+    if (out.p2p_setting && v.setting == out.p2p_setting->id) return v.p2p_gain.gain;
+  return 0.0;
+}
+
+// Each point-to-point setting judged against NCCL's defaults (search/p2p_setting.hpp); the exported one with
+// the largest point-to-point gain joins [env] beside the rules' setting.
+void choose_p2p_setting(std::span<const JournalRecord> records, const DeriveOptions& o, Derivation& out) {
+  std::vector<runners::ProcessSetting> candidates;
+  for (const auto& rec : records)
+    if (runners::only_point_to_point(rec.setting) &&
+        std::none_of(candidates.begin(), candidates.end(),
+                     [&](const runners::ProcessSetting& s) { return s.id == rec.setting.id; }))
+      candidates.push_back(rec.setting);
+  const P2pSettingOptions p2p{o.min_gain, o.confidence};
+  for (const auto& setting : candidates) {
+    out.p2p_verdicts.push_back(judge_p2p_setting(records, setting.id, p2p));
+    const auto& v = out.p2p_verdicts.back();
+    out.notes.push_back("point-to-point setting '" + setting.id + "' " +
+                        (v.exported ? "may join [env]: " : "left out of [env]: ") + v.why);
+    if (v.exported && (!out.p2p_setting || v.p2p_gain.gain > best_p2p_gain(out))) out.p2p_setting = setting;
+  }
+  if (!out.p2p_setting) return;
+  for (const auto& [name, value] : out.p2p_setting->env) out.env[name] = value;
+  out.notes.push_back("[env] takes point-to-point setting '" + out.p2p_setting->id + "'");
+}
+
 void list_failures(const std::vector<SettingData>& settings, Derivation& out) {
   for (const auto& sd : settings)
     for (const auto& [scale, table] : sd.tables)
@@ -410,6 +444,7 @@ Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& o
                      "expected measurements of NCCL's default choice under setting '" + out.setting.id +
                          "', found none that succeeded: nothing to compare candidates with");
   list_failures(settings, out);
+  choose_p2p_setting(records, options, out);
   return out;
 }
 

@@ -8,8 +8,11 @@
 // puts them: where, interpolated in log size between the two measured sizes around the edge, the rule's
 // margin over the threshold meets the other side's. The process-wide setting that is best over everything
 // is kept only if it beats NCCL's defaults by the threshold, and the rules are always those measured under
-// the setting the profile exports. Pure functions of the journal's records, so a profile can be re-derived
-// with other thresholds; the strategies ask the same code where more repetitions could change the answer.
+// the setting the profile exports. Jobs of point-to-point settings alone (runners::only_point_to_point) are
+// never the rules' setting: each is judged by search/p2p_setting.hpp, and the one whose point-to-point gain
+// is largest among those that may be exported joins [env]. Pure functions of the journal's records, so a
+// profile can be re-derived with other thresholds; the strategies ask the same code where more repetitions
+// could change the answer.
 
 #include <cstdint>
 #include <map>
@@ -21,6 +24,7 @@
 #include "profiles/profile.hpp"
 #include "search/gain_interval.hpp"
 #include "search/journal.hpp"
+#include "search/p2p_setting.hpp"
 #include "search/strategy_samples.hpp"
 
 namespace autotune::search {
@@ -114,6 +118,10 @@ struct Derivation {
   std::vector<DerivedRule> rules;
   std::vector<FailedCandidate> failed;  // unsupported ones are not failures and are not listed
   std::vector<std::string> notes;       // why the env was or was not kept, and the like
+  // Every point-to-point setting's verdict, in the journal's order, and the one exported (its env is in
+  // `env` too); none when no job set point-to-point settings alone.
+  std::vector<P2pSettingVerdict> p2p_verdicts;
+  std::optional<runners::ProcessSetting> p2p_setting;
 };
 
 // The rules and [env] always come from one setting: NCCL's defaults, or another that beats them by the

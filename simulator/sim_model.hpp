@@ -13,7 +13,8 @@
 // Process-wide settings are part of the model: NCCL_IB_HCA (which NICs, rail mismatch), NCCL_CROSS_NIC (a
 // small seeded effect), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE, and NCCL_ALGO /
 // NCCL_PROTO, which leave NCCL (and a tuner's forcing) only the algorithms and protocols they select; the
-// point-to-point settings (p2p_model.hpp), of which NCCL_NET_GDR_LEVEL slows collectives too.
+// point-to-point settings (p2p_model.hpp), of which NCCL_NET_GDR_LEVEL slows collectives too, and an
+// NCCL_BUFFSIZE above NCCL's 4 MiB lengthens the Simple protocol's pipeline fill.
 // Faults (SimCluster::faults) change the truth, not NCCL's estimate, and only for communicators that span
 // the sick node and hold the sick device: every channel crosses every node of a ring or tree and NCCL
 // splits data evenly over channels and NICs, so the slowest link paces the collective. A NIC at fraction f
