@@ -53,9 +53,6 @@ search::StrategyInput strategy_input(const search::SearchSpace& space, const Tun
   in.sizes = space.sizes;
   in.repetitions = o.repetitions;
   in.derive.min_gain = o.min_gain;
-  int max_ranks = 1;
-  for (const auto& s : space.scales) max_ranks = std::max(max_ranks, s.ranks);
-  in.granularity = 4ull * static_cast<uint64_t>(max_ranks);
   return in;
 }
 
@@ -429,6 +426,7 @@ JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const ru
     search::StrategyReport sr = strategy_->run(
         inputs_.at(scale), [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
     u.job.skipped = sr.skipped;
+    u.job.given_up = sr.given_up;
   } catch (const JobAborted& e) {
     u.job.failed = true;
     u.job.detail = e.what();
