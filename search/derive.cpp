@@ -314,7 +314,8 @@ std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Colle
         for (const auto& d : s)
           if (d.rule && r.rule.min_bytes <= d.bytes && d.bytes <= r.rule.max_bytes)
             add(c, d.bytes, {*d.rule},
-                std::string(nccl::name(c)) + " rule: its interval is close to the threshold",
+                std::string(nccl::name(c)) + " at " + human_byte_size(d.bytes) +
+                    ": its rule's interval is close to the threshold",
                 {r.gain, 1.5 * o.min_gain, fewer_samples(pair_at(table, c, d.bytes, *d.rule)), false});
   }
   return out;

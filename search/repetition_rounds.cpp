@@ -80,7 +80,9 @@ void spend_repetitions(const StrategyInput& in, const MeasureFn& measure, Measur
                                     " repetitions could not settle it");
           continue;
         }
-        for (const auto& cand : d.candidates) requests.push_back({c, d.bytes, cand, repetitions});
+        // A candidate not measured at this size yet gets a first measurement, as any other.
+        for (const auto& cand : d.candidates)
+          requests.push_back({c, d.bytes, cand, table.find(c, d.bytes, cand) ? repetitions : in.repetitions});
       }
       if (requests.empty()) continue;
       any = true;
