@@ -324,6 +324,10 @@ double SimModel::p2p_time_us(nccl::Operation op, uint64_t bytes) const {
   return sim::p2p_time_us(cluster(), links_, p2p_, op, bytes);
 }
 
+double SimModel::p2p_traffic_time_us(const P2pTraffic& t) const {
+  return sim::p2p_traffic_time_us(cluster(), links_, p2p_, t);
+}
+
 SimChoice SimModel::best_true(Collective c, uint64_t bytes) const {
   SimChoice best = nccl_default(c, bytes);
   double best_time = true_time_us(c, bytes, best);

@@ -94,6 +94,7 @@ class SimModel {
   // A point-to-point operation's simulated truth, noise-free, microseconds (p2p_model.hpp): no algorithm,
   // protocol or channel count to choose, only the process-wide settings.
   double p2p_time_us(nccl::Operation op, uint64_t bytes) const;
+  double p2p_traffic_time_us(const P2pTraffic& t) const;  // one rank's traffic (p2p_model.hpp)
   const P2pSettings& p2p_settings() const { return p2p_; }
   // The fastest choice in truth over every supported, safe algorithm/protocol and channel counts 1..max
   // (powers of two and the maximum).

@@ -39,7 +39,9 @@ TEST_CASE("layout tune: the 16-node MoE plan says per kind what is measured and 
                      out) == 0);
   const std::string text = read_file(out);
   INFO(text);
-  CHECK_THAT(text, Catch::Contains("  scales: 1x2 2x1 4x1 8x4\n"));
+  // The plan's table has one row per scale: the expert groups' 2x4 runs only all-to-all, so it is none yet.
+  for (const char* scale : {"\n1x2 ", "\n2x1 ", "\n4x1 ", "\n8x4 "}) CHECK_THAT(text, Catch::Contains(scale));
+  CHECK_THAT(text, !Catch::Contains("\n2x4 "));
   CHECK_THAT(text, Catch::Contains("note: tp (tensor parallel): 64 groups of 1x2, measured all at once: "
                                    "allreduce, allgather, reducescatter\n"));
   CHECK_THAT(text, Catch::Contains("note: dp (data parallel): 4 groups of 8x4, measured all at once: "
