@@ -54,9 +54,6 @@ search::StrategyInput strategy_input(const search::SearchSpace& space, const Tun
   in.sizes = space.sizes;
   in.repetitions = o.repetitions;
   in.derive.min_gain = o.min_gain;
-  int max_ranks = 1;
-  for (const auto& s : space.scales) max_ranks = std::max(max_ranks, s.ranks);
-  in.granularity = 4ull * static_cast<uint64_t>(max_ranks);
   return in;
 }
 
@@ -457,6 +454,7 @@ JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const ru
       search::StrategyReport sr =
           strategy_->run(in, [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
       u.job.skipped = sr.skipped;
+      u.job.given_up = sr.given_up;
     }
     for (const auto& batch : point_to_point_batches(result_.plan.space, o_, scale))
       if (!measure(u, batch)) {

@@ -71,6 +71,8 @@ struct JobResult {
   std::vector<std::string> skipped;
   bool failed = false;
   std::string detail;  // why it failed
+  // Doubts the repetition rounds left unsettled (search/repetition_rounds.hpp): decided on what was measured.
+  std::vector<std::string> given_up = {};
 };
 
 // One scale of the plan, over the jobs (process-wide settings) that measure it: a one-node shape is measured

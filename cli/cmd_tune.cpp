@@ -96,7 +96,8 @@ nlohmann::json summary_json(const calibrate::TuneResult& r, const std::string& p
                          {"replayed", job.replayed},
                          {"failed", job.failed},
                          {"detail", job.detail},
-                         {"skipped", job.skipped}});
+                         {"skipped", job.skipped},
+                         {"given_up", job.given_up}});
   j["point_to_point"] = r.point_to_point;
   j["notes"] = r.derivation.notes;
   return j;
@@ -153,6 +154,7 @@ void print_summary(const calibrate::TuneResult& r, const std::string& path) {
       std::cout << "failed job '" << job.setting.id << "' at " << runners::describe_shape(job.scale) << ": "
                 << job.detail << "\n";
     for (const auto& s : job.skipped) std::cout << "not measured: " << s << "\n";
+    for (const auto& s : job.given_up) std::cout << "in doubt: " << s << "\n";
   }
 }
 

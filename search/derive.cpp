@@ -237,19 +237,33 @@ CollectiveDecisions decide_collective(const MeasurementTable& table, Collective 
   return out;
 }
 
+namespace {
+
+int fewer_samples(const SamplePair& pair) {
+  return static_cast<int>(std::min(pair.baseline.size(), pair.candidate.size()));
+}
+
+bool has_width(const GainInterval& g) {
+  return g.measured() && g.high > g.low;
+}
+
+}  // namespace
+
 std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Collective>& collectives,
                           const DeriveOptions& o) {
   std::vector<Doubt> out;
-  auto add = [&](Collective c, uint64_t bytes, std::vector<Candidate> cands, std::string why) {
+  auto add = [&](Collective c, uint64_t bytes, std::vector<Candidate> cands, std::string why,
+                 DoubtQuestion question) {
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const Doubt& d) { return d.collective == c && d.bytes == bytes; });
     if (it == out.end()) {
-      out.push_back({c, bytes, {kDefault}, std::move(why)});
+      out.push_back({c, bytes, {kDefault}, std::move(why), {}});
       it = out.end() - 1;
     }
     for (const auto& cand : cands)
       if (std::find(it->candidates.begin(), it->candidates.end(), cand) == it->candidates.end())
         it->candidates.push_back(cand);
+    it->questions.push_back(question);
   };
   auto single = [&](const SamplePair& pair, double confidence) {
     return gain_interval(std::span<const SamplePair>(&pair, 1), confidence);
@@ -273,29 +287,36 @@ std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Colle
       const SizeDecision& d = s[k];
       if (!d.winner) continue;
       if (!firm(k) && d.gain.gain > o.min_gain / 2 && d.gain.straddles(o.min_gain))
-        add(c, d.bytes, {*d.winner}, where(k) + ": the gain's interval holds the threshold");
-      if (d.provisional && d.runner_up && d.default_us / d.runner_up_us - 1.0 > o.min_gain &&
-          single(
-              {table.find(c, d.bytes, *d.runner_up)->times_us, table.find(c, d.bytes, *d.winner)->times_us},
-              o.confidence)
-                  .low <= 0.0)
-        add(c, d.bytes, {*d.winner, *d.runner_up}, where(k) + ": the two best cannot be told apart");
+        add(c, d.bytes, {*d.winner}, where(k) + ": the gain's interval holds the threshold",
+            {d.gain, o.min_gain, fewer_samples(pair_at(table, c, d.bytes, *d.winner))});
+      if (d.provisional && d.runner_up && d.default_us / d.runner_up_us - 1.0 > o.min_gain) {
+        const SamplePair two{table.find(c, d.bytes, *d.runner_up)->times_us,
+                             table.find(c, d.bytes, *d.winner)->times_us};
+        const GainInterval apart = single(two, o.confidence);
+        if (apart.straddles(0.0))
+          add(c, d.bytes, {*d.winner, *d.runner_up}, where(k) + ": the two best cannot be told apart",
+              {apart, 0.0, fewer_samples(two), false});
+      }
       if (!d.provisional) continue;
       // The run could reach a neighbour where its choice has not been ruled out yet.
       for (size_t n : {k - 1, k + 1}) {
         if (n >= s.size() || (s[n].provisional && s[n].winner == d.winner)) continue;
         const SamplePair there = pair_at(table, c, s[n].bytes, *d.winner);
-        if (there.candidate.empty() || single(there, o.single_confidence).high > o.min_gain)
+        const GainInterval g = there.candidate.empty() ? GainInterval{} : single(there, o.single_confidence);
+        if (there.candidate.empty() || (has_width(g) && g.high > o.min_gain))
           add(c, s[n].bytes, {*d.winner},
-              where(n) + ": the neighbouring run of " + runners::to_string(*d.winner) + " could reach it");
+              where(n) + ": the neighbouring run of " + runners::to_string(*d.winner) + " could reach it",
+              {g, o.min_gain, there.candidate.empty() ? 0 : fewer_samples(there)});
       }
     }
     for (const auto& r : cd.rules)
-      if (r.gain.low <= 1.5 * o.min_gain)
+      if (r.gain.low <= 1.5 * o.min_gain && has_width(r.gain))
         for (const auto& d : s)
           if (d.rule && r.rule.min_bytes <= d.bytes && d.bytes <= r.rule.max_bytes)
             add(c, d.bytes, {*d.rule},
-                std::string(nccl::name(c)) + " rule: its interval is close to the threshold");
+                std::string(nccl::name(c)) + " at " + human_byte_size(d.bytes) +
+                    ": its rule's interval is close to the threshold",
+                {r.gain, 1.5 * o.min_gain, fewer_samples(pair_at(table, c, d.bytes, *d.rule)), false});
   }
   return out;
 }

@@ -82,16 +82,32 @@ struct CollectiveDecisions {
 CollectiveDecisions decide_collective(const MeasurementTable& table, nccl::Collective c,
                                       const runners::Scale& scale, const DeriveOptions& options);
 
+// One question a doubt asks: does `interval` end on one side of `threshold`? More repetitions narrow the
+// interval around its estimate; the rounds give a question up when even their cap would leave the threshold
+// inside it (repetition_rounds.hpp).
+struct DoubtQuestion {
+  GainInterval interval;
+  double threshold = 0.0;
+  int samples = 0;  // the fewer repetitions of its two sides; 0 when one side was not measured there yet
+  // Its answer decides whether a rule holds here (a gain against the threshold, a run reaching a
+  // neighbour): never given up, as a gain's estimate moves more than its interval narrows and could cross
+  // the threshold before the cap. False where a rule holds either way (two best both past the threshold, a
+  // rule's interval already past it): given up when the cap could not settle it.
+  bool decides_a_rule = true;
+};
+
 // Where more repetitions could change the answer, and of which candidates (NCCL's default included).
 struct Doubt {
   nccl::Collective collective = nccl::Collective::allreduce;
   uint64_t bytes = 0;
   std::vector<runners::Candidate> candidates;
   std::string why;
+  std::vector<DoubtQuestion> questions;  // every reason this size is in doubt
 };
-// A size whose winner's interval holds the threshold while its estimate is at least half of it; a run whose
-// interval holds the threshold; a size where the two best candidates both beat the threshold and cannot
-// be told apart.
+// A size whose winner's interval holds the threshold while its estimate is at least half of it; a size where
+// the two best candidates both beat the threshold and cannot be told apart; a neighbour a run could reach.
+// An interval of zero width (the same time in every repetition: a noise-free runner) is never in doubt:
+// repetitions cannot move it.
 std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<nccl::Collective>& collectives,
                           const DeriveOptions& options);
 
