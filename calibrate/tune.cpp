@@ -506,7 +506,9 @@ TuneResult Calibration::run() {
       if (j.failed) why += "; " + j.setting.id + " (" + runners::describe_shape(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
-  if (o_.budget) {
+  // Rules come from NCCL's defaults: a worker measuring another setting alone has none of them, and the
+  // orchestrator checks the merged journal instead.
+  if (o_.budget && space.settings.front().is_default()) {
     std::vector<std::string> left;
     for (const auto& scale : space.scales) {
       std::vector<nccl::Collective> collectives;
