@@ -192,6 +192,7 @@ TuneOptions tune_options(const CalibrationRequest& r) {
   o.strategy = r.strategy;
   o.repetitions = r.repetitions;
   o.min_gain = r.min_gain;
+  o.predict = r.predict;
   o.resume = r.resume;
   o.budget = r.budget;
   o.space.collectives = r.collectives;
