@@ -1,0 +1,89 @@
+// Predicted scales against measured ones on the simulator: a calibration that predicts 256x8 from the smaller
+// scales (confirming around the predicted crossovers) picks, at every size of that scale, a choice whose
+// measured time (from an exhaustive calibration of the same simulated cluster) is within the noise of the
+// exhaustive calibration's own choice; and the dry run plans fewer measurements for predicted scales.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "calibrate/scale_prediction.hpp"
+#include "cli_test_support.hpp"
+#include "common/input_error.hpp"
+#include "profiles/profile_toml.hpp"
+#include "search/journal.hpp"
+#include "search/rule_basis.hpp"
+#include "search/strategy_samples.hpp"
+
+using namespace autotune;
+
+namespace {
+
+std::filesystem::path calibrate_into(const std::string& dir, const std::string& predict) {
+  std::filesystem::remove_all(dir);
+  const std::string cmd =
+      test::kBinary +
+      " tune --simulate --example h100-8x --nodes 256 --shapes 16x8,32x8,64x8,128x8,256x8 "
+      "--max-bytes 64M --strategy exhaustive --collectives allreduce,broadcast "
+      "--ignore-health --cross-nic 0 --ib-hca mlx5_0 --predict " +
+      predict + " --store " + dir + " >/dev/null 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return dir;
+}
+
+runners::Candidate choice_at(const profiles::Profile& p, nccl::Collective c, uint64_t bytes) {
+  for (const auto& r : p.rules)
+    if (r.collective == c && r.applies_to(profiles::CommShape::of(256, 2048)) && r.min_bytes <= bytes &&
+        bytes <= r.max_bytes)
+      return {r.algorithm, r.protocol, r.channels};
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("predicted scales: choices at 256x8 match an exhaustive calibration's within the noise") {
+  const std::string base = (std::filesystem::temp_directory_path() / "autotune-predict-test").string();
+  const auto predicted_dir = calibrate_into(base + "-auto", "auto");
+  const auto measured_dir = calibrate_into(base + "-off", "off");
+  const auto predicted = profiles::read_profile(test::only_file(predicted_dir, ".toml"));
+  const auto measured = profiles::read_profile(test::only_file(measured_dir, ".toml"));
+  const auto pj = search::load_journal(test::only_file(predicted_dir, ".jsonl"));
+  const auto mj = search::load_journal(test::only_file(measured_dir, ".jsonl"));
+  const runners::Scale big{256, 2048};
+  size_t predicted_records = 0, measured_at_big = 0;
+  for (const auto& r : pj.records)
+    if (r.scale == big) (r.source == search::kPredictedSource ? predicted_records : measured_at_big)++;
+  REQUIRE(predicted_records > 0);              // 256x8 was predicted, not measured in full
+  CHECK(measured_at_big < predicted_records);  // the confirmations are a small part
+  search::MeasurementTable truth;
+  for (const auto& r : mj.records)
+    if (r.scale == big && r.setting.is_default()) truth.add(r.measurement);
+  CHECK(predicted.env == measured.env);
+  int sizes = 0;
+  double worst = 0.0;
+  for (auto c : {nccl::Collective::allreduce, nccl::Collective::broadcast})
+    for (uint64_t bytes : truth.sizes(c)) {
+      const auto* tp = truth.find(c, bytes, choice_at(predicted, c, bytes));
+      const auto* tm = truth.find(c, bytes, choice_at(measured, c, bytes));
+      REQUIRE(tp);
+      REQUIRE(tm);
+      const double ratio = tp->median() / tm->median() - 1.0;
+      worst = std::max(worst, ratio);
+      ++sizes;
+      CHECK(ratio <= 0.06);  // twice the threshold: the noise of two 3%-noise medians
+    }
+  WARN("256x8 predicted: " << predicted_records << " predicted times, " << measured_at_big
+                           << " confirmations; " << sizes << " sizes compared, worst " << worst * 100
+                           << "% slower than the exhaustive choice");
+  CHECK(sizes > 20);
+  std::filesystem::remove_all(predicted_dir);
+  std::filesystem::remove_all(measured_dir);
+}
+
+TEST_CASE("predicted scales: chosen above 64 nodes after two smaller multi-node scales, off turns it off") {
+  const std::vector<runners::Scale> scales = {{1, 8}, {64, 512}, {128, 1024}, {32, 256}, {256, 2048}};
+  // 128x8 comes after only one smaller multi-node scale of 8 per node: measured; 256x8 after 64 and 32.
+  CHECK(calibrate::predicted_scales(scales, {}) == std::set<runners::Scale>{{256, 2048}});
+  CHECK(calibrate::predicted_scales(scales, calibrate::parse_predict_mode("off")).empty());
+  CHECK_THROWS_AS(calibrate::parse_predict_mode("on"), InputError);
+}
