@@ -96,6 +96,10 @@ CalibrationMode choose_mode(const CalibrationRequest& r, const CalibrationContex
 void drop_simulated_nodes(CalibrationRequest& r, const std::vector<int>& excluded) {
   std::vector<sim::SimFault> kept;
   for (auto f : r.simulator.faults) {
+    if (f.kind == sim::SimFault::Kind::spine) {  // no node of its own
+      kept.push_back(f);
+      continue;
+    }
     if (std::find(excluded.begin(), excluded.end(), f.node) != excluded.end()) continue;
     f.node -=
         static_cast<int>(std::count_if(excluded.begin(), excluded.end(), [&](int n) { return n < f.node; }));

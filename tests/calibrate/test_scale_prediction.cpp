@@ -1,7 +1,8 @@
 // Predicted scales against measured ones on the simulator: a calibration that predicts 256x8 from the smaller
 // scales (confirming around the predicted crossovers) picks, at every size of that scale, a choice whose
 // measured time (from an exhaustive calibration of the same simulated cluster) is within the noise of the
-// exhaustive calibration's own choice; and the dry run plans fewer measurements for predicted scales.
+// exhaustive calibration's own choice; a slow spine that only the full scale crosses is caught by the
+// confirmations, and that scale is measured in full; and which scales are predicted.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -14,19 +15,21 @@
 #include "search/journal.hpp"
 #include "search/rule_basis.hpp"
 #include "search/strategy_samples.hpp"
+#include "simulator/sim_fault.hpp"
 
 using namespace autotune;
 
 namespace {
 
-std::filesystem::path calibrate_into(const std::string& dir, const std::string& predict) {
+std::filesystem::path calibrate_into(const std::string& dir, const std::string& predict,
+                                     const std::string& extra = "") {
   std::filesystem::remove_all(dir);
   const std::string cmd =
       test::kBinary +
       " tune --simulate --example h100-8x --nodes 256 --shapes 16x8,32x8,64x8,128x8,256x8 "
       "--max-bytes 64M --strategy exhaustive --collectives allreduce,broadcast "
       "--ignore-health --cross-nic 0 --ib-hca mlx5_0 --predict " +
-      predict + " --store " + dir + " >/dev/null 2>&1";
+      predict + " " + extra + " --store " + dir + " >/dev/null 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
   return dir;
 }
@@ -86,4 +89,22 @@ TEST_CASE("predicted scales: chosen above 64 nodes after two smaller multi-node 
   CHECK(calibrate::predicted_scales(scales, {}) == std::set<runners::Scale>{{256, 2048}});
   CHECK(calibrate::predicted_scales(scales, calibrate::parse_predict_mode("off")).empty());
   CHECK_THROWS_AS(calibrate::parse_predict_mode("on"), InputError);
+}
+
+TEST_CASE("predicted scales: a slow spine only 256x8 crosses is caught, and 256x8 is measured in full") {
+  const auto spine = sim::parse_sim_fault("spine=0.5,beyond=128");
+  REQUIRE(spine.kind == sim::SimFault::Kind::spine);
+  const std::string dir = (std::filesystem::temp_directory_path() / "autotune-predict-test-spine").string();
+  calibrate_into(dir, "auto", "--sim-fault spine=0.5,beyond=128");
+  const auto journal = search::load_journal(test::only_file(dir, ".jsonl"));
+  const auto profile = profiles::read_profile(test::only_file(dir, ".toml"));
+  const runners::Scale big{256, 2048};
+  size_t predicted = 0, measured = 0;
+  for (const auto& r : journal.records)
+    if (r.scale == big) (r.source == search::kPredictedSource ? predicted : measured)++;
+  CHECK(predicted == 0);
+  CHECK(measured > 500);  // the whole grid, not just the confirmations
+  for (const auto& r : profile.rules)
+    if (r.applies_to(profiles::CommShape::of(256, 2048))) CHECK_FALSE(r.basis.has_value());
+  std::filesystem::remove_all(dir);
 }
