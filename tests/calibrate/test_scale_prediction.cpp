@@ -108,3 +108,40 @@ TEST_CASE("predicted scales: a slow spine only 256x8 crosses is caught, and 256x
     if (r.applies_to(profiles::CommShape::of(256, 2048))) CHECK_FALSE(r.basis.has_value());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("predicted scales: a rule is confirmed where one of its sizes was measured, else predicted") {
+  const runners::ProcessSetting setting{"default", {}};
+  const runners::Scale big{256, 2048}, small{64, 512};
+  auto record = [&](runners::Scale scale, uint64_t bytes, const char* source) {
+    search::JournalRecord r{setting, scale, 0, {}, source, "", ""};
+    r.measurement.request = {nccl::Collective::allreduce, bytes, {}, 5};
+    r.measurement.times_us = {10, 11, 12};
+    return r;
+  };
+  const std::vector<search::JournalRecord> records = {
+      record(big, 2048, search::kPredictedSource), record(big, 1024, "simulated"),
+      record(big, 1 << 20, search::kPredictedSource), record(small, 1 << 20, "simulated")};
+  auto rule = [](runners::Scale scale, uint64_t lo, uint64_t hi) {
+    search::DerivedRule d;
+    d.scale = scale;
+    d.rule.collective = nccl::Collective::allreduce;
+    d.rule.min_bytes = lo;
+    d.rule.max_bytes = hi;
+    return d;
+  };
+  std::vector<search::DerivedRule> rules = {rule(big, 1024, 4096), rule(big, 1 << 20, 2 << 20),
+                                            rule(small, 1 << 20, 2 << 20)};
+  search::mark_rule_basis(rules, records, setting);
+  CHECK(rules[0].rule.basis == profiles::RuleBasis::confirmed);
+  CHECK(rules[1].rule.basis == profiles::RuleBasis::predicted);
+  CHECK_FALSE(rules[2].rule.basis.has_value());  // a scale measured in full
+  // The profile keeps it, and a profile without it reads as before.
+  profiles::Profile p;
+  p.cluster.name = "c";
+  p.provenance.created = "2026-12-01T12:00:00Z";
+  p.provenance.nccl_version = "2.28.9";
+  p.rules = {rules[0].rule, rules[2].rule};
+  const auto back = profiles::parse_profile(profiles::format_profile(p), "mem");
+  CHECK(back.rules.at(0).basis == profiles::RuleBasis::confirmed);
+  CHECK_FALSE(back.rules.at(1).basis.has_value());
+}
