@@ -12,7 +12,7 @@ namespace autotune::sim {
 namespace {
 
 constexpr const char* kForms =
-    "node=N,nic=K,rate=F (a NIC at a fraction of its rate), node=N,gpu=K,clock=F (a throttled GPU) or "
+    "node=N,nic=K,rate=F (a NIC at a fraction of its rate), node=N,gpu=K,clock=F (a throttled GPU), "
     "node=N,gpu=K,nvlink=F (NVLinks at a fraction of their bandwidth) or spine=F,beyond=N (the network "
     "between leaf switches, crossed by communicators over more than N nodes), F in (0, 1]";
 

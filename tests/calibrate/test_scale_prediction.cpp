@@ -144,4 +144,8 @@ TEST_CASE("predicted scales: a rule is confirmed where one of its sizes was meas
   const auto back = profiles::parse_profile(profiles::format_profile(p), "mem");
   CHECK(back.rules.at(0).basis == profiles::RuleBasis::confirmed);
   CHECK_FALSE(back.rules.at(1).basis.has_value());
+  std::string text = profiles::format_profile(p);
+  text.replace(text.find("\"confirmed\""), 11, "\"guessed\"");
+  CHECK_THROWS_WITH(profiles::parse_profile(text, "mem"),
+                    Catch::Contains("expected \"confirmed\" or \"predicted\" (absent: measured)"));
 }
