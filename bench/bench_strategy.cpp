@@ -1,6 +1,7 @@
 // Adaptive vs exhaustive search on simulated clusters: the busbw the adaptive strategy's rules lose against
-// the exhaustive strategy's (summed over every collective and grid size, judged by the simulator's truth),
-// and the share of the exhaustive measurements it needed (targets: under 1% and under 30%). How far the rules
+// the exhaustive strategy's (judged by the simulator's truth: summed over every collective and grid size, and
+// the worst single size either profile rules on) and the share of the exhaustive measurements it needed
+// (targets: at most 1% lost, both ways, with at most 25% of the measurements). How far the rules
 // can be trusted (tests/support/strategy_figures.hpp): across five noise seeds of one simulated truth, the
 // share of ruled points that four seeds of five agree on (target: at least 90%) and whether each seed finds
 // the truth's real gains, at 3% noise and more; and how many of exhaustive's range edges adaptive puts
@@ -9,6 +10,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -59,20 +61,49 @@ TuneResult calibrate(const topology::Topology& topo, int nodes, const std::strin
   });
 }
 
-// Total true busbw of a profile's decisions over the grid (the rule where one matches, else NCCL's choice).
+// True busbw of a profile's decision at one grid point (the rule where one matches, else NCCL's choice).
+double busbw_at(const SimModel& model, const std::vector<profiles::Rule>& rules, nccl::Collective c,
+                uint64_t b, int ranks) {
+  SimChoice choice = model.nccl_default(c, b);
+  for (const auto& r : rules)
+    if (r.collective == c && r.min_bytes <= b && b <= r.max_bytes) {
+      Candidate cand{r.algorithm, r.protocol, r.channels};
+      if (auto resolved = model.resolve(c, b, cand)) choice = *resolved;
+    }
+  return static_cast<double>(b) / (model.true_time_us(c, b, choice) * 1e3) *
+         nccl::bus_bandwidth_factor(c, ranks);
+}
+
+bool ruled(const std::vector<profiles::Rule>& rules, nccl::Collective c, uint64_t b) {
+  return std::any_of(rules.begin(), rules.end(), [&](const profiles::Rule& r) {
+    return r.collective == c && r.min_bytes <= b && b <= r.max_bytes;
+  });
+}
+
+struct BusbwFigures {
+  double sum = 0;    // over every collective and grid size
+  double worst = 0;  // the largest share lost at one point either profile rules on
+};
+
+// Adaptive's rules against exhaustive's, judged by the simulator's truth over the grid.
+BusbwFigures busbw_loss(const SimModel& model, const std::vector<profiles::Rule>& ex,
+                        const std::vector<profiles::Rule>& ad, int ranks) {
+  BusbwFigures out;
+  double ex_sum = 0, ad_sum = 0;
+  for (auto c : nccl::kAllCollectives)
+    for (uint64_t b : size_grid(8, 8ull << 30)) {
+      const double e = busbw_at(model, ex, c, b, ranks), a = busbw_at(model, ad, c, b, ranks);
+      ex_sum += e, ad_sum += a;
+      if (ruled(ex, c, b) || ruled(ad, c, b)) out.worst = std::max(out.worst, (e - a) / e);
+    }
+  out.sum = (ex_sum - ad_sum) / ex_sum;
+  return out;
+}
+
 double busbw_sum(const SimModel& model, const std::vector<profiles::Rule>& rules, int ranks) {
   double sum = 0;
   for (auto c : nccl::kAllCollectives)
-    for (uint64_t b : size_grid(8, 8ull << 30)) {
-      SimChoice choice = model.nccl_default(c, b);
-      for (const auto& r : rules)
-        if (r.collective == c && r.min_bytes <= b && b <= r.max_bytes) {
-          Candidate cand{r.algorithm, r.protocol, r.channels};
-          if (auto resolved = model.resolve(c, b, cand)) choice = *resolved;
-        }
-      double t = model.true_time_us(c, b, choice);
-      sum += static_cast<double>(b) / (t * 1e3) * nccl::bus_bandwidth_factor(c, ranks);
-    }
+    for (uint64_t b : size_grid(8, 8ull << 30)) sum += busbw_at(model, rules, c, b, ranks);
   return sum;
 }
 
@@ -84,16 +115,15 @@ void compare(const char* example, int nodes) {
   int ranks = nodes * static_cast<int>(topo.gpus.size());
   double none = busbw_sum(model, {}, ranks);
   double ex_sum = busbw_sum(model, ex.profile.rules, ranks);
-  double ad_sum = busbw_sum(model, ad.profile.rules, ranks);
+  const BusbwFigures lost = busbw_loss(model, ex.profile.rules, ad.profile.rules, ranks);
   std::printf(
       "%-14s x%d: exhaustive %4llu measurements, %2zu rules, busbw sum %+.2f%% vs NCCL default | adaptive "
-      "%4llu "
-      "measurements (%.1f%% of exhaustive, target < 30%%), %2zu rules, busbw loss vs exhaustive %.3f%% "
-      "(target < 1%%)\n",
+      "%4llu measurements (%.1f%% of exhaustive, target <= 25%%), %2zu rules, busbw loss vs exhaustive "
+      "%.3f%% over the grid, %.3f%% at worst at one ruled size (target <= 1%%)\n",
       example, nodes, static_cast<unsigned long long>(ex.measured), ex.profile.rules.size(),
       (ex_sum / none - 1) * 100, static_cast<unsigned long long>(ad.measured),
       100.0 * static_cast<double>(ad.measured) / static_cast<double>(ex.measured), ad.profile.rules.size(),
-      (ex_sum - ad_sum) / ex_sum * 100);
+      lost.sum * 100, lost.worst * 100);
 }
 
 // `tune --simulate --example E --nodes N --strategy S --seed 1..5 --noise X`: seed agreement and the truth.

@@ -1,5 +1,7 @@
 #include "calibrate/calibration_setup.hpp"
 
+#include "calibrate/p2p_candidates.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -249,8 +251,9 @@ std::vector<ShapePlan> choose_shapes(const CalibrationRequest& r, const World& w
                      "expected a communicator of at least two ranks to calibrate, found none");
   if (std::none_of(out.begin(), out.end(), [](const ShapePlan& p) { return !p.collectives.empty(); }))
     throw InputError("<arguments>", 0,
-                     "expected a collective this runner can measure on some shape, found only point-to-point "
-                     "operations or none that --collectives names");
+                     "expected a collective on some shape (the rules, and the baseline a point-to-point "
+                     "setting must not slow, come from collectives), found only point-to-point operations or "
+                     "none that --collectives names; bench -c alltoall,sendrecv measures those alone");
   return out;
 }
 
@@ -271,6 +274,26 @@ void add_settings(std::vector<runners::ProcessSetting>& out, const std::vector<s
   for (const auto& v : cross) out.push_back({"cross_nic=" + v, {{"NCCL_CROSS_NIC", v}}});
 }
 
+// The point-to-point settings, each a job of its own, where point-to-point traffic crosses nodes: every one
+// of them acts only there (a one-node layout has nothing for them to change).
+void add_p2p_settings(const CalibrationRequest& r, search::SearchSpaceOptions& space,
+                      std::vector<std::string>& notes) {
+  if (!asks_point_to_point(r.shapes, r.parallelism)) return;
+  if (r.simulate && r.simulator.nodes <= 1) {
+    if (r.p2p_env)
+      notes.push_back("one node: the point-to-point settings act between nodes and were not swept");
+    return;
+  }
+  const auto sets = r.p2p_env.value_or(default_p2p_candidates());
+  for (auto& setting : p2p_settings(sets)) space.settings.push_back(std::move(setting));
+  if (!sets.empty())
+    notes.push_back(
+        std::to_string(sets.size()) +
+        " point-to-point setting(s) swept, a job each: one joins [env] only where it beats NCCL's "
+        "default for the point-to-point traffic beyond the noise and slows no collective measured "
+        "under both beyond the noise");
+}
+
 // Process-wide settings: NCCL's defaults first, then the ones given or, on a simulated cluster with a
 // network, the probe's suggestions. Also the algorithms the node can run.
 void plan_settings(const CalibrationRequest& r, const std::optional<topology::Topology>& node,
@@ -279,6 +302,7 @@ void plan_settings(const CalibrationRequest& r, const std::optional<topology::To
   const std::vector<std::string> no_values;
   if (!r.simulate)
     add_settings(space.settings, r.ib_hca.value_or(no_values), r.cross_nic.value_or(no_values));
+  add_p2p_settings(r, space, notes);
   if (!node) return;
   const auto analysis = topology::analyze(*node);
   if (!analysis.algorithms.empty())

@@ -46,6 +46,9 @@ struct CalibrationRequest {
   std::vector<std::optional<int>> scales;
   std::optional<std::vector<std::string>> ib_hca;     // NCCL_IB_HCA values; nullopt = the probe's
   std::optional<std::vector<std::string>> cross_nic;  // NCCL_CROSS_NIC values; nullopt = the probe's
+  // Point-to-point settings, one job each, where the layout or shapes send/recv or all-to-all across nodes
+  // (calibrate/p2p_candidates.hpp); nullopt = the default candidates, empty = none (--p2p-env none).
+  std::optional<std::vector<std::map<std::string, std::string>>> p2p_env;
   // The health gate (check/cluster_health.hpp).
   bool ignore_health = false;
   bool exclude_unhealthy = false;

@@ -1,5 +1,7 @@
 #include "calibrate/orchestrator.hpp"
 
+#include "calibrate/p2p_summary.hpp"
+
 #include <signal.h>
 
 #include <algorithm>
@@ -444,6 +446,21 @@ std::vector<search::JournalRecord> merge_parts(const OrchestratorOptions& o, con
   return records;
 }
 
+// The collectives calibrated on `scale`: those the layout's kinds of that shape run (a shape whose kinds only
+// send/recv or all-to-all has none to decide), else every one of the calibration's.
+std::vector<nccl::Collective> collectives_of_shape(const search::JournalHeader& h,
+                                                   const runners::Scale& scale) {
+  if (!h.layout) return h.collectives;
+  std::vector<nccl::Collective> out;
+  for (const auto& g : profiles::groups_of_shape(*h.layout, scale.nodes, scale.ranks))
+    for (auto op : g.operations)
+      if (auto c = nccl::as_collective(op);
+          c && std::find(h.collectives.begin(), h.collectives.end(), *c) != h.collectives.end() &&
+          std::find(out.begin(), out.end(), *c) == out.end())
+        out.push_back(*c);
+  return out;
+}
+
 }  // namespace
 
 TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) {
@@ -474,12 +491,18 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
       if (!run.failure[i].empty()) why += "; " + o.settings[i].id + ": " + run.failure[i];
     throw std::runtime_error("no job measured anything" + why);
   }
-  if (o.budget)
-    if (auto left = search::undecided(records, result.header.collectives, result.header.scales);
-        !left.empty())
-      throw std::runtime_error(search::budget_undecided_message(left, records.size()));
+  if (o.budget) {
+    std::vector<std::string> left;
+    for (const auto& scale : result.header.scales) {
+      const auto collectives = collectives_of_shape(result.header, scale);
+      const auto here = search::undecided(records, collectives, std::span<const runners::Scale>(&scale, 1));
+      left.insert(left.end(), here.begin(), here.end());
+    }
+    if (!left.empty()) throw std::runtime_error(search::budget_undecided_message(left, records.size()));
+  }
   result.derivation = search::derive(records, search::DeriveOptions{o.min_gain});
   result.profile = build_profile(result.derivation, result.header);
+  result.point_to_point = summarize_point_to_point(records, result.header.layout);
   return result;
 }
 

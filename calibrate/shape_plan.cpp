@@ -18,29 +18,27 @@ std::string names(const std::vector<nccl::Operation>& ops) {
 
 // What is measured and what is not, for the operations `ops` of a shape planned as `p`.
 std::string measured_text(const ShapePlan& p, const std::vector<nccl::Operation>& ops) {
-  std::vector<nccl::Operation> measured, unmeasurable, unasked;
+  std::vector<nccl::Operation> swept, p2p, unasked;
   for (auto op : ops) {
-    if (holds(p.not_measurable, op))
-      unmeasurable.push_back(op);
-    else if (holds(p.not_asked, op))
+    if (holds(p.not_asked, op))
       unasked.push_back(op);
+    else if (nccl::is_point_to_point(op))
+      p2p.push_back(op);
     else
-      measured.push_back(op);
+      swept.push_back(op);
   }
+  std::vector<nccl::Operation> measured = swept;
+  measured.insert(measured.end(), p2p.begin(), p2p.end());
   std::string out = measured.empty() ? "nothing measured" : "measured all at once: " + names(measured);
-  if (!unmeasurable.empty())
-    out += "; " + names(unmeasurable) +
-           " not measured by tune yet (point-to-point: no per-call rule "
-           "exists, process-wide settings only)";
+  if (!p2p.empty())
+    out += " (" + (swept.empty() ? std::string() : names(p2p) + ": ") +
+           "point-to-point, NCCL's default at every size under each process-wide setting; no per-call rule "
+           "exists)";
   if (!unasked.empty()) out += "; " + names(unasked) + " not asked for (--collectives)";
   return out;
 }
 
 }  // namespace
-
-bool runner_measures(nccl::Operation op) {
-  return !nccl::is_point_to_point(op);
-}
 
 ShapePlan plan_shape(const runners::Scale& shape, const std::vector<nccl::Operation>& operations,
                      const std::vector<nccl::Collective>& collectives, std::vector<LayoutGroup> kinds) {
@@ -52,8 +50,8 @@ ShapePlan plan_shape(const runners::Scale& shape, const std::vector<nccl::Operat
       p.operations.push_back(nccl::to_operation(c));
   for (auto op : p.operations) {
     const auto c = nccl::as_collective(op);
-    if (!runner_measures(op) || !c)
-      p.not_measurable.push_back(op);
+    if (!c)
+      p.point_to_point.push_back(op);
     else if (!collectives.empty() && !holds(collectives, *c))
       p.not_asked.push_back(op);
     else
@@ -85,11 +83,13 @@ std::vector<ShapePlan> plan_layout(const std::vector<LayoutGroup>& groups,
 void apply_plans(const std::vector<ShapePlan>& plans, search::SearchSpaceOptions& space) {
   space.scales.clear();
   space.scale_collectives.clear();
+  space.scale_point_to_point.clear();
   std::vector<nccl::Collective> all;
   for (const auto& p : plans) {
-    if (p.collectives.empty()) continue;
+    if (!p.measured()) continue;
     space.scales.push_back(p.shape);
     space.scale_collectives[p.shape] = p.collectives;
+    if (!p.point_to_point.empty()) space.scale_point_to_point[p.shape] = p.point_to_point;
     for (auto c : p.collectives)
       if (!holds(all, c)) all.push_back(c);
   }

@@ -1,8 +1,10 @@
 #pragma once
 // What a calibration measures on each communicator shape: the operations asked for it (by --shapes, or those
-// of every kind of group a parallel layout puts on it), split into the collectives tune's search measures and
-// the point-to-point operations (all-to-all, send/recv, ...) it does not sweep yet. Those are kept in the
-// plan and said, never dropped silently. Pure functions.
+// of every kind of group a parallel layout puts on it), split into the collectives tune's search sweeps
+// (candidates, rules) and the point-to-point operations (all-to-all, send/recv, ...), which NCCL asks no
+// tuner for: those are measured at NCCL's default at every size, under each process-wide setting, and no
+// rule comes of them. A shape that runs only point-to-point operations is a scale of its own. Pure
+// functions.
 
 #include <string>
 #include <vector>
@@ -13,20 +15,14 @@
 
 namespace autotune::calibrate {
 
-// Whether tune measures `op`. The runners measure point-to-point operations (MeasureRequest::operation,
-// `bench -c alltoall`), but tune's search sweeps collectives only (candidates, rules); this is the one place
-// point-to-point operations are switched on once it sweeps them (NCCL's default at every size, under each
-// process-wide setting: search/p2p_setting.hpp judges those). Until then they are planned and reported as
-// "not measured by tune yet".
-bool runner_measures(nccl::Operation op);
-
 struct ShapePlan {
   runners::Scale shape;
   std::vector<LayoutGroup> kinds;               // the layout's groups of this shape; none without a layout
   std::vector<nccl::Operation> operations;      // everything this shape is asked to run
-  std::vector<nccl::Collective> collectives;    // what is measured on it (none: the shape is not measured)
-  std::vector<nccl::Operation> not_measurable;  // asked for, the runner cannot measure them yet
+  std::vector<nccl::Collective> collectives;    // the collectives the search sweeps on it
+  std::vector<nccl::Operation> point_to_point;  // measured at NCCL's default only (no rule can exist)
   std::vector<nccl::Operation> not_asked;       // collectives --collectives left out
+  bool measured() const { return !collectives.empty() || !point_to_point.empty(); }
 };
 
 // The plan of one shape: `operations` (empty: the calibration's collectives) against `collectives` (the ones
@@ -39,11 +35,12 @@ std::vector<ShapePlan> plan_layout(const std::vector<LayoutGroup>& groups,
                                    const std::vector<nccl::Collective>& collectives);
 
 // What the search measures: the measured shapes as scales, the union of their collectives (in NCCL's order)
-// and each scale's own.
+// and each scale's own collectives and point-to-point operations.
 void apply_plans(const std::vector<ShapePlan>& plans, search::SearchSpaceOptions& space);
 
 // One line per kind of group (or per shape without a layout): "tp (tensor parallel): 64 groups of 1x2,
-// measured all at once: allreduce, allgather, reducescatter", and what is not measured and why.
+// measured all at once: allreduce, allgather, reducescatter"; point-to-point operations say that only NCCL's
+// default is measured and why, collectives --collectives left out are said too.
 std::vector<std::string> describe_plans(const std::vector<ShapePlan>& plans);
 
 }  // namespace autotune::calibrate

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "calibrate/p2p_summary.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/utc_time.hpp"
@@ -35,7 +36,7 @@ ReplayKey replay_key(const runners::ProcessSetting& s, const runners::Scale& sc,
 std::string measuring_text(const std::vector<runners::MeasureRequest>& batch) {
   if (batch.empty()) return "";
   const auto& r = batch.front();
-  std::string out = std::string(nccl::name(r.collective)) + " " + human_byte_size(r.bytes) + " " +
+  std::string out = std::string(nccl::name(r.operation())) + " " + human_byte_size(r.bytes) + " " +
                     runners::to_string(r.candidate);
   if (batch.size() > 1) out += " (+" + std::to_string(batch.size() - 1) + " more)";
   return out;
@@ -54,10 +55,26 @@ search::StrategyInput strategy_input(const search::SearchSpace& space, const Tun
   in.sizes = space.sizes;
   in.repetitions = o.repetitions;
   in.derive.min_gain = o.min_gain;
-  int max_ranks = 1;
-  for (const auto& s : space.scales) max_ranks = std::max(max_ranks, s.ranks);
-  in.granularity = 4ull * static_cast<uint64_t>(max_ranks);
   return in;
+}
+
+// A scale's point-to-point measurements: NCCL's default at every size, one batch per operation (nothing can
+// be forced, so there is nothing for a strategy to choose).
+std::vector<std::vector<runners::MeasureRequest>> point_to_point_batches(const search::SearchSpace& space,
+                                                                         const TuneOptions& o,
+                                                                         const runners::Scale& scale) {
+  std::vector<std::vector<runners::MeasureRequest>> out;
+  for (auto op : space.point_to_point_at(scale)) {
+    auto& batch = out.emplace_back();
+    for (uint64_t bytes : space.sizes) {
+      runners::MeasureRequest r;
+      r.bytes = bytes;
+      r.repetitions = o.repetitions;
+      r.set_operation(op);
+      batch.push_back(r);
+    }
+  }
+  return out;
 }
 
 void check_resumable(const search::JournalHeader& old, const search::JournalHeader& now,
@@ -108,8 +125,11 @@ TunePlan plan_tune(const TuneOptions& o) {
   plan.strategy = o.strategy;
   auto strategy = search::make_strategy(o.strategy, o.adaptive);
   std::map<runners::Scale, uint64_t> per_unit;
-  for (const auto& scale : plan.space.scales)
-    per_unit[scale] = strategy->planned_measurements(strategy_input(plan.space, o, scale));
+  for (const auto& scale : plan.space.scales) {
+    const auto in = strategy_input(plan.space, o, scale);
+    per_unit[scale] = in.collectives.empty() ? 0 : strategy->planned_measurements(in);
+    per_unit[scale] += plan.space.point_to_point_at(scale).size() * plan.space.sizes.size();
+  }
   // Rough time on GPUs: the exhaustive grid's average cost per measurement, scaled to the plan.
   double grid_s = 0.0;
   uint64_t grid_n = 0;
@@ -123,7 +143,9 @@ TunePlan plan_tune(const TuneOptions& o) {
   const auto predicted = predicted_scales(plan.space.scales, o.predict);
   for (const auto& scale : plan.space.scales) {
     ScalePlan sp{scale, 0, 0, 0.0, predicted.count(scale) > 0};
-    if (sp.predicted) per_unit[scale] = planned_confirmations(strategy_input(plan.space, o, scale));
+    if (const auto in = strategy_input(plan.space, o, scale); sp.predicted && !in.collectives.empty())
+      per_unit[scale] =
+          planned_confirmations(in) + plan.space.point_to_point_at(scale).size() * plan.space.sizes.size();
     for (const auto& setting : plan.space.settings) sp.jobs += measures_itself(plan.space, setting, scale);
     sp.measurements = per_unit[scale] * static_cast<uint64_t>(sp.jobs);
     sp.estimated_s = per_measurement_s * static_cast<double>(sp.measurements);
@@ -172,6 +194,9 @@ profiles::Profile build_profile(const search::Derivation& d, const search::Journ
   // The fabric settings every node agreed on: NCCL cannot be trusted to guess them.
   for (const auto& [name, value] : h.fabric_env) p.env.emplace(name, value);
   p.layout = h.layout;
+  // The layout whose point-to-point traffic chose a setting says so (its values are in [env]).
+  if (p.layout && d.p2p_setting)
+    for (const auto& [name, value] : d.p2p_setting->env) p.layout->p2p_env.push_back(name);
   for (const auto& r : d.rules) p.rules.push_back(r.rule);
   return p;
 }
@@ -348,7 +373,7 @@ std::optional<std::vector<runners::Measurement>> Calibration::measure(
   std::vector<size_t> to_run;
   std::vector<int> attempt_of(batch.size());
   auto attempts = [&](const runners::MeasureRequest& r) -> int& {
-    return u.attempts[{static_cast<int>(r.collective), r.bytes, search::key_of(r.candidate), r.repetitions}];
+    return u.attempts[{static_cast<int>(r.operation()), r.bytes, search::key_of(r.candidate), r.repetitions}];
   };
   for (size_t i = 0; i < batch.size(); ++i) {
     attempt_of[i] = attempts(batch[i])++;
@@ -384,7 +409,7 @@ std::optional<std::vector<runners::Measurement>> Calibration::measure(
     u.job.measured += to_run.size();
   }
   u.job.replayed += batch.size() - to_run.size();
-  for (const auto& r : batch) u.points.insert({static_cast<int>(r.collective), r.bytes});
+  for (const auto& r : batch) u.points.insert({static_cast<int>(r.operation()), r.bytes});
   report(u, false);
   return out;
 }
@@ -451,13 +476,20 @@ JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const ru
     u.deadline = elapsed() + std::max(0.0, o_.budget->count() - elapsed()) / std::max(1, sharing);
   }
   try {
-    if (predicted_.count(scale) && predict(u)) {
-      report(u, true);
-      return std::move(u.job);
+    const search::StrategyInput& in = inputs_.at(scale);
+    // A predicted scale whose confirmations agree needs no search (calibrate/scale_prediction.hpp).
+    if (!in.collectives.empty() && !(predicted_.count(scale) && predict(u))) {
+      search::StrategyReport sr =
+          strategy_->run(in, [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
+      u.job.skipped = sr.skipped;
+      u.job.given_up = sr.given_up;
     }
-    search::StrategyReport sr = strategy_->run(
-        inputs_.at(scale), [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
-    u.job.skipped = sr.skipped;
+    for (const auto& batch : point_to_point_batches(result_.plan.space, o_, scale))
+      if (!measure(u, batch)) {
+        u.job.skipped.push_back(std::string(nccl::name(batch.front().operation())) + " at " +
+                                runners::describe_shape(scale) + ": out of time (--budget)");
+        break;
+      }
   } catch (const JobAborted& e) {
     u.job.failed = true;
     u.job.detail = e.what();
@@ -518,6 +550,7 @@ TuneResult Calibration::run() {
   derive.min_gain = o_.min_gain;
   result_.derivation = search::derive(records_, derive);
   result_.profile = build_profile(result_.derivation, result_.header);
+  result_.point_to_point = summarize_point_to_point(records_, result_.header.layout);
   return std::move(result_);
 }
 
@@ -537,6 +570,7 @@ TuneResult tune_from_journal(const std::filesystem::path& journal, const search:
   result.replayed = all.records.size();
   result.derivation = search::derive(all.records, options);
   result.profile = build_profile(result.derivation, result.header);
+  result.point_to_point = summarize_point_to_point(all.records, result.header.layout);
   return result;
 }
 

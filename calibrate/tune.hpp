@@ -72,7 +72,9 @@ struct JobResult {
   uint64_t shared = 0;    // the first setting's measurements that count here too (measures_itself)
   std::vector<std::string> skipped;
   bool failed = false;
-  std::string detail;           // why it failed
+  std::string detail;  // why it failed
+  // Doubts the repetition rounds left unsettled (search/repetition_rounds.hpp): decided on what was measured.
+  std::vector<std::string> given_up = {};
   uint64_t predicted = 0;       // predicted times journaled (a predicted scale whose confirmations agreed)
   std::string prediction = {};  // what became of a predicted scale, in words; empty for the others
 };
@@ -118,6 +120,9 @@ struct TuneResult {
   uint64_t shared = 0;  // one-node measurements counted for another setting too (JobResult::shared)
   std::vector<std::string>
       journal_skipped;  // journal lines that could not be read, each named (--from-journal)
+  // Per shape and point-to-point operation, what was measured of it (calibrate/p2p_summary.hpp): no rule
+  // comes of those.
+  std::vector<std::string> point_to_point;
 };
 
 // The plan without measuring anything (--dry-run). The time estimate assumes 100 GB/s of bus bandwidth,

@@ -19,6 +19,10 @@ constexpr CheckKind kKinds[] = {
     {"nic_bandwidth_low", "block below 80% of the median, warn below 90%",
      "a rail's best all-reduce between two nodes (2x1, every rail at once, two or three pairings of the "
      "nodes) against the median of every rail of the job, where the rail's GPU is not slow itself"},
+    {"nic_ring_low", "block below 80% of the median, warn below 90%",
+     "a rail's send/recv ring across every node (Nx1, every rail at once) against the median of the rails' "
+     "rings, where no pair of nodes on that rail (2x1) and no GPU of it was slow: the rail's NICs are named "
+     "on every node, as a ring cannot tell which node's it is"},
     {"node_allreduce_low", "block below 80% of the median, warn below 90%",
      "the node's all-reduce (1xG) against the median of the nodes, where no one GPU explains it"},
     {"allreduce_below_hardware", "warn",
@@ -177,6 +181,31 @@ struct NodeJudgement {
   }
 };
 
+// A rail whose ring across every node is slow while nothing else on it was: a NIC slow only in
+// point-to-point traffic. The ring cannot tell which node's, so every node's NICs of that rail are named.
+void ring_findings(const Baselines& b, const std::vector<HardwareFigures>& hardware, const Judge& judge,
+                   const std::vector<bool>& rail_explained, std::vector<std::vector<HealthFinding>>& out) {
+  for (size_t l = 0; l < rail_explained.size(); ++l) {
+    if (rail_explained[l] || b.nodes.empty() || l >= b.nodes.front().ring_gbps.size()) continue;
+    const std::optional<double>& ring = b.nodes.front().ring_gbps[l];
+    if (!judge.slow(ring, b.ring_median)) continue;
+    const double r = Judge::ratio(*ring, b.ring_median);
+    for (size_t n = 0; n < b.nodes.size(); ++n) {
+      const std::string device = rail_device(hardware.at(n), l);
+      out[n].push_back(judge.finding(
+          "nic_ring_low", judge.severity(r), device,
+          fmt::format("rail {} send/recv ring across every node {:.1f} GB/s, {} of the rings' median {:.1f} "
+                      "GB/s; its all-reduce between pairs of nodes was not slow",
+                      l, *ring, percent(r), b.ring_median),
+          fmt::format(
+              "{} is on a rail whose point-to-point ring runs at {} of the median while its "
+              "all-reduces do not: one node's NIC on this rail is slow for send/recv (every node's is "
+              "named; a ring cannot tell which): check the ports' rate and errors (ibstat, perfquery)",
+              device, percent(r))));
+    }
+  }
+}
+
 }  // namespace
 
 std::span<const CheckKind> check_kinds() {
@@ -190,6 +219,7 @@ std::vector<std::vector<HealthFinding>> baseline_findings(const Baselines& b,
   const Judge judge{thresholds, source};
   std::vector<std::vector<HealthFinding>> out;
   const int nodes = static_cast<int>(b.nodes.size());
+  std::vector<bool> rail_explained;  // per rail: a pair of nodes or a GPU on it was slow somewhere
   for (size_t n = 0; n < b.nodes.size(); ++n) {
     NodeJudgement j{b, b.nodes[n], hardware.at(n), judge, {}, {}};
     j.gpus();
@@ -197,7 +227,11 @@ std::vector<std::vector<HealthFinding>> baseline_findings(const Baselines& b,
     j.node();
     j.hardware();
     out.push_back(std::move(j.out));
+    rail_explained.resize(std::max(rail_explained.size(), j.gpu_slow.size()), false);
+    for (size_t l = 0; l < j.gpu_slow.size(); ++l)
+      if (j.gpu_slow[l] || judge.slow(b.nodes[n].rail_gbps[l], b.rail_median)) rail_explained[l] = true;
   }
+  ring_findings(b, hardware, judge, rail_explained, out);
   return out;
 }
 

@@ -49,27 +49,31 @@ std::vector<std::vector<std::string>> nics_of_rails(const topology::Topology& no
 Baselines collect_baselines(const std::vector<PassResult>& passes, int nodes, int gpus) {
   Baselines b;
   b.nodes.resize(static_cast<size_t>(nodes));
-  for (auto& n : b.nodes) n.gpu_gbps.resize(gpus), n.rail_gbps.resize(gpus);
+  for (auto& n : b.nodes) n.gpu_gbps.resize(gpus), n.rail_gbps.resize(gpus), n.ring_gbps.resize(gpus);
   for (const auto& p : passes) {
     if (!p.error.empty()) continue;
     const runners::GroupLayout layout = pass_layout(p.pass, nodes, gpus);
     for (int g = 0; g < layout.groups() && g < static_cast<int>(p.group_busbw_gbps.size()); ++g) {
       const double bw = p.group_busbw_gbps[static_cast<size_t>(g)];
+      if (p.pass.kind == PassKind::alltoall) keep_best(b.alltoall_gbps, bw);
       for (int n : layout.nodes_of(g))
         for (int l : layout.local_ranks_of(g)) {
           NodeBaselines& nb = b.nodes[static_cast<size_t>(n)];
           if (p.pass.kind == PassKind::node) keep_best(nb.allreduce_gbps, bw);
           if (p.pass.kind == PassKind::gpu_pairs) keep_best(nb.gpu_gbps[l], bw);
           if (p.pass.kind == PassKind::rails) keep_best(nb.rail_gbps[l], bw);
+          if (p.pass.kind == PassKind::rings) keep_best(nb.ring_gbps[l], bw);
         }
     }
   }
-  std::vector<double> node_values, gpu_values, rail_values;
+  std::vector<double> node_values, gpu_values, rail_values, ring_values;
   for (const auto& n : b.nodes) {
     if (n.allreduce_gbps) node_values.push_back(*n.allreduce_gbps);
     collect(n.gpu_gbps, gpu_values);
     collect(n.rail_gbps, rail_values);
+    collect(n.ring_gbps, ring_values);
   }
+  b.ring_median = median_of(ring_values);
   b.allreduce_median = median_of(node_values);
   b.gpu_median = median_of(gpu_values);
   b.rail_median = median_of(rail_values);

@@ -26,7 +26,8 @@ void check_context(const CheckContext& c) {
 PassResult measure(const Pass& pass, const CheckOptions& o, runners::Runner& runner) {
   PassResult r{pass, {}, {}};
   runners::MeasureRequest request;
-  request.collective = nccl::Collective::allreduce;
+  const nccl::Operation op = pass_operation(pass.kind);
+  request.set_operation(op);
   request.bytes = o.bytes;
   request.repetitions = o.repetitions;
   const runners::Measurement m = runner.run(std::vector<runners::MeasureRequest>{request}).at(0);
@@ -38,8 +39,7 @@ PassResult measure(const Pass& pass, const CheckOptions& o, runners::Runner& run
   const std::vector<double> times =
       m.group_times_us.empty() ? std::vector<double>{m.median_us()} : m.group_times_us;
   for (double us : times)
-    r.group_busbw_gbps.push_back(
-        runners::busbw_gbps(request.collective, pass.shape.ranks, request.bytes, us));
+    r.group_busbw_gbps.push_back(runners::busbw_gbps(op, pass.shape.ranks, request.bytes, us));
   return r;
 }
 

@@ -30,6 +30,7 @@ json node_json(const NodeReport& n) {
   j["allreduce_busbw_gbps"] = optional_number(n.baselines.allreduce_gbps);
   j["gpu_pair_busbw_gbps"] = optional_numbers(n.baselines.gpu_gbps);
   j["rail_busbw_gbps"] = optional_numbers(n.baselines.rail_gbps);
+  j["ring_busbw_gbps"] = optional_numbers(n.baselines.ring_gbps);
   j["hardware"] = {{"intra_gbps", n.hardware.intra_gbps},
                    {"rail_gbps", n.hardware.rail_gbps},
                    {"rail_nics", n.hardware.rail_nics}};
@@ -82,7 +83,9 @@ std::string to_json(const CheckReport& r) {
   }
   j["medians"] = {{"allreduce_busbw_gbps", r.baselines.allreduce_median},
                   {"gpu_pair_busbw_gbps", r.baselines.gpu_median},
-                  {"rail_busbw_gbps", r.baselines.rail_median}};
+                  {"rail_busbw_gbps", r.baselines.rail_median},
+                  {"ring_busbw_gbps", r.baselines.ring_median}};
+  j["alltoall_busbw_gbps"] = optional_number(r.baselines.alltoall_gbps);
   j["fabric_env"] = r.fabric_env;
   j["nodes"] = json::array();
   for (const auto& n : r.nodes) j["nodes"].push_back(node_json(n));

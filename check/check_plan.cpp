@@ -10,8 +10,18 @@ std::string_view pass_kind_name(PassKind kind) {
       return "gpu_pairs";
     case PassKind::rails:
       return "rails";
+    case PassKind::alltoall:
+      return "alltoall";
+    case PassKind::rings:
+      return "rings";
   }
   return "node";
+}
+
+nccl::Operation pass_operation(PassKind kind) {
+  if (kind == PassKind::alltoall) return nccl::Operation::alltoall;
+  if (kind == PassKind::rings) return nccl::Operation::sendrecv;
+  return nccl::Operation::allreduce;
 }
 
 std::string pass_label(const Pass& p) {
@@ -23,6 +33,10 @@ std::string pass_label(const Pass& p) {
       return "GPU pairs " + shape + (p.local_offset ? " +" + std::to_string(p.local_offset) : "");
     case PassKind::rails:
       return "rails " + shape + (p.node_offset ? " +" + std::to_string(p.node_offset) : "");
+    case PassKind::alltoall:
+      return "all-to-all " + shape;
+    case PassKind::rings:
+      return "send/recv rings " + shape;
   }
   return shape;
 }
@@ -36,6 +50,10 @@ std::vector<Pass> plan_passes(int nodes, int gpus) {
   // every node two partners.
   const int rail_passes = nodes < 2 ? 0 : (nodes == 2 ? 1 : (nodes % 2 ? 3 : 2));
   for (int shift = 0; shift < rail_passes; ++shift) out.push_back({PassKind::rails, {2, 2}, shift, 0});
+  if (nodes >= 2) {
+    out.push_back({PassKind::alltoall, {nodes, nodes * gpus}, 0, 0});
+    out.push_back({PassKind::rings, {nodes, nodes}, 0, 0});
+  }
   return out;
 }
 

@@ -55,6 +55,9 @@ std::string check_text(const check::CheckReport& r) {
     out << "\nmedians (GB/s bus bandwidth): all-reduce " << report::format_gbps(r.baselines.allreduce_median)
         << ", GPU pair " << report::format_gbps(r.baselines.gpu_median) << ", rail "
         << report::format_gbps(r.baselines.rail_median);
+    if (r.baselines.ring_median > 0.0)
+      out << ", send/recv ring " << report::format_gbps(r.baselines.ring_median);
+    if (r.baselines.alltoall_gbps) out << ", all-to-all " << report::format_gbps(*r.baselines.alltoall_gbps);
     if (!r.nodes.empty()) {
       const auto& hw = r.nodes.front().hardware;
       out << "; the probe's figures (node 0): " << report::format_gbps(hw.intra_gbps)

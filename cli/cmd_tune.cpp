@@ -15,6 +15,7 @@
 
 #include "autotune/version.hpp"
 #include "calibrate/calibration_setup.hpp"
+#include "calibrate/p2p_candidates.hpp"
 #include "calibrate/progress_report.hpp"
 #include "calibrate/tune_check.hpp"
 #include "cli/commands.hpp"
@@ -95,7 +96,9 @@ nlohmann::json summary_json(const calibrate::TuneResult& r, const std::string& p
                          {"replayed", job.replayed},
                          {"failed", job.failed},
                          {"detail", job.detail},
-                         {"skipped", job.skipped}});
+                         {"skipped", job.skipped},
+                         {"given_up", job.given_up}});
+  j["point_to_point"] = r.point_to_point;
   j["notes"] = r.derivation.notes;
   return j;
 }
@@ -132,6 +135,10 @@ void print_summary(const calibrate::TuneResult& r, const std::string& path) {
     std::cout << "(gain = NCCL's default time / the rule's time - 1: the geometric mean over the measured "
                  "sizes; busbw at the largest)\n";
   }
+  if (!r.point_to_point.empty()) {
+    std::cout << "\npoint-to-point (NCCL's default at every size; NCCL asks no tuner for these):\n";
+    for (const auto& line : r.point_to_point) std::cout << "  " << line << "\n";
+  }
   std::cout << "\n[env]: ";
   if (r.profile.env.empty()) std::cout << "none (NCCL's defaults)\n";
   for (const auto& [k, v] : r.profile.env) std::cout << k << "=" << v << " ";
@@ -147,6 +154,7 @@ void print_summary(const calibrate::TuneResult& r, const std::string& path) {
       std::cout << "failed job '" << job.setting.id << "' at " << runners::describe_shape(job.scale) << ": "
                 << job.detail << "\n";
     for (const auto& s : job.skipped) std::cout << "not measured: " << s << "\n";
+    for (const auto& s : job.given_up) std::cout << "in doubt: " << s << "\n";
   }
 }
 
@@ -206,7 +214,7 @@ namespace {
 struct TuneArgs {
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
                            scales, shapes, parallelism, store_dir, format = "text", from_journal, channels,
-                           ib_hca, cross_nic, name, launcher, journal_part, report, excluded_nodes,
+                           ib_hca, cross_nic, p2p_env, name, launcher, journal_part, report, excluded_nodes,
                            check_bytes = "256M", predict = "auto";
   int job_id = -1, reps = 5;
   double watchdog_scale = 1.0;
@@ -254,6 +262,10 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "scales", po::value(&a.scales), "whole nodes at these node counts: 1,2,4,all")(
       "ib-hca", po::value(&a.ib_hca), "NCCL_IB_HCA values to try, separated by ';' (default: the probe's)")(
       "cross-nic", po::value(&a.cross_nic), "NCCL_CROSS_NIC values to try: 0,1 (default: the probe's)")(
+      "p2p-env", po::value(&a.p2p_env),
+      "point-to-point settings to try where send/recv or all-to-all crosses nodes, a job each: "
+      "NAME=VALUE[+NAME=VALUE],... or none (default: NCCL_P2P_NET_CHUNKSIZE=524288, "
+      "NCCL_NCHANNELS_PER_NET_PEER=4, NCCL_PXN_DISABLE=1)")(
       "strategy", po::value(&a.strategy)->default_value(a.strategy), "adaptive or exhaustive")(
       "reps", po::value(&a.reps)->default_value(a.reps), "timed repetitions per measurement")(
       "watchdog-scale", po::value(&a.watchdog_scale)->default_value(1.0),
@@ -320,6 +332,7 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
                                        : std::optional<int>(parse_int(std::string(item), "--scales")));
   if (!a.ib_hca.empty()) r.ib_hca = owned(split(a.ib_hca, ';'));
   if (!a.cross_nic.empty()) r.cross_nic = owned(split(a.cross_nic, ','));
+  if (!a.p2p_env.empty()) r.p2p_env = calibrate::parse_p2p_env(a.p2p_env);
   r.strategy = a.strategy;
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);

@@ -76,6 +76,23 @@ std::string rounds_text(const std::vector<calibrate::ConcurrentRound>& rounds) {
   return out;
 }
 
+// "alltoall at 2x4: NCCL's default at every size (no candidates: NCCL asks no tuner for it)", per operation.
+std::vector<std::string> point_to_point_plan(const search::SearchSpace& space) {
+  std::vector<std::string> out;
+  for (auto op : nccl::kPointToPointOperations) {
+    std::string shapes;
+    for (const auto& scale : space.scales) {
+      const auto here = space.point_to_point_at(scale);
+      if (std::find(here.begin(), here.end(), op) != here.end())
+        shapes += (shapes.empty() ? "" : " ") + runners::shape_text(scale);
+    }
+    if (!shapes.empty())
+      out.push_back(std::string(nccl::name(op)) + " at " + shapes +
+                    ": NCCL's default at every size (point-to-point: no candidates, no per-call rule)");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string plan_text(const calibrate::CalibrationSetup& s) {
@@ -90,13 +107,13 @@ std::string plan_text(const calibrate::CalibrationSetup& s) {
   for (const auto& cs : plan.space.collectives)
     out << "  " << nccl::name(cs.collective) << ": " << cs.candidates.size()
         << " candidates + NCCL's default\n";
+  for (const auto& line : point_to_point_plan(plan.space)) out << "  " << line << "\n";
   out << "\n" << scale_table(f);
   out << "(jobs: the settings that measure the shape; a one-node shape is measured once for the settings "
          "that only "
-         "choose the network; node-hours: the shape's nodes x its time; predicted: from the cost model "
-         "fitted to the smaller "
-         "scales, measuring only around the predicted crossovers and a few checks, in full if one misses; "
-         "--predict off measures every scale in full)\n\n";
+         "act between nodes; node-hours: the shape's nodes x its time; predicted: from the cost model fitted "
+         "to the smaller scales, measuring only around the predicted crossovers and a few checks, in full if "
+         "one misses; --predict off measures every scale in full)\n\n";
   out << "total: " << plan.measurements << " measurements"
       << (plan.strategy == "adaptive" ? " (estimate)" : "") << " on " << f.nodes << " node(s)\n";
   out << "  one scale after another: " << seconds_text(f.cost.sequential_s) << ", "

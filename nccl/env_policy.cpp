@@ -207,4 +207,13 @@ std::optional<EnvSetProblem> env_set_problem(const std::map<std::string, std::st
   return chunk_problem(env);
 }
 
+bool is_point_to_point_env_key(std::string_view key) {
+  static constexpr std::string_view kPointToPoint[] = {
+      "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",      "NCCL_P2P_PCI_CHUNKSIZE",
+      "NCCL_BUFFSIZE",          "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_PXN_DISABLE",
+      "NCCL_P2P_PXN_LEVEL",     "NCCL_IB_QPS_PER_CONNECTION",  "NCCL_NET_GDR_LEVEL",
+      "NCCL_P2P_LEVEL"};
+  return std::find(std::begin(kPointToPoint), std::end(kPointToPoint), key) != std::end(kPointToPoint);
+}
+
 }  // namespace autotune::nccl

@@ -2,7 +2,7 @@
 
 #include "runners/collective_check.hpp"
 
-// Weak: a library without them leaves the address null (the stand-in has no point-to-point at all).
+// Weak: a library without them leaves the address null (an NCCL before 2.28 has no ncclAlltoAll).
 #pragma weak ncclSend
 #pragma weak ncclRecv
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)

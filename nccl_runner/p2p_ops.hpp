@@ -3,8 +3,8 @@
 // through ncclAlltoAll, gather through ncclGather and scatter through ncclScatter where that library has them
 // (NCCL 2.28+), else as nccl-tests did before: grouped ncclSend/ncclRecv to and from every peer (the root's
 // peers for gather and scatter); sendrecv as one group of a send to rank+1 and a receive from rank-1. Every
-// symbol is looked up weakly, so the runner module still loads on a library without them (an older NCCL,
-// the stand-in), and such a measurement fails with the reason instead.
+// symbol is looked up weakly, so the runner module still loads on a library without them (an older NCCL),
+// and such a measurement fails with the reason instead.
 
 #include <cuda_runtime.h>
 #include <nccl.h>

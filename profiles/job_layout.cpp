@@ -59,6 +59,9 @@ std::optional<JobLayout> join_layouts(const std::optional<JobLayout>& first,
   out.parallelism += " + " + second->parallelism;
   for (const auto& g : second->groups)
     if (std::find(out.groups.begin(), out.groups.end(), g) == out.groups.end()) out.groups.push_back(g);
+  for (const auto& name : second->p2p_env)
+    if (std::find(out.p2p_env.begin(), out.p2p_env.end(), name) == out.p2p_env.end())
+      out.p2p_env.push_back(name);
   return out;
 }
 

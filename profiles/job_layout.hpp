@@ -28,6 +28,10 @@ struct LayoutGroup {
 struct JobLayout {
   std::string parallelism;  // as given: "tp=2,ep=8,pp=2"
   std::vector<LayoutGroup> groups;
+  // The [env] entries this layout's point-to-point sweep chose ("NCCL_PXN_DISABLE"): each beat NCCL's
+  // default for the layout's all-to-all and send/recv and cost none of the profile's collectives (tune's
+  // search/p2p_setting.hpp verdict); their values are in [env]. Empty: none was chosen.
+  std::vector<std::string> p2p_env = {};
   bool operator==(const JobLayout&) const = default;
 };
 

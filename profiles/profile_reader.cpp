@@ -142,9 +142,14 @@ class Reader {
   void read_layout(Profile& p, const toml::node& node) {
     const toml::table* t = node.as_table();
     if (!t) w_.fail(line_of(node), "layout", "expected a table [layout]; found " + describe(node));
-    check_keys(*t, "layout.", {"parallelism", "group"}, line_of(*t));
+    check_keys(*t, "layout.", {"parallelism", "group", "p2p_env"}, line_of(*t));
     JobLayout l;
     l.parallelism = string(*t, "layout.", "parallelism", true);
+    l.p2p_env = strings(*t, "layout.", "p2p_env");
+    for (const auto& name : l.p2p_env)
+      if (!nccl::is_point_to_point_env_key(name))
+        w_.fail(key_line(*t, "p2p_env"), "layout.p2p_env",
+                "expected point-to-point settings such as NCCL_P2P_NET_CHUNKSIZE; found " + in_quotes(name));
     const toml::node* groups = t->get("group");
     const toml::array* a = groups ? groups->as_array() : nullptr;
     if (!a || !a->is_array_of_tables())

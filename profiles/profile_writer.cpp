@@ -90,6 +90,7 @@ void format_origin(const Profile& p, std::string& out) {
 void format_layout(const Profile& p, std::string& out) {
   if (!p.layout) return;
   out += "\n[layout]\nparallelism = " + toml_string(p.layout->parallelism) + "\n";
+  if (!p.layout->p2p_env.empty()) out += "p2p_env = " + toml_string_array(p.layout->p2p_env, " ") + "\n";
   for (const auto& g : p.layout->groups) {
     std::vector<std::string> ops;
     for (auto op : g.operations) ops.emplace_back(nccl::name(op));

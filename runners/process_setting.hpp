@@ -15,10 +15,15 @@ struct ProcessSetting {
   bool operator==(const ProcessSetting&) const = default;
 };
 
-// Whether the setting can change a one-node communicator: false when every variable it sets only chooses
-// the network between nodes (NCCL_IB_HCA, NCCL_CROSS_NIC), which a communicator inside one node never
-// uses; its one-node shapes are then measured once, under the first setting, and count for it.
+// Whether the setting can change a one-node communicator: false when every variable it sets only acts on
+// traffic between nodes (NCCL_IB_HCA, NCCL_CROSS_NIC, the network's point-to-point chunk, channels per
+// network peer, PXN, queue pairs, GPUDirect RDMA), which a communicator inside one node never has; its
+// one-node shapes are then measured once, under the first setting, and count for it.
 bool reaches_one_node(const ProcessSetting& setting);
+
+// Whether the setting is made of point-to-point settings alone (nccl::is_point_to_point_env_key): such a job
+// is judged for [env] by search/p2p_setting.hpp, never chosen as the rules' setting.
+bool only_point_to_point(const ProcessSetting& setting);
 
 // A communicator's shape: nodes x ranks per node, as training jobs create them (tensor-parallel groups inside
 // a node, pipeline and data-parallel groups with one rank per node across nodes). `ranks` is the whole

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "nccl/env_policy.hpp"
 #include "runners/process_setting.hpp"
 
 namespace autotune::runners {
@@ -12,13 +13,24 @@ std::string shape_text(const Scale& s) {
 }
 
 bool reaches_one_node(const ProcessSetting& setting) {
-  // Only variables NCCL reads to pick NICs for traffic between nodes (transport/net_ib, graph/search);
+  // Only variables NCCL reads for traffic between nodes (transport/net_ib, graph/search, init.cc);
   // anything else (protocols, NVLS, P2P, buffers) may change what a node does inside itself.
-  static const char* const kNetworkOnly[] = {"NCCL_IB_HCA", "NCCL_CROSS_NIC"};
+  // NCCL reads NCCL_P2P_NET_CHUNKSIZE only when the communicator spans nodes (init.cc computeBuffSizes);
+  // channels per network peer, PXN, queue pairs and GPUDirect RDMA concern network connections alone.
+  static const char* const kNetworkOnly[] = {
+      "NCCL_IB_HCA",      "NCCL_CROSS_NIC",     "NCCL_P2P_NET_CHUNKSIZE",     "NCCL_NCHANNELS_PER_NET_PEER",
+      "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_NET_GDR_LEVEL"};
   for (const auto& [name, value] : setting.env)
     if (std::find(std::begin(kNetworkOnly), std::end(kNetworkOnly), name) == std::end(kNetworkOnly))
       return true;
   return false;
+}
+
+bool only_point_to_point(const ProcessSetting& setting) {
+  if (setting.env.empty()) return false;
+  for (const auto& [name, value] : setting.env)
+    if (!nccl::is_point_to_point_env_key(name)) return false;
+  return true;
 }
 
 std::string describe_shape(const Scale& s) {

@@ -238,19 +238,33 @@ CollectiveDecisions decide_collective(const MeasurementTable& table, Collective 
   return out;
 }
 
+namespace {
+
+int fewer_samples(const SamplePair& pair) {
+  return static_cast<int>(std::min(pair.baseline.size(), pair.candidate.size()));
+}
+
+bool has_width(const GainInterval& g) {
+  return g.measured() && g.high > g.low;
+}
+
+}  // namespace
+
 std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Collective>& collectives,
                           const DeriveOptions& o) {
   std::vector<Doubt> out;
-  auto add = [&](Collective c, uint64_t bytes, std::vector<Candidate> cands, std::string why) {
+  auto add = [&](Collective c, uint64_t bytes, std::vector<Candidate> cands, std::string why,
+                 DoubtQuestion question) {
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const Doubt& d) { return d.collective == c && d.bytes == bytes; });
     if (it == out.end()) {
-      out.push_back({c, bytes, {kDefault}, std::move(why)});
+      out.push_back({c, bytes, {kDefault}, std::move(why), {}});
       it = out.end() - 1;
     }
     for (const auto& cand : cands)
       if (std::find(it->candidates.begin(), it->candidates.end(), cand) == it->candidates.end())
         it->candidates.push_back(cand);
+    it->questions.push_back(question);
   };
   auto single = [&](const SamplePair& pair, double confidence) {
     return gain_interval(std::span<const SamplePair>(&pair, 1), confidence);
@@ -274,39 +288,52 @@ std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<Colle
       const SizeDecision& d = s[k];
       if (!d.winner) continue;
       if (!firm(k) && d.gain.gain > o.min_gain / 2 && d.gain.straddles(o.min_gain))
-        add(c, d.bytes, {*d.winner}, where(k) + ": the gain's interval holds the threshold");
-      if (d.provisional && d.runner_up && d.default_us / d.runner_up_us - 1.0 > o.min_gain &&
-          single(
-              {table.find(c, d.bytes, *d.runner_up)->times_us, table.find(c, d.bytes, *d.winner)->times_us},
-              o.confidence)
-                  .low <= 0.0)
-        add(c, d.bytes, {*d.winner, *d.runner_up}, where(k) + ": the two best cannot be told apart");
+        add(c, d.bytes, {*d.winner}, where(k) + ": the gain's interval holds the threshold",
+            {d.gain, o.min_gain, fewer_samples(pair_at(table, c, d.bytes, *d.winner))});
+      if (d.provisional && d.runner_up && d.default_us / d.runner_up_us - 1.0 > o.min_gain) {
+        const SamplePair two{table.find(c, d.bytes, *d.runner_up)->times_us,
+                             table.find(c, d.bytes, *d.winner)->times_us};
+        const GainInterval apart = single(two, o.confidence);
+        if (apart.straddles(0.0))
+          add(c, d.bytes, {*d.winner, *d.runner_up}, where(k) + ": the two best cannot be told apart",
+              {apart, 0.0, fewer_samples(two), false});
+      }
       if (!d.provisional) continue;
       // The run could reach a neighbour where its choice has not been ruled out yet.
       for (size_t n : {k - 1, k + 1}) {
         if (n >= s.size() || (s[n].provisional && s[n].winner == d.winner)) continue;
         const SamplePair there = pair_at(table, c, s[n].bytes, *d.winner);
-        if (there.candidate.empty() || single(there, o.single_confidence).high > o.min_gain)
+        const GainInterval g = there.candidate.empty() ? GainInterval{} : single(there, o.single_confidence);
+        if (there.candidate.empty() || (has_width(g) && g.high > o.min_gain))
           add(c, s[n].bytes, {*d.winner},
-              where(n) + ": the neighbouring run of " + runners::to_string(*d.winner) + " could reach it");
+              where(n) + ": the neighbouring run of " + runners::to_string(*d.winner) + " could reach it",
+              {g, o.min_gain, there.candidate.empty() ? 0 : fewer_samples(there)});
       }
     }
     for (const auto& r : cd.rules)
-      if (r.gain.low <= 1.5 * o.min_gain)
+      if (r.gain.low <= 1.5 * o.min_gain && has_width(r.gain))
         for (const auto& d : s)
           if (d.rule && r.rule.min_bytes <= d.bytes && d.bytes <= r.rule.max_bytes)
             add(c, d.bytes, {*d.rule},
-                std::string(nccl::name(c)) + " rule: its interval is close to the threshold");
+                std::string(nccl::name(c)) + " at " + human_byte_size(d.bytes) +
+                    ": its rule's interval is close to the threshold",
+                {r.gain, 1.5 * o.min_gain, fewer_samples(pair_at(table, c, d.bytes, *d.rule)), false});
   }
   return out;
 }
 
 namespace {
 
+// Point-to-point settings are judged apart (choose_p2p_setting), unless nothing else was measured (one
+// worker's own part of an orchestrated calibration): then they are all there is.
 std::vector<SettingData> by_setting(std::span<const JournalRecord> records) {
+  const bool only_p2p = std::all_of(records.begin(), records.end(), [](const JournalRecord& r) {
+    return r.source == "production" || runners::only_point_to_point(r.setting);
+  });
   std::vector<SettingData> settings;
   for (const auto& rec : records) {
     if (rec.source == "production") continue;  // kept apart: learn's, not the calibration's
+    if (!only_p2p && runners::only_point_to_point(rec.setting)) continue;
     auto it = std::find_if(settings.begin(), settings.end(),
                            [&](const SettingData& s) { return s.setting.id == rec.setting.id; });
     if (it == settings.end()) {
@@ -370,6 +397,34 @@ size_t choose_setting(const std::vector<SettingData>& settings, const std::vecto
   return baseline;
 }
 
+double best_p2p_gain(const Derivation& out) {
+  for (const auto& v : out.p2p_verdicts)
+    if (out.p2p_setting && v.setting == out.p2p_setting->id) return v.p2p_gain.gain;
+  return 0.0;
+}
+
+// Each point-to-point setting judged against NCCL's defaults (search/p2p_setting.hpp); the exported one with
+// the largest point-to-point gain joins [env] beside the rules' setting.
+void choose_p2p_setting(std::span<const JournalRecord> records, const DeriveOptions& o, Derivation& out) {
+  std::vector<runners::ProcessSetting> candidates;
+  for (const auto& rec : records)
+    if (runners::only_point_to_point(rec.setting) &&
+        std::none_of(candidates.begin(), candidates.end(),
+                     [&](const runners::ProcessSetting& s) { return s.id == rec.setting.id; }))
+      candidates.push_back(rec.setting);
+  const P2pSettingOptions p2p{o.min_gain, o.confidence};
+  for (const auto& setting : candidates) {
+    out.p2p_verdicts.push_back(judge_p2p_setting(records, setting.id, p2p));
+    const auto& v = out.p2p_verdicts.back();
+    out.notes.push_back("point-to-point setting '" + setting.id + "' " +
+                        (v.exported ? "may join [env]: " : "left out of [env]: ") + v.why);
+    if (v.exported && (!out.p2p_setting || v.p2p_gain.gain > best_p2p_gain(out))) out.p2p_setting = setting;
+  }
+  if (!out.p2p_setting) return;
+  for (const auto& [name, value] : out.p2p_setting->env) out.env[name] = value;
+  out.notes.push_back("[env] takes point-to-point setting '" + out.p2p_setting->id + "'");
+}
+
 void list_failures(const std::vector<SettingData>& settings, Derivation& out) {
   for (const auto& sd : settings)
     for (const auto& [scale, table] : sd.tables)
@@ -412,6 +467,7 @@ Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& o
                      "expected measurements of NCCL's default choice under setting '" + out.setting.id +
                          "', found none that succeeded: nothing to compare candidates with");
   list_failures(settings, out);
+  choose_p2p_setting(records, options, out);
   return out;
 }
 

@@ -8,8 +8,11 @@
 // puts them: where, interpolated in log size between the two measured sizes around the edge, the rule's
 // margin over the threshold meets the other side's. The process-wide setting that is best over everything
 // is kept only if it beats NCCL's defaults by the threshold, and the rules are always those measured under
-// the setting the profile exports. Pure functions of the journal's records, so a profile can be re-derived
-// with other thresholds; the strategies ask the same code where more repetitions could change the answer.
+// the setting the profile exports. Jobs of point-to-point settings alone (runners::only_point_to_point) are
+// never the rules' setting: each is judged by search/p2p_setting.hpp, and the one whose point-to-point gain
+// is largest among those that may be exported joins [env]. Pure functions of the journal's records, so a
+// profile can be re-derived with other thresholds; the strategies ask the same code where more repetitions
+// could change the answer.
 
 #include <cstdint>
 #include <map>
@@ -21,6 +24,7 @@
 #include "profiles/profile.hpp"
 #include "search/gain_interval.hpp"
 #include "search/journal.hpp"
+#include "search/p2p_setting.hpp"
 #include "search/strategy_samples.hpp"
 
 namespace autotune::search {
@@ -78,16 +82,32 @@ struct CollectiveDecisions {
 CollectiveDecisions decide_collective(const MeasurementTable& table, nccl::Collective c,
                                       const runners::Scale& scale, const DeriveOptions& options);
 
+// One question a doubt asks: does `interval` end on one side of `threshold`? More repetitions narrow the
+// interval around its estimate; the rounds give a question up when even their cap would leave the threshold
+// inside it (repetition_rounds.hpp).
+struct DoubtQuestion {
+  GainInterval interval;
+  double threshold = 0.0;
+  int samples = 0;  // the fewer repetitions of its two sides; 0 when one side was not measured there yet
+  // Its answer decides whether a rule holds here (a gain against the threshold, a run reaching a
+  // neighbour): never given up, as a gain's estimate moves more than its interval narrows and could cross
+  // the threshold before the cap. False where a rule holds either way (two best both past the threshold, a
+  // rule's interval already past it): given up when the cap could not settle it.
+  bool decides_a_rule = true;
+};
+
 // Where more repetitions could change the answer, and of which candidates (NCCL's default included).
 struct Doubt {
   nccl::Collective collective = nccl::Collective::allreduce;
   uint64_t bytes = 0;
   std::vector<runners::Candidate> candidates;
   std::string why;
+  std::vector<DoubtQuestion> questions;  // every reason this size is in doubt
 };
-// A size whose winner's interval holds the threshold while its estimate is at least half of it; a run whose
-// interval holds the threshold; a size where the two best candidates both beat the threshold and cannot
-// be told apart.
+// A size whose winner's interval holds the threshold while its estimate is at least half of it; a size where
+// the two best candidates both beat the threshold and cannot be told apart; a neighbour a run could reach.
+// An interval of zero width (the same time in every repetition: a noise-free runner) is never in doubt:
+// repetitions cannot move it.
 std::vector<Doubt> doubts(const MeasurementTable& table, const std::vector<nccl::Collective>& collectives,
                           const DeriveOptions& options);
 
@@ -114,6 +134,10 @@ struct Derivation {
   std::vector<DerivedRule> rules;
   std::vector<FailedCandidate> failed;  // unsupported ones are not failures and are not listed
   std::vector<std::string> notes;       // why the env was or was not kept, and the like
+  // Every point-to-point setting's verdict, in the journal's order, and the one exported (its env is in
+  // `env` too); none when no job set point-to-point settings alone.
+  std::vector<P2pSettingVerdict> p2p_verdicts;
+  std::optional<runners::ProcessSetting> p2p_setting;
 };
 
 // The rules and [env] always come from one setting: NCCL's defaults, or another that beats them by the

@@ -23,6 +23,7 @@ Pooled pool(std::span<const JournalRecord> records, const std::string& setting_i
     const runners::Measurement& m = r.measurement;
     const bool base = r.setting.is_default(), judged = r.setting.id == setting_id;
     if ((!base && !judged) || m.outcome != runners::Outcome::ok || r.source == "production") continue;
+    if (!r.measured_under.empty()) continue;  // another setting's measurement counted for this one
     auto& at =
         out[{r.scale, static_cast<int>(m.request.operation()), key_of(m.request.candidate)}][m.request.bytes];
     auto& into = base ? at.first : at.second;

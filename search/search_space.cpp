@@ -67,6 +67,14 @@ SearchSpace build_search_space(const SearchSpaceOptions& o) {
                              ": expected collectives among those calibrated, found " +
                              std::string(nccl::name(c)));
   space.scale_collectives = o.scale_collectives;
+  for (const auto& [scale, ops] : o.scale_point_to_point)
+    for (auto op : ops)
+      if (!nccl::is_point_to_point(op))
+        throw InputError("<arguments>", 0,
+                         "scale " + runners::shape_text(scale) +
+                             ": expected point-to-point operations apart from the collectives, found " +
+                             std::string(nccl::name(op)));
+  space.scale_point_to_point = o.scale_point_to_point;
   return space;
 }
 
@@ -78,6 +86,11 @@ std::vector<CollectiveSpace> SearchSpace::collectives_at(const runners::Scale& s
     if (std::find(own->second.begin(), own->second.end(), cs.collective) != own->second.end())
       out.push_back(cs);
   return out;
+}
+
+std::vector<nccl::Operation> SearchSpace::point_to_point_at(const runners::Scale& scale) const {
+  auto own = scale_point_to_point.find(scale);
+  return own == scale_point_to_point.end() ? std::vector<nccl::Operation>{} : own->second;
 }
 
 }  // namespace autotune::search

@@ -27,6 +27,10 @@ struct SearchSpaceOptions {
   // A scale's own collectives, each one of `collectives` (a parallel layout's pipeline groups do not
   // all-gather); a scale not named measures all of them.
   std::map<runners::Scale, std::vector<nccl::Collective>> scale_collectives;
+  // A scale's point-to-point operations (alltoall, sendrecv, ...): NCCL's default at every size, nothing
+  // forced (NCCL asks no tuner for them, so there is no candidate and no rule). A scale that runs only these
+  // is named in scale_collectives with none.
+  std::map<runners::Scale, std::vector<nccl::Operation>> scale_point_to_point;
 };
 
 struct CollectiveSpace {
@@ -38,14 +42,18 @@ struct SearchSpace {
   std::vector<CollectiveSpace> collectives;
   std::vector<uint64_t> sizes;  // ascending, min_bytes x 2^k up to max_bytes (max_bytes included)
   std::vector<runners::Scale> scales;
-  std::vector<runners::ProcessSetting> settings;                              // NCCL's defaults first
-  std::map<runners::Scale, std::vector<nccl::Collective>> scale_collectives;  // as given
+  std::vector<runners::ProcessSetting> settings;                                // NCCL's defaults first
+  std::map<runners::Scale, std::vector<nccl::Collective>> scale_collectives;    // as given
+  std::map<runners::Scale, std::vector<nccl::Operation>> scale_point_to_point;  // as given
   // The collectives measured at `scale`, in `collectives`' order.
   std::vector<CollectiveSpace> collectives_at(const runners::Scale& scale) const;
+  // The point-to-point operations measured at `scale` (none unless named).
+  std::vector<nccl::Operation> point_to_point_at(const runners::Scale& scale) const;
 };
 
 // Throws InputError("<arguments>", 0, ...) for an empty or inverted size range, no scale, no setting, a
-// channel count < 1, duplicate setting ids, or a scale's collective that is not among the collectives.
+// channel count < 1, duplicate setting ids, a scale's collective that is not among the collectives, or a
+// scale's point-to-point operation that is a collective.
 SearchSpace build_search_space(const SearchSpaceOptions& options);
 
 // min, 2 min, 4 min, ... up to max; max itself is included when it is not on the grid.

@@ -1,8 +1,9 @@
 #pragma once
 // A search strategy decides what to measure, batch by batch, inside one job (process-wide setting) at one
 // scale. It measures through a MeasureFn that journals, replays on --resume and enforces the time budget, so
-// a strategy only chooses. Exhaustive measures every candidate at every size: the reference. Adaptive
-// measures coarsely, drops candidates that are clearly beaten and bisects to where the winner changes. Both
+// a strategy only chooses. Both measure sizes of the grid only. Exhaustive measures every candidate at every
+// size: the reference. Adaptive measures coarsely, drops candidates that are clearly beaten and bisects to
+// where the winner changes. Both
 // end with rounds of fresh repetitions wherever the derivation's answer is still in doubt
 // (repetition_rounds.hpp). Strategies are deterministic functions of the measurements they get back, which
 // is what lets --resume replay them. Stateless objects; run() may be called concurrently.
@@ -25,9 +26,10 @@ struct StrategyInput {
   std::vector<CollectiveSpace> collectives;
   std::vector<uint64_t> sizes;  // the grid, ascending
   int repetitions = 5;
-  DeriveOptions derive;       // the derivation's threshold and confidence: decide where the winner "changes"
-  int repetition_rounds = 6;  // rounds of fresh repetitions where an answer is in doubt, each doubling them
-  uint64_t granularity = 4;   // sizes the strategy invents (between grid sizes) are multiples of this
+  DeriveOptions derive;  // the derivation's threshold and confidence: decide where the winner "changes"
+  // Rounds of fresh repetitions where an answer is in doubt: twice the first measurement's, doubling each
+  // round (10, 20, 40, 80, 160 after 5), up to 315 per candidate and size.
+  int repetition_rounds = 5;
 };
 
 // Measures a batch. Returns nullopt when the budget does not allow the batch (nothing was measured).
@@ -36,7 +38,8 @@ using MeasureFn = std::function<std::optional<std::vector<runners::Measurement>>
 
 struct StrategyReport {
   uint64_t measurements = 0;
-  std::vector<std::string> skipped;  // what the budget cut, in words
+  std::vector<std::string> skipped;   // what the budget cut, in words
+  std::vector<std::string> given_up;  // doubts the repetition rounds left unsettled, in words
 };
 
 class Strategy {

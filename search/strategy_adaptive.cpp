@@ -1,19 +1,20 @@
-// The adaptive strategy, in four phases that run in order over all collectives, so that a budget that ends
-// early still leaves a usable coarse picture of everything rather than a perfect picture of one collective:
+// The adaptive strategy, in phases that run in order over all collectives, so that a budget that ends early
+// still leaves a usable coarse picture of everything rather than a perfect picture of one collective:
 //  1. coarse: NCCL's default and every live candidate at every coarse_stride-th grid size (and the last);
 //     candidates that fail are dropped, and so are those clearly beaten at two coarse sizes in a row and not
 //     catching up;
 //  2. bisect: where the decided choice (or the algorithm and protocol NCCL's default runs) differs between
 //     two coarse sizes, measure the grid size halfway with the contenders of both ends, recursively, down
-//     to neighbouring grid sizes;
-//  3. crossover: between neighbouring grid sizes that still differ, one size in between, so the range edge
-//     sits near the real crossover;
-//  4. repetitions: wherever the derivation's answer is still in doubt, rounds of fresh repetitions
+//     to neighbouring grid sizes; between two sizes with the same choice nothing is measured;
+//  3. repetitions: wherever the derivation's answer is still in doubt, rounds of fresh repetitions
 //     (repetition_rounds.hpp, as for the exhaustive strategy);
-//  5. where the rounds changed a decision so that two measured sizes now differ, 2-4 again between them,
+//  4. where the rounds changed a decision so that two measured sizes now differ, 2-3 again between them,
 //     the rounds for the new sizes only.
-// A candidate that is the same operation as NCCL's default at a size (same algorithm and protocol as NCCL
-// reported using, channels left to NCCL or forced to the count it used) is not measured again there.
+// Only grid sizes are measured, as exhaustive does: a rule's edge between two neighbouring grid sizes is
+// placed by the derivation, interpolated where the margins cross (derive.hpp). A candidate that is the same
+// operation as NCCL's default at a size (same algorithm and protocol as NCCL reported using, channels left to
+// NCCL or forced to the count it used) is not measured again there, nor is one that a smaller size already
+// showed slower than a contender can be here (times only grow with size).
 
 #include <algorithm>
 #include <map>
@@ -53,7 +54,6 @@ class AdaptiveRun {
     for (int pass = 0; pass < kRefinementPasses && !stopped_; ++pass) {
       const uint64_t before = report_.measurements;
       for (const auto& cs : in_.collectives) bisect_phase(cs);
-      for (const auto& cs : in_.collectives) crossover_phase(cs);
       if (pass > 0 && report_.measurements == before) break;
       if (stopped_) break;
       spend_repetitions(in_, measure_, table_, report_, spent);
@@ -95,7 +95,8 @@ class AdaptiveRun {
     if (!table_.find(c, bytes, none) && !batch({{c, bytes, none, repetitions}}, what)) return;
     std::vector<MeasureRequest> requests;
     for (const auto& cand : candidates) {
-      if (table_.find(c, bytes, cand) || table_.banned(c, cand) || table_.repeats_default(c, bytes, cand))
+      if (table_.find(c, bytes, cand) || table_.banned(c, cand) || table_.repeats_default(c, bytes, cand) ||
+          outgrown(c, bytes, cand))
         continue;
       requests.push_back({c, bytes, cand, repetitions});
     }
@@ -112,6 +113,20 @@ class AdaptiveRun {
     if (table_.repeats_default(c, bytes, cand))
       if (const Samples* s = table_.find(c, bytes, Candidate{}); s && s->ok()) return s->median();
     return std::nullopt;
+  }
+
+  // An operation takes no less time on more bytes: a candidate already slower at a smaller measured size
+  // than contender_ratio times NCCL's default here can neither win here nor be a contender, so it is not
+  // measured here.
+  bool outgrown(Collective c, uint64_t bytes, const Candidate& cand) const {
+    const Samples* def = table_.find(c, bytes, Candidate{});
+    if (!def || !def->ok()) return false;
+    std::optional<double> below;
+    for (uint64_t smaller : table_.sizes(c)) {
+      if (smaller >= bytes) break;
+      if (auto med = median_of(c, smaller, cand)) below = med;
+    }
+    return below && *below > o_.contender_ratio * def->median();
   }
 
   std::vector<size_t> coarse_indices() const {
@@ -207,20 +222,6 @@ class AdaptiveRun {
     for (size_t i = 0; i < in_.sizes.size(); ++i)
       if (table_.at(cs.collective, in_.sizes[i])) measured.push_back(i);
     for (size_t k = 0; k + 1 < measured.size(); ++k) bisect(cs, measured[k], measured[k + 1]);
-  }
-
-  void crossover_phase(const CollectiveSpace& cs) {
-    for (size_t i = 0; i + 1 < in_.sizes.size(); ++i) {
-      uint64_t a = in_.sizes[i], b = in_.sizes[i + 1];
-      if (!table_.at(cs.collective, a) || !table_.at(cs.collective, b) || same_choice(cs.collective, a, b))
-        continue;
-      uint64_t g = std::max<uint64_t>(1, in_.granularity);
-      uint64_t mid = (a + (b - a) / 2) / g * g;
-      if (mid <= a || mid >= b) continue;
-      measure_at(cs.collective, mid, contenders(cs, a, b), in_.repetitions,
-                 "crossover of " + std::string(nccl::name(cs.collective)) + " between " + human_byte_size(a) +
-                     " and " + human_byte_size(b) + " (budget)");
-    }
   }
 
   const AdaptiveOptions& o_;

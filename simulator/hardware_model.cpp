@@ -1,5 +1,7 @@
 #include "simulator/hardware_model.hpp"
 
+#include "simulator/nccl_tuning.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -92,7 +94,9 @@ double true_peak_busbw(const SimCluster& c, const Links& links, Collective coll,
                        int channels) {
   double bw =
       c.nodes > 1 ? multi_node_busbw(c, links, coll, a) : one_node_busbw(c, links, coll, a, c.gpus_per_node);
-  const int max_ch = std::max(1, c.max_channels);
+  int max_ch = std::max(1, c.max_channels);
+  // NVLS runs on its own channels, at most NCCL's NVLS count, and saturates the switches with those.
+  if (a == Algorithm::nvls || a == Algorithm::nvls_tree) max_ch = std::min(max_ch, kNcclNvlsChannels);
   const int ch = channels <= 0 ? max_ch : std::min(channels, max_ch);
   bw *= std::min(1.0, ch / (kSaturatingChannels * max_ch));
   if (p == Protocol::ll) bw *= kLLShare;

@@ -33,9 +33,6 @@ constexpr double kLLMaxBw[4][3] = {{39, 39, 20.4}, {87.7, 22.5, 19.0}, {141, 45,
 constexpr double kRingLL128PerCh[4] = {20.0, 20.0, 36.7, 73.4};
 constexpr double kTreeLL128PerCh[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29}, {73.4, 73.4, 58}};
 constexpr double kTreeSimplePerCh[4][3] = {{24, 24, 24}, {24, 24, 24}, {38.7, 41.4, 36}, {77, 82, 72}};
-constexpr double kNvlsEfficiency = 0.85;
-// Bytes per channel below which NCCL's default drops a channel (its enqueue heuristic, simplified).
-constexpr uint64_t kBytesPerChannel = 32 * 1024;
 
 int ai(Algorithm a) {
   return static_cast<int>(a);
@@ -46,10 +43,6 @@ int pi(Protocol p) {
 
 double log2_ceil(int n) {
   return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n)));
-}
-
-int node_index(int nodes) {
-  return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2);
 }
 
 // Why NVLS is out for this communicator, naming the first missing condition: the GPUs, the switches, the
@@ -64,8 +57,11 @@ std::string nvls_missing(const SimCluster& c, const std::string& algo) {
 
 }  // namespace
 
-NcclEstimate::NcclEstimate(SimCluster cluster, double net_gbps)
-    : cluster_(std::move(cluster)), net_gbps_(net_gbps) {}
+NcclEstimate::NcclEstimate(SimCluster cluster, double net_gbps, NcclRelease release)
+    : cluster_(std::move(cluster)),
+      net_gbps_(net_gbps),
+      search_(search_graphs(cluster_)),
+      tuning_(tune_model(cluster_, search_, release)) {}
 
 std::optional<std::string> NcclEstimate::unsupported(Collective c, Algorithm a, Protocol p) const {
   if (!nccl::is_allowed(c, a, p))
@@ -130,65 +126,18 @@ double NcclEstimate::latency_us(Collective c, Algorithm a, Protocol p) const {
   return base;
 }
 
-double NcclEstimate::bus_gbps(Collective c, Algorithm a, Protocol p, int channels, double intra_gbps,
-                              double net_gbps) const {
-  const int gen = cluster_.generation(), ni = node_index(cluster_.nodes);
-  const double intra = intra_gbps;
-  const double net = cluster_.nodes > 1 ? net_gbps : std::numeric_limits<double>::infinity();
-  const double nvls_intra = intra * (c == Collective::allreduce ? 1.5 : 1.15) * kNvlsEfficiency;
-  double total = 0.0;
-  switch (a) {
-    case Algorithm::ring:
-      total = std::min(intra, net);
-      break;
-    case Algorithm::tree:
-      total = std::min(intra, net) * 0.9;
-      break;
-    case Algorithm::nvls:
-      total = std::min(nvls_intra, net);
-      break;
-    case Algorithm::nvls_tree:
-      total = std::min(nvls_intra, net) * 0.95;
-      break;
-    case Algorithm::collnet_direct:
-      total = std::min(intra, net * 1.9) * 0.9;  // SHARP reduces in the switch: half the data per node
-      break;
-    case Algorithm::collnet_chain:
-      total = std::min(intra, net * 1.9) * 0.8;
-      break;
-    case Algorithm::pat:
-      total = std::min(intra, net) * 0.9;
-      break;
-  }
-  const int max_ch = std::max(1, cluster_.max_channels);
-  const int ch = channels <= 0 ? max_ch : std::min(channels, max_ch);
-  // A channel can drive somewhat more than its even share of the links, so the last few add little.
-  double bw = std::min(total, ch * total / max_ch * 1.25);
-  if (a == Algorithm::tree && p == Protocol::simple) bw = std::min(bw, ch * kTreeSimplePerCh[gen][ni]);
-  switch (p) {
-    case Protocol::ll:
-      return std::min(bw * 0.5, kLLMaxBw[gen][ni]);
-    case Protocol::ll128: {
-      double per_ch = a == Algorithm::tree ? kTreeLL128PerCh[gen][ni] : kRingLL128PerCh[gen];
-      return std::min(bw * 0.92, ch * per_ch);
-    }
-    case Protocol::simple:
-      return bw;
-  }
-  return bw;
+double NcclEstimate::default_estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p) const {
+  return algo_time_us(tuning_, cluster_, c, a, p, bytes);
 }
 
 double NcclEstimate::estimate_us(Collective c, uint64_t bytes, Algorithm a, Protocol p, int channels) const {
-  double factor = nccl::bus_bandwidth_factor(c, cluster_.ranks());
-  double bw = bus_gbps(c, a, p, channels, cluster_.intra_gbps, net_gbps_);
-  double transfer = factor > 0.0 ? static_cast<double>(bytes) * factor / (1000.0 * bw) : 0.0;
-  return latency_us(c, a, p) + transfer;
-}
-
-int NcclEstimate::default_channels(uint64_t bytes) const {
-  uint64_t ch = bytes / kBytesPerChannel;
-  return static_cast<int>(
-      std::clamp<uint64_t>(ch, 1, static_cast<uint64_t>(std::max(1, cluster_.max_channels))));
+  const double t = algo_time_us(tuning_, cluster_, c, a, p, bytes, true);
+  if (t < 0.0) return std::numeric_limits<double>::infinity();
+  const int own = enqueue_channels(tuning_, a, p, bytes);
+  if (channels <= 0 || channels >= own) return t;
+  // NCCL's estimate knows no channel count; fewer channels than it would run carry the bytes slower.
+  const double latency = tuning_.latency[static_cast<int>(c)][ai(a)][pi(p)];
+  return latency + (t - latency) * own / channels;
 }
 
 std::optional<SimChoice> NcclEstimate::resolve(Collective c, uint64_t bytes, const Candidate& cand,
@@ -206,8 +155,16 @@ std::optional<SimChoice> NcclEstimate::resolve(Collective c, uint64_t bytes, con
       }
       // NCCL never picks LL128 itself where it is unsafe; only an explicit force gets it.
       if (corrupts(a, p) && !cand.protocol) continue;
-      double t = estimate_us(c, bytes, a, p);  // strict <: ties go to the lower index, as in NCCL
-      if (t < best_time) best_time = t, best = SimChoice{a, p, 0};
+      double t = default_estimate_us(c, bytes, a, p);
+      // What NCCL leaves off by default still runs where NCCL_ALGO or NCCL_PROTO names it.
+      if (t < 0.0 && (cand.algorithm || cand.protocol)) t = estimate_us(c, bytes, a, p);
+      if (t < 0.0 || !std::isfinite(t)) {
+        if (reason.empty())
+          reason = "NCCL " + std::string(nccl::nccl_name(a)) + "/" + std::string(nccl::nccl_name(p)) +
+                   " has no bandwidth here";
+        continue;
+      }
+      if (t < best_time) best_time = t, best = SimChoice{a, p, 0};  // strict <: ties to the lower index
     }
   }
   if (!best) {
@@ -215,7 +172,8 @@ std::optional<SimChoice> NcclEstimate::resolve(Collective c, uint64_t bytes, con
     return std::nullopt;
   }
   best->channels = cand.channels > 0 ? std::min(cand.channels, std::max(1, cluster_.max_channels))
-                                     : default_channels(bytes);
+                                     : planned_channels(tuning_, c, best->algorithm, best->protocol, bytes,
+                                                        cluster_.ranks());
   return best;
 }
 
@@ -231,8 +189,8 @@ CostTable NcclEstimate::cost_table(Collective c, uint64_t bytes) const {
   for (Algorithm a : nccl::kAllAlgorithms)
     for (Protocol p : nccl::kAllProtocols) {
       if (unsupported(c, a, p) || corrupts(a, p)) continue;
-      t[static_cast<size_t>(ai(a) * nccl::kNumProtocols + pi(p))] =
-          static_cast<float>(estimate_us(c, bytes, a, p));
+      const double us = default_estimate_us(c, bytes, a, p);
+      if (us >= 0.0) t[static_cast<size_t>(ai(a) * nccl::kNumProtocols + pi(p))] = static_cast<float>(us);
     }
   return t;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // NCCL's own cost model over one simulated communicator: what NCCL estimates for each algorithm and protocol
-// (latency + bytes / bandwidth, hardware latencies per hop, per-generation caps, channels; the tables in
-// NCCL-FACTS.md), which of them it would consider at all, and therefore what it picks with nothing forced.
+// (its search's graphs and its release's tuning tables: nccl_search.hpp, nccl_tuning.hpp), which of them it
+// would consider at all, and therefore what it picks with nothing forced, on how many channels.
 // This is the simulator's picture of NCCL's *decision*, held to real NCCL's choices; how fast a choice
 // really runs is the simulated truth's business (sim_model.hpp). Immutable after construction; const methods
 // are safe to call from several threads.
@@ -12,6 +12,8 @@
 #include <string>
 
 #include "runners/runner.hpp"
+#include "simulator/nccl_search.hpp"
+#include "simulator/nccl_tuning.hpp"
 #include "simulator/sim_cluster.hpp"
 
 namespace autotune::sim {
@@ -29,8 +31,8 @@ using CostTable = std::array<float, nccl::kNumAlgorithms * nccl::kNumProtocols>;
 class NcclEstimate {
  public:
   // `cluster` after the process settings (NICs, channel limits, NVLS and CollNet switches); `net_gbps` the
-  // inter-node bandwidth per node NCCL sees (0 on one node).
-  NcclEstimate(SimCluster cluster, double net_gbps);
+  // inter-node bandwidth per node NCCL sees (0 on one node); `release`: whose tables.
+  NcclEstimate(SimCluster cluster, double net_gbps, NcclRelease release = kNewestNcclRelease);
 
   const SimCluster& cluster() const { return cluster_; }
   double net_gbps() const { return net_gbps_; }
@@ -40,16 +42,16 @@ class NcclEstimate {
   // Forced LL128 where NCCL would not enable it (no NVLink): the data comes out wrong.
   bool corrupts(nccl::Algorithm a, nccl::Protocol p) const;
 
-  // NCCL's estimate in microseconds; channels 0 = the communicator's maximum. Requires a supported
-  // combination.
+  // NCCL's estimate in microseconds (ncclTopoGetAlgoTime), as NCCL computes it when the combination is
+  // forced; fewer channels than NCCL would run stretch the transfer. Infinity where NCCL has no bandwidth
+  // for it. Requires a supported combination.
   double estimate_us(nccl::Collective c, uint64_t bytes, nccl::Algorithm a, nccl::Protocol p,
                      int channels = 0) const;
-  // NCCL's latency for one operation, microseconds.
+  // The per-hop latency of one operation, microseconds, from NCCL's hardware latency tables: what the
+  // simulated truth (sim_model.hpp) pays per call, kept apart from NCCL's release-specific estimate.
   double latency_us(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p) const;
-  // Bus bandwidth in GB/s over links of `intra_gbps` (per GPU) and `net_gbps` (per node): NCCL's figure
-  // when given the cluster's own bandwidths.
-  double bus_gbps(nccl::Collective c, nccl::Algorithm a, nccl::Protocol p, int channels, double intra_gbps,
-                  double net_gbps) const;
+  const NcclSearch& search() const { return search_; }
+  const NcclTuning& tuning() const { return tuning_; }
   // What NCCL picks with nothing forced (smallest estimate; LL128 only where safe), and its channel count.
   SimChoice default_choice(nccl::Collective c, uint64_t bytes) const;
   // What runs for a candidate: forced parts as given, the rest chosen by NCCL's estimate. nullopt (with the
@@ -62,10 +64,13 @@ class NcclEstimate {
   CostTable cost_table(nccl::Collective c, uint64_t bytes) const;
 
  private:
-  int default_channels(uint64_t bytes) const;
+  // NCCL's estimate with its default enables (-1: it would not consider it).
+  double default_estimate_us(nccl::Collective c, uint64_t bytes, nccl::Algorithm a, nccl::Protocol p) const;
 
   SimCluster cluster_;
   double net_gbps_ = 0.0;
+  NcclSearch search_;
+  NcclTuning tuning_;
 };
 
 }  // namespace autotune::sim

@@ -61,17 +61,9 @@ int pow2_up(int v) {
   return p;
 }
 
-// One rank's traffic: how many peers inside the node and across the network, and bytes to each.
-struct Traffic {
-  int intra_peers = 0;
-  int net_peers = 0;
-  double per_peer = 0.0;
-  double off_rail_share = 0.0;  // of the network traffic bound for another rail than the sender's
-};
-
-Traffic busiest_rank(const SimCluster& c, nccl::Operation op, uint64_t bytes) {
+P2pTraffic busiest_rank(const SimCluster& c, nccl::Operation op, uint64_t bytes) {
   const int g = std::max(1, c.gpus_per_node), n = c.ranks();
-  Traffic t;
+  P2pTraffic t;
   if (op == nccl::Operation::sendrecv) {
     // Rank r sends to r+1: across nodes, the last rank of a node sends to the next node's first (another
     // rail when a node holds several ranks); that rank paces the ring.
@@ -140,8 +132,15 @@ int64_t p2p_chunk_bytes(const SimCluster& c, const P2pSettings& s) {
 
 double p2p_time_us(const SimCluster& c, const Links& links, const P2pSettings& s, nccl::Operation op,
                    uint64_t bytes) {
-  if (c.ranks() < 2) return 2.0 + static_cast<double>(bytes) / (1000.0 * 1000.0);  // a device-local copy
-  const Traffic t = busiest_rank(c, op, bytes);
+  if (c.ranks() < 2)
+    return p2p_traffic_time_us(c, links, s, P2pTraffic{.local_bytes = static_cast<double>(bytes)});
+  return p2p_traffic_time_us(c, links, s, busiest_rank(c, op, bytes));
+}
+
+double p2p_traffic_time_us(const SimCluster& c, const Links& links, const P2pSettings& s,
+                           const P2pTraffic& t) {
+  if (t.intra_peers + t.net_peers == 0)
+    return 2.0 + t.local_bytes / (1000.0 * 1000.0);  // a device-local copy
   const double chunk = static_cast<double>(std::max<int64_t>(1, p2p_chunk_bytes(c, s)));
   const int g = std::max(1, c.gpus_per_node);
 

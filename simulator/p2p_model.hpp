@@ -55,6 +55,23 @@ std::vector<std::string> p2p_env_names();
 // The chunk NCCL's point-to-point steps move on this communicator.
 int64_t p2p_chunk_bytes(const SimCluster& c, const P2pSettings& s);
 
+// One rank's point-to-point traffic in one direction (what it sends, or what it receives): its peers inside
+// the node and across the network, the bytes to each (the most any one of them gets), the share of the
+// network peers on another rail than its own, and what it moves to itself (a device-local copy, charged
+// only when it has no peer).
+struct P2pTraffic {
+  int intra_peers = 0;
+  int net_peers = 0;
+  double per_peer = 0.0;
+  double off_rail_share = 0.0;
+  double local_bytes = 0.0;
+};
+
+// The simulated time of one rank's traffic, microseconds: what p2p_time_us charges its busiest rank, for any
+// pattern (the NCCL stand-in charges each rank's grouped ncclSend/ncclRecv with it).
+double p2p_traffic_time_us(const SimCluster& c, const Links& links, const P2pSettings& s,
+                           const P2pTraffic& t);
+
 // The simulated time of one point-to-point operation of nccl-tests' size `bytes` (runners/bandwidth.hpp),
 // microseconds: the busiest rank's (gather's and scatter's root). `links` as the faults and settings leave
 // them (net_gbps per node for this communicator).

@@ -1,9 +1,13 @@
 #include "simulator/sim_cluster.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
+#include <set>
 
 #include "common/input_error.hpp"
+#include "simulator/nccl_search.hpp"
 
 namespace autotune::sim {
 
@@ -50,6 +54,50 @@ double pcie_line_gbps(const topology::PcieLink& link) {
 double pcie_gbps(const topology::PcieLink& link) {
   if (link.width <= 0 || link.speed_gts <= 0.0) return 24.0;  // unknown: a Gen4 x16 in practice
   return pcie_line_gbps(link) * 0.85;
+}
+
+// A PCIe link as NCCL's topology weighs it: lanes (16 when unknown) x the generation's 100 Mb/s per lane
+// (kvDictPciGen: 2.5 GT/s 15 ... 64 GT/s 480) / 80; an unknown speed reads as PCI_BW (Gen3 x16).
+double nccl_pcie_gbps(const topology::PcieLink& link) {
+  struct Gen {
+    double gts, per_lane;
+  };
+  static constexpr Gen kGens[] = {{2.5, 15}, {5.0, 30}, {8.0, 60}, {16.0, 120}, {32.0, 240}, {64.0, 480}};
+  const int width = link.width > 0 ? link.width : 16;
+  for (const auto& g : kGens)
+    if (std::abs(link.speed_gts - g.gts) < 0.01) return width * g.per_lane / 80.0;
+  return 12.0;
+}
+
+// The link between CPU sockets as NCCL weighs it (topo.cc, ncclTopoGetInterCpuBw): AMD 16; Intel by model
+// (Emerald Rapids 40, Sapphire Rapids 22, Skylake 10, older 6); ARM 6, POWER 32, anything else LOC_BW.
+double nccl_inter_cpu_gbps(const topology::Topology& topo) {
+  const std::string& arch = topo.cpu_arch;
+  if (arch.find("ppc") != std::string::npos) return 32.0;
+  if (arch.find("arm") != std::string::npos || arch.find("aarch") != std::string::npos) return 6.0;
+  if (topo.cpu_vendor == "AuthenticAMD") return 16.0;
+  if (topo.cpu_vendor == "GenuineIntel") {
+    if (topo.cpu_family == 6 && topo.cpu_model == 0xcf) return 40.0;
+    if (topo.cpu_family == 6 && topo.cpu_model == 0x8f) return 22.0;
+    if (topo.cpu_family == 6 && topo.cpu_model == 0x55) return 10.0;
+    return 6.0;
+  }
+  return 5000.0;
+}
+
+void set_nccl_links(const topology::Topology& topo, SimCluster& c) {
+  double pci = std::numeric_limits<double>::infinity();
+  std::set<int> numa;
+  for (const auto& g : topo.gpus) {
+    pci = std::min(pci, nccl_pcie_gbps(g.link));
+    // A ring's channel crosses the switches' links above the GPU too, where the source gave them.
+    for (const auto& a : g.pci_path)
+      if (a.is_switch && a.link.speed_gts > 0) pci = std::min(pci, nccl_pcie_gbps(a.link));
+    numa.insert(g.numa_node);
+  }
+  c.nccl_pci_gbps = pci;
+  c.nccl_cpu_gbps = numa.size() > 1 ? nccl_inter_cpu_gbps(topo) : 0.0;
+  c.cpu_amd = topo.cpu_vendor == "AuthenticAMD";
 }
 
 // Each fault names a node, NIC or GPU this cluster has; NIC faults get the NIC's name (what NCCL_IB_HCA
@@ -180,11 +228,8 @@ SimCluster describe_cluster(const topology::Topology& topo, int nodes, std::vect
     c.assumptions.push_back("no NVLink listed for the " + std::to_string(c.gpus_per_node) + " " +
                             c.gpu_model + " GPUs: modelled as PCIe only");
   c.node_gpus = c.gpus_per_node;
-  // NCCL opens more channels on bigger NVLink fabrics; PCIe-only nodes get few.
-  if (c.nvlink)
-    c.max_channels = c.sm >= 90 ? 32 : (c.sm >= 80 ? 16 : 12);
-  else
-    c.max_channels = 4;
+  set_nccl_links(topo, c);
+  c.max_channels = search_graphs(c).comm_channels;
   resolve_faults(topo, c, std::move(faults));
   return c;
 }
@@ -204,6 +249,7 @@ SimCluster shape_cluster(const SimCluster& whole, int ranks_per_node, bool concu
   c.groups_per_node = concurrent ? whole.node_gpus / ranks_per_node : 1;
   // One GPU of a node has no NVLink peer in its own communicator.
   if (ranks_per_node == 1) c.nvls = false;
+  c.max_channels = search_graphs(c).comm_channels;  // NCCL searches each communicator's own GPUs
   return c;
 }
 

@@ -41,7 +41,14 @@ struct SimCluster {
   // the PCIe link's raw rate): what the simulated truth is fitted against and never exceeds.
   double intra_line_gbps = 0.0;
   std::vector<SimNic> nics;  // the NICs NCCL would use (after NCCL_IB_HCA)
-  int max_channels = 0;      // what NCCL sets up per communicator on this kind of node
+  // NCCL's own view of the links its search weighs (src/graph/topo.cc), GB/s: a GPU's PCIe link (lanes x
+  // generation / 80, the slowest GPU's), and the link between CPU sockets when the GPUs sit on more than
+  // one (0 when on one: AMD 16, Intel by model 6 to 40). cpu_amd: NCCL's AMD rows (LL cap, net overhead).
+  double nccl_pci_gbps = 0.0;
+  double nccl_cpu_gbps = 0.0;
+  bool cpu_amd = false;
+  // The channels NCCL's search gives a communicator on this cluster (nccl_search.hpp: comm->nChannels).
+  int max_channels = 0;
   // What the file did not say and the model had to assume, in words (shown with every simulated figure).
   std::vector<std::string> assumptions;
   // A communicator smaller than a node (gpus_per_node < node_gpus) uses one block of consecutive GPUs, and

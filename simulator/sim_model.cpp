@@ -320,14 +320,25 @@ double SimModel::true_time_us(Collective c, uint64_t bytes, const SimChoice& ch)
     bw = std::min(bw, max_busbw_gbps(cluster(), links_, c, ch.algorithm));
     channel_cost = deviations_.channel_overhead_us * ch.channels;
   }
-  const double moved =
-      factor > 0.0 ? static_cast<double>(bytes) * factor + pipeline_fill_bytes(c, cluster().ranks(), bytes)
-                   : 0.0;
+  // Simple's steps are NCCL_BUFFSIZE / NCCL_STEPS (init.cc computeBuffSizes, 4 MiB by default): a larger
+  // buffer moves larger chunks, so the pipeline takes longer to fill and drain. (A smaller one would trade a
+  // shorter fill for more per-step overhead; the model leaves it at the default's cost.)
+  const double fill_scale =
+      ch.protocol == Protocol::simple
+          ? std::max(1.0, static_cast<double>(p2p_.buffsize) / static_cast<double>(1 << 22))
+          : 1.0;
+  const double moved = factor > 0.0 ? static_cast<double>(bytes) * factor +
+                                          fill_scale * pipeline_fill_bytes(c, cluster().ranks(), bytes)
+                                    : 0.0;
   return latency + channel_cost + moved / (1000.0 * bw);
 }
 
 double SimModel::p2p_time_us(nccl::Operation op, uint64_t bytes) const {
   return sim::p2p_time_us(cluster(), links_, p2p_, op, bytes);
+}
+
+double SimModel::p2p_traffic_time_us(const P2pTraffic& t) const {
+  return sim::p2p_traffic_time_us(cluster(), links_, p2p_, t);
 }
 
 SimChoice SimModel::best_true(Collective c, uint64_t bytes) const {

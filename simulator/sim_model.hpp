@@ -13,7 +13,8 @@
 // Process-wide settings are part of the model: NCCL_IB_HCA (which NICs, rail mismatch), NCCL_CROSS_NIC (a
 // small seeded effect), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE, and NCCL_ALGO /
 // NCCL_PROTO, which leave NCCL (and a tuner's forcing) only the algorithms and protocols they select; the
-// point-to-point settings (p2p_model.hpp), of which NCCL_NET_GDR_LEVEL slows collectives too.
+// point-to-point settings (p2p_model.hpp), of which NCCL_NET_GDR_LEVEL slows collectives too, and an
+// NCCL_BUFFSIZE above NCCL's 4 MiB lengthens the Simple protocol's pipeline fill.
 // Faults (SimCluster::faults) change the truth, not NCCL's estimate, and only for communicators that span
 // the sick node and hold the sick device: every channel crosses every node of a ring or tree and NCCL
 // splits data evenly over channels and NICs, so the slowest link paces the collective. A NIC at fraction f
@@ -94,6 +95,7 @@ class SimModel {
   // A point-to-point operation's simulated truth, noise-free, microseconds (p2p_model.hpp): no algorithm,
   // protocol or channel count to choose, only the process-wide settings.
   double p2p_time_us(nccl::Operation op, uint64_t bytes) const;
+  double p2p_traffic_time_us(const P2pTraffic& t) const;  // one rank's traffic (p2p_model.hpp)
   const P2pSettings& p2p_settings() const { return p2p_; }
   // The fastest choice in truth over every supported, safe algorithm/protocol and channel counts 1..max
   // (powers of two and the maximum).

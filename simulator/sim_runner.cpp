@@ -176,7 +176,9 @@ std::vector<Measurement> SimRunner::run(std::span<const MeasureRequest> batch) {
   }
   processes_.allreduce_max(max_us);
   processes_.allreduce_sum(sum_us);
-  if (groups > 1) processes_.allreduce_max(group_us);
+  // Per group too when they are reported, even for one group (check's whole-job all-to-all): each process
+  // holds only its ranks' share of it.
+  if (groups > 1 || per_group_) processes_.allreduce_max(group_us);
   for (size_t i = 0; i < batch.size(); ++i) {
     if (choices[i].empty()) continue;
     Measurement& m = out[i];

@@ -73,7 +73,10 @@ std::vector<PciAncestor> pci_path(const SystemReader& r, const std::string& devi
       const bool bcm = is_bcm(vendor, device);
       // NCCL flattens Broadcom Gen4/Gen5 switch-of-switches; so do we (see nccl_xml_reader.cpp).
       if (!(bcm && parent_bcm))
-        path.push_back({normalize_bus_id(p), is_pci_bridge_class(read_hex(r, dir + "/class"))});
+        path.push_back({normalize_bus_id(p),
+                        is_pci_bridge_class(read_hex(r, dir + "/class")),
+                        {read_int(r, dir + "/current_link_width", 0),
+                         read_leading_double(r, dir + "/current_link_speed")}});
       parent_bcm = bcm;
     }
   }
@@ -153,6 +156,7 @@ void read_nics(const SystemReader& r, Topology& t, const std::map<std::string, P
     nic.model = nic_model_for(f.vendor, f.device);
     nic.numa_node = f.numa;
     nic.pci_path = f.path;
+    nic.link = f.link;
     for (const auto& port_name : r.list(dir + "/ports")) {
       NicPort p;
       p.port = std::atoi(port_name.c_str());

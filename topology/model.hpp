@@ -12,14 +12,14 @@ namespace autotune::topology {
 
 // One hop of the PCI tree from the host bridge down to a device: the bus id of a bridge/switch port.
 // Two devices share a PCI switch when their paths share a switch element.
-struct PciAncestor {
-  std::string bus_id;  // "0000:17:00.0"; may be synthetic ("switch-3") when the source has no bus id
-  bool is_switch = true;
-};
-
 struct PcieLink {
   int width = 0;           // lanes; 0 = unknown
   double speed_gts = 0.0;  // GT/s per lane; 0 = unknown
+};
+struct PciAncestor {
+  std::string bus_id;  // "0000:17:00.0"; may be synthetic ("switch-3") when the source has no bus id
+  bool is_switch = true;
+  PcieLink link{};  // its link to the element above it (NCCL XML link_speed/link_width); unknown 0
 };
 
 enum class NvLinkRemote { gpu, nvswitch, cpu, unknown };
@@ -72,6 +72,7 @@ struct Nic {
   std::string model;  // "ConnectX-7" where known
   int numa_node = -1;
   std::vector<PciAncestor> pci_path;
+  PcieLink link{};  // the card's own PCIe link; unknown 0
   std::vector<NicPort> ports;
   bool collnet = false;  // NCCL XML `coll` attribute
   bool gdr = false;

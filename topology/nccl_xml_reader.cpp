@@ -127,7 +127,9 @@ class NcclXmlReader {
       gpu(gpu_node, id, device, link, path, numa);
     } else if (nic_node || is_nic_class(cls)) {
       if (nic_node) {
+        const size_t first = topo_.nics.size();
         for (const auto& n : node.children("nic")) nic(n, path, numa, id, vendor, device, cls);
+        for (size_t i = first; i < topo_.nics.size(); ++i) topo_.nics[i].link = link;
       } else {
         Nic nic;
         nic.name = "nic" + std::to_string(topo_.nics.size());  // a skeleton names no device; NCCL fills it in
@@ -137,6 +139,7 @@ class NcclXmlReader {
         nic.model = nic_model_for(vendor, device);
         nic.numa_node = numa;
         nic.pci_path = path;
+        nic.link = link;
         topo_.nics.push_back(std::move(nic));
       }
     } else if (is_nvswitch_class(cls)) {
@@ -146,7 +149,7 @@ class NcclXmlReader {
       // the first, and so do we, so that path types match NCCL's.
       const bool bcm = vendor == 0x1000 && (device == 0xc010 || device == 0xc030);
       std::vector<PciAncestor> below = path;
-      if (!(bcm && parent_bcm)) below.push_back({id, is_pci_bridge_class(cls)});
+      if (!(bcm && parent_bcm)) below.push_back({id, is_pci_bridge_class(cls), link});
       walk(node, below, numa, id, bcm);
     }
   }

@@ -234,9 +234,7 @@ class NcclXml {
     pci.append_attribute("class") = "0x030200";
     pci.append_attribute("vendor") = "0x10de";
     if (g.pci_device_id) pci.append_attribute("device") = hex(g.pci_device_id, 4).c_str();
-    if (g.link.speed_gts > 0)
-      pci.append_attribute("link_speed") = (num(g.link.speed_gts) + " GT/s PCIe").c_str();
-    if (g.link.width > 0) pci.append_attribute("link_width") = g.link.width;
+    add_link(pci, g.link);
     auto gpu = pci.append_child("gpu");
     gpu.append_attribute("dev") = g.index;
     if (g.sm > 0) gpu.append_attribute("sm") = g.sm;
@@ -258,6 +256,7 @@ class NcclXml {
       holder.append_attribute("class") = ib ? "0x020700" : "0x020000";
       if (n.pci_vendor_id) holder.append_attribute("vendor") = hex(n.pci_vendor_id, 4).c_str();
       if (n.pci_device_id) holder.append_attribute("device") = hex(n.pci_device_id, 4).c_str();
+      add_link(holder, n.link);
       nic_pcis_[n.pci_bus_id] = holder;
     }
     for (const auto& p : n.ports) {
@@ -281,6 +280,17 @@ class NcclXml {
   }
 
  private:
+  // A PCIe link as NCCL writes it ("16.0 GT/s PCIe"): NCCL reads the speed from a table of exactly those
+  // strings and takes anything else, or none, as Gen3 (12 GB/s at x16), which changes its search.
+  static void add_link(pugi::xml_node pci, const PcieLink& link) {
+    if (link.speed_gts > 0) {
+      char speed[32];
+      std::snprintf(speed, sizeof speed, "%.1f GT/s PCIe", link.speed_gts);
+      pci.append_attribute("link_speed") = speed;
+    }
+    if (link.width > 0) pci.append_attribute("link_width") = link.width;
+  }
+
   // The element a device on `path` goes under: its cpu, or the last PCI switch on its path (made once).
   pugi::xml_node parent_for(int numa, const std::vector<PciAncestor>& path) {
     pugi::xml_node parent = cpus_[numa];
@@ -292,6 +302,7 @@ class NcclXml {
         auto sw = parent.append_child("pci");
         sw.append_attribute("busid") = p.bus_id.c_str();
         sw.append_attribute("class") = "0x060400";
+        add_link(sw, p.link);
         it = switches_.emplace(p.bus_id, sw).first;
       }
       parent = it->second;

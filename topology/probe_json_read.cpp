@@ -123,6 +123,9 @@ std::vector<PciAncestor> read_path(const RecordReader& r, const json& obj, const
     p.bus_id = r.text(list[i], here, "bus_id");
     if (p.bus_id.empty()) r.fail(here, "an object with a bus_id", list[i]);
     p.is_switch = r.flag(list[i], here, "switch").value_or(true);
+    if (const json* l = r.field(list[i], here, "pcie"))
+      p.link = {r.integer(*l, here + "/pcie", "width", 0, 0, 64),
+                r.real(*l, here + "/pcie", "speed_gts").value_or(0)};
     out.push_back(std::move(p));
   }
   return out;
@@ -236,6 +239,9 @@ Nic read_nic(const RecordReader& r, const json& n, const std::string& at) {
   nic.model = r.text(n, at, "model");
   nic.numa_node = r.integer(n, at, "numa_node", -1);
   nic.pci_path = read_path(r, n, at);
+  if (const json* l = r.field(n, at, "pcie"))
+    nic.link = {r.integer(*l, at + "/pcie", "width", 0, 0, 64),
+                r.real(*l, at + "/pcie", "speed_gts").value_or(0)};
   nic.collnet = r.flag(n, at, "collnet").value_or(false);
   nic.gdr = r.flag(n, at, "gdr").value_or(false);
   const json& ports = r.array(n, at, "ports");

@@ -44,7 +44,12 @@ void put(json& j, const char* key, const std::optional<Counter>& c) {
 
 json path_json(const std::vector<PciAncestor>& path) {
   json out = json::array();
-  for (const auto& p : path) out.push_back({{"bus_id", p.bus_id}, {"switch", p.is_switch}});
+  for (const auto& p : path) {
+    json a = {{"bus_id", p.bus_id}, {"switch", p.is_switch}};
+    if (p.link.width > 0 || p.link.speed_gts > 0)
+      a["pcie"] = {{"width", p.link.width}, {"speed_gts", p.link.speed_gts}};
+    out.push_back(a);
+  }
   return out;
 }
 
@@ -131,6 +136,7 @@ json nic_json(const Nic& n) {
           {"model", n.model},
           {"numa_node", n.numa_node},
           {"pci_path", path_json(n.pci_path)},
+          {"pcie", {{"width", n.link.width}, {"speed_gts", n.link.speed_gts}}},
           {"collnet", n.collnet},
           {"gdr", n.gdr},
           {"ports", ports}};

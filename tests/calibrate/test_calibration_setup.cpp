@@ -99,11 +99,12 @@ TEST_CASE("set-up: shapes named or made by a parallel layout, each fitted to the
   CHECK_THAT(s.notes[0], Catch::Contains("tp (tensor parallel): 4 groups of 1x8, measured all at once: "
                                          "allreduce, allgather, reducescatter"));
   CHECK_THAT(s.notes[1], Catch::Contains("dp (data parallel): 16 groups of 2x1"));
-  // The pipeline groups' send/recv is planned and said, not dropped; their shape is measured for the
-  // data-parallel and embedding groups' collectives.
-  CHECK_THAT(s.notes[2],
-             Catch::Contains("pp (pipeline parallel): 16 groups of 2x1, nothing measured; sendrecv "
-                             "not measured by tune yet"));
+  // The pipeline groups' send/recv is measured at NCCL's default beside the data-parallel and embedding
+  // groups' collectives on the same shape.
+  CHECK_THAT(s.notes[2], Catch::Contains("pp (pipeline parallel): 16 groups of 2x1, measured all at once: "
+                                         "sendrecv (point-to-point, NCCL's default at every size"));
+  CHECK(s.tune.space.scale_point_to_point.at({2, 2}) ==
+        std::vector<nccl::Operation>{nccl::Operation::sendrecv});
   REQUIRE(s.tune.header.layout);
   CHECK(s.tune.header.layout->parallelism == "tp=8,pp=2,dp=2");
   CHECK(s.tune.header.layout->groups.size() == 4);
@@ -117,8 +118,11 @@ TEST_CASE("set-up: each shape measures the collectives of the kinds it serves, p
   using nccl::Collective;
   const std::vector<Collective> grads = {Collective::allreduce, Collective::reducescatter,
                                          Collective::allgather};
-  // The expert groups' shape (2x4) runs all-to-all alone: not a scale of the search.
-  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 2}, {8, 32}, {4, 4}, {2, 2}});
+  // The expert groups' shape (2x4) runs all-to-all alone: a scale of its own, no collective swept there.
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 2}, {8, 32}, {2, 8}, {4, 4}, {2, 2}});
+  CHECK(s.tune.space.scale_collectives.at({2, 8}).empty());
+  CHECK(s.tune.space.scale_point_to_point.at({2, 8}) ==
+        std::vector<nccl::Operation>{nccl::Operation::alltoall});
   CHECK(s.tune.space.scale_collectives.at({1, 2}) ==
         std::vector<Collective>{Collective::allreduce, Collective::allgather, Collective::reducescatter});
   CHECK(s.tune.space.scale_collectives.at({8, 32}) == grads);
@@ -127,31 +131,32 @@ TEST_CASE("set-up: each shape measures the collectives of the kinds it serves, p
   REQUIRE(s.shapes.size() == 5);
   CHECK(s.shapes[2].shape == runners::Scale{2, 8});
   CHECK(s.shapes[2].collectives.empty());
-  CHECK(s.shapes[2].not_measurable == std::vector<nccl::Operation>{nccl::Operation::alltoall});
+  CHECK(s.shapes[2].point_to_point == std::vector<nccl::Operation>{nccl::Operation::alltoall});
   bool said = false;
   for (const auto& n : s.notes)
-    said = said || n == "ep (expert parallel): 16 groups of 2x4, nothing measured; alltoall not measured by "
-                        "tune yet (point-to-point: no per-call rule exists, process-wide settings only)";
+    said = said ||
+           n == "ep (expert parallel): 16 groups of 2x4, measured all at once: alltoall (point-to-point, "
+                "NCCL's default at every size under each process-wide setting; no per-call rule exists)";
   CHECK(said);
   // What is planned is only what the search will measure: fewer than all five collectives everywhere.
   auto all = simulated(16);
-  all.shapes = {{{1, 2}, {}}, {{8, 32}, {}}, {{4, 4}, {}}, {{2, 2}, {}}};
+  all.shapes = {{{1, 2}, {}}, {{8, 32}, {}}, {{2, 8}, {}}, {{4, 4}, {}}, {{2, 2}, {}}};
   CHECK(plan_tune(s.tune).measurements < plan_tune(set_up_calibration(all, world()).tune).measurements);
-  // --collectives narrows every kind; a shape left with point-to-point operations alone is not measured.
+  // --collectives narrows every kind's collectives; the point-to-point operations stay.
   r.collectives = {Collective::allreduce};
   s = set_up_calibration(r, world());
   CHECK(s.tune.space.collectives == std::vector<Collective>{Collective::allreduce});
-  CHECK(s.tune.space.scales.size() == 4);
+  CHECK(s.tune.space.scales.size() == 5);
 }
 
 TEST_CASE("set-up: operations named per shape, and a request with nothing to measure refused") {
   auto r = simulated(4);
   r.shapes = parse_shapes("4x1:alltoall,2x8:allreduce+allgather");
   auto s = set_up_calibration(r, world());
-  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{2, 16}});
+  CHECK(s.tune.space.scales == std::vector<runners::Scale>{{4, 4}, {2, 16}});
   CHECK(s.tune.space.collectives ==
         std::vector<nccl::Collective>{nccl::Collective::allgather, nccl::Collective::allreduce});
-  CHECK_THAT(s.notes[0], Catch::Contains("shape 4x1: nothing measured; alltoall not measured by tune yet"));
+  CHECK_THAT(s.notes[0], Catch::Contains("shape 4x1: measured all at once: alltoall (point-to-point"));
   CHECK_THAT(s.notes[1], Catch::Contains("shape 2x8: measured all at once: allreduce, allgather"));
   r.shapes = parse_shapes("4x1:alltoall,2x1:sendrecv");
   CHECK_THROWS_WITH(set_up_calibration(r, world()), Catch::Contains("found only point-to-point operations"));

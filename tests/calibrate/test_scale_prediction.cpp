@@ -34,17 +34,20 @@ std::filesystem::path calibrate_into(const std::string& dir, const std::string& 
   return dir;
 }
 
-runners::Candidate choice_at(const profiles::Profile& p, nccl::Collective c, uint64_t bytes) {
+runners::Candidate choice_at(const profiles::Profile& p, const runners::Scale& scale, nccl::Collective c,
+                             uint64_t bytes) {
   for (const auto& r : p.rules)
-    if (r.collective == c && r.applies_to(profiles::CommShape::of(256, 2048)) && r.min_bytes <= bytes &&
-        bytes <= r.max_bytes)
+    if (r.collective == c && r.applies_to(profiles::CommShape::of(scale.nodes, scale.ranks)) &&
+        r.min_bytes <= bytes && bytes <= r.max_bytes)
       return {r.algorithm, r.protocol, r.channels};
   return {};
 }
 
 }  // namespace
 
-TEST_CASE("predicted scales: choices at 256x8 match an exhaustive calibration's within the noise") {
+// Each scale that was predicted (a confirmation that misses measures its scale in full: on this simulator
+// 128x8 or 256x8 may fall back, as the simulated fabric's latency does not grow evenly with the nodes).
+TEST_CASE("predicted scales: choices at 128x8 and 256x8 match an exhaustive calibration's within the noise") {
   const std::string base = (std::filesystem::temp_directory_path() / "autotune-predict-test").string();
   const auto predicted_dir = calibrate_into(base + "-auto", "auto");
   const auto measured_dir = calibrate_into(base + "-off", "off");
@@ -52,33 +55,39 @@ TEST_CASE("predicted scales: choices at 256x8 match an exhaustive calibration's 
   const auto measured = profiles::read_profile(test::only_file(measured_dir, ".toml"));
   const auto pj = search::load_journal(test::only_file(predicted_dir, ".jsonl"));
   const auto mj = search::load_journal(test::only_file(measured_dir, ".jsonl"));
-  const runners::Scale big{256, 2048};
-  size_t predicted_records = 0, measured_at_big = 0;
-  for (const auto& r : pj.records)
-    if (r.scale == big) (r.source == search::kPredictedSource ? predicted_records : measured_at_big)++;
-  REQUIRE(predicted_records > 0);              // 256x8 was predicted, not measured in full
-  CHECK(measured_at_big < predicted_records);  // the confirmations are a small part
-  search::MeasurementTable truth;
-  for (const auto& r : mj.records)
-    if (r.scale == big && r.setting.is_default()) truth.add(r.measurement);
   CHECK(predicted.env == measured.env);
-  int sizes = 0;
-  double worst = 0.0;
-  for (auto c : {nccl::Collective::allreduce, nccl::Collective::broadcast})
-    for (uint64_t bytes : truth.sizes(c)) {
-      const auto* tp = truth.find(c, bytes, choice_at(predicted, c, bytes));
-      const auto* tm = truth.find(c, bytes, choice_at(measured, c, bytes));
-      REQUIRE(tp);
-      REQUIRE(tm);
-      const double ratio = tp->median() / tm->median() - 1.0;
-      worst = std::max(worst, ratio);
-      ++sizes;
-      CHECK(ratio <= 0.06);  // twice the threshold: the noise of two 3%-noise medians
-    }
-  WARN("256x8 predicted: " << predicted_records << " predicted times, " << measured_at_big
-                           << " confirmations; " << sizes << " sizes compared, worst " << worst * 100
-                           << "% slower than the exhaustive choice");
-  CHECK(sizes > 20);
+  int scales_predicted = 0;
+  for (const runners::Scale big : {runners::Scale{128, 1024}, runners::Scale{256, 2048}}) {
+    size_t predicted_records = 0, measured_at_big = 0;
+    for (const auto& r : pj.records)
+      if (r.scale == big && r.setting.is_default())
+        (r.source == search::kPredictedSource ? predicted_records : measured_at_big)++;
+    if (predicted_records == 0) continue;  // fell back: measured in full, as --predict off does
+    ++scales_predicted;
+    CHECK(measured_at_big < predicted_records);  // the confirmations are a small part
+    search::MeasurementTable truth;
+    for (const auto& r : mj.records)
+      if (r.scale == big && r.setting.is_default()) truth.add(r.measurement);
+    int sizes = 0;
+    double worst = 0.0;
+    for (auto c : {nccl::Collective::allreduce, nccl::Collective::broadcast})
+      for (uint64_t bytes : truth.sizes(c)) {
+        const auto* tp = truth.find(c, bytes, choice_at(predicted, big, c, bytes));
+        const auto* tm = truth.find(c, bytes, choice_at(measured, big, c, bytes));
+        REQUIRE(tp);
+        REQUIRE(tm);
+        const double ratio = tp->median() / tm->median() - 1.0;
+        worst = std::max(worst, ratio);
+        ++sizes;
+        CHECK(ratio <= 0.06);  // twice the threshold: the noise of two 3%-noise medians
+      }
+    WARN(runners::shape_text(big) << " predicted: " << predicted_records << " predicted times, "
+                                  << measured_at_big << " confirmations; " << sizes
+                                  << " sizes compared, worst " << worst * 100
+                                  << "% slower than the exhaustive choice");
+    CHECK(sizes > 20);
+  }
+  CHECK(scales_predicted >= 1);
   std::filesystem::remove_all(predicted_dir);
   std::filesystem::remove_all(measured_dir);
 }

@@ -13,7 +13,7 @@ faults="--sim-fault node=3,nic=1,rate=0.5 --sim-fault node=5,gpu=2,clock=0.6"
 "$bin" check --simulate --example h100-8x --nodes 8 > "$dir/ok.txt" 2> "$dir/ok.err"
 [ $? -eq 0 ] || fail "healthy check exit status $?"
 grep -q "^status: ok$" "$dir/ok.txt" || fail "healthy check: $(cat "$dir/ok.txt")"
-grep -q "check: 5/5 passes done" "$dir/ok.err" || fail "no progress line: $(cat "$dir/ok.err")"
+grep -q "check: 7/7 passes done" "$dir/ok.err" || fail "no progress line: $(cat "$dir/ok.err")"
 
 # shellcheck disable=SC2086
 "$bin" check --simulate --example h100-8x --nodes 8 $faults --format json > "$dir/sick.json" 2>/dev/null

@@ -140,3 +140,22 @@ TEST_CASE("health: docs/health.md lists every kind check reports, with its thres
                          std::string(k.threshold) + " |") != std::string::npos);
   }
 }
+
+TEST_CASE(
+    "health: a rail slow only in its send/recv ring names its NICs on every node, and the all-to-all figure",
+    "[check][health]") {
+  // 4 x 8: passes node, two GPU pairings, two rail pairings, all-to-all (5), rings (6, group = rail).
+  const auto passes = results(4, 8, 100.0, {{5, 0, 0.9}, {6, 3, 0.7}});
+  const auto b = collect_baselines(passes, 4, 8);
+  CHECK(b.alltoall_gbps == 90.0);
+  CHECK(b.ring_median == 100.0);
+  CHECK(b.nodes[2].ring_gbps[3] == 70.0);
+  const auto found = judge(passes, 4, 8, rails_of(8));
+  CHECK(flagged(found) ==
+        std::vector<std::string>{"0 nic_ring_low mlx5_3 block", "1 nic_ring_low mlx5_3 block",
+                                 "2 nic_ring_low mlx5_3 block", "3 nic_ring_low mlx5_3 block"});
+  CHECK(found[0][0].reading.find("rail 3 send/recv ring across every node 70.0 GB/s") != std::string::npos);
+  // The same ring slow beside a slow pair of nodes on that rail is the pair's NIC, found already.
+  CHECK(flagged(judge(results(4, 8, 100.0, {{3, 8 + 3, 0.7}, {4, 3, 0.7}, {6, 3, 0.7}}), 4, 8,
+                      rails_of(8))) == std::vector<std::string>{"2 nic_bandwidth_low mlx5_3 block"});
+}

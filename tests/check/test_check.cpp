@@ -59,7 +59,12 @@ TEST_CASE("health: check of a simulated healthy 8 x H100 cluster flags nothing",
   CHECK(r.status() == "ok");
   CHECK_FALSE(r.blocks());
   CHECK(flagged(r).empty());
-  CHECK(r.passes.size() == 5);
+  CHECK(r.passes.size() == 7);
+  // The point-to-point baselines: the job's all-to-all, and every rail's ring, near their median.
+  REQUIRE(r.baselines.alltoall_gbps.has_value());
+  CHECK(*r.baselines.alltoall_gbps > 0.0);
+  CHECK(r.baselines.ring_median > 0.0);
+  CHECK(r.nodes[4].baselines.ring_gbps.at(6).value() == Approx(r.baselines.ring_median).epsilon(0.1));
   CHECK(r.source == "simulated");
   CHECK(r.runner.rfind("SIMULATED", 0) == 0);
   REQUIRE(r.nodes.size() == 8);
@@ -168,7 +173,9 @@ TEST_CASE(
   CHECK(j["nodes"][3]["findings"][0]["device"] == "mlx5_1");
   CHECK(j["nodes"][5]["findings"][0]["device"] == "GPU2");
   CHECK(j["nodes"][5]["rail_busbw_gbps"].size() == 8);
-  CHECK(j["passes"].size() == 5);
+  CHECK(j["passes"].size() == 7);
+  CHECK(j["alltoall_busbw_gbps"].get<double>() > 0.0);
+  CHECK(j["nodes"][5]["ring_busbw_gbps"].size() == 8);
   const auto back = read_check_json(to_json(r), "check.json");
   CHECK(back.checked_by == "check (simulated)");
   REQUIRE(back.nodes.size() == 8);

@@ -32,10 +32,11 @@ std::map<std::pair<int, int>, std::vector<std::set<std::pair<int, int>>>> partne
 
 }  // namespace
 
-TEST_CASE("health: check's passes on 8 x 8 GPUs: the node, two pairings of GPUs, two of nodes",
-          "[check][health]") {
+TEST_CASE(
+    "health: check's passes on 8 x 8 GPUs: the node, two pairings of GPUs, two of nodes, all-to-all, rings",
+    "[check][health]") {
   const auto plan = plan_passes(8, 8);
-  REQUIRE(plan.size() == 5);
+  REQUIRE(plan.size() == 7);
   CHECK(plan[0] == Pass{PassKind::node, {1, 8}, 0, 0});
   CHECK(plan[1] == Pass{PassKind::gpu_pairs, {1, 2}, 0, 0});
   CHECK(plan[2] == Pass{PassKind::gpu_pairs, {1, 2}, 0, 1});
@@ -43,6 +44,20 @@ TEST_CASE("health: check's passes on 8 x 8 GPUs: the node, two pairings of GPUs,
   CHECK(plan[4] == Pass{PassKind::rails, {2, 2}, 1, 0});
   CHECK(pass_label(plan[2]) == "GPU pairs 1x2 +1");
   CHECK(pass_label(plan[4]) == "rails 2x1 +1");
+  // The point-to-point baselines: the whole job's all-to-all, and a send/recv ring per rail across every
+  // node.
+  CHECK(plan[5] == Pass{PassKind::alltoall, {8, 64}, 0, 0});
+  CHECK(plan[6] == Pass{PassKind::rings, {8, 8}, 0, 0});
+  CHECK(pass_label(plan[5]) == "all-to-all 8x8");
+  CHECK(pass_label(plan[6]) == "send/recv rings 8x1");
+  CHECK(pass_operation(plan[5].kind) == nccl::Operation::alltoall);
+  CHECK(pass_operation(plan[6].kind) == nccl::Operation::sendrecv);
+  CHECK(pass_operation(plan[3].kind) == nccl::Operation::allreduce);
+  const auto one = pass_layout(plan[5], 8, 8), rings = pass_layout(plan[6], 8, 8);
+  CHECK(one.groups() == 1);
+  REQUIRE(rings.groups() == 8);
+  CHECK(rings.nodes_of(3).size() == 8);
+  CHECK(rings.local_ranks_of(3) == std::vector<int>{3});
 }
 
 TEST_CASE("health: every GPU and every node's rail is in two groups whose other members differ",
@@ -66,7 +81,9 @@ TEST_CASE("health: every GPU and every node's rail is in two groups whose other 
 TEST_CASE("health: small jobs get only the passes that fit them", "[check][health]") {
   CHECK(plan_passes(1, 1).empty());
   CHECK(plan_passes(1, 2) == std::vector<Pass>{{PassKind::node, {1, 2}, 0, 0}});
-  CHECK(plan_passes(2, 1) == std::vector<Pass>{{PassKind::rails, {2, 2}, 0, 0}});  // one pair: one pass
-  CHECK(plan_passes(1, 6).size() == 3);                                            // no network
-  CHECK(plan_passes(3, 3).size() == 1 + 3);  // odd GPUs: no pairs; odd nodes: three rail passes
+  CHECK(plan_passes(2, 1) == std::vector<Pass>{{PassKind::rails, {2, 2}, 0, 0},  // one pair: one pass
+                                               {PassKind::alltoall, {2, 2}, 0, 0},
+                                               {PassKind::rings, {2, 2}, 0, 0}});
+  CHECK(plan_passes(1, 6).size() == 3);          // no network: no all-to-all or rings either
+  CHECK(plan_passes(3, 3).size() == 1 + 3 + 2);  // odd GPUs: no pairs; odd nodes: three rail passes
 }

@@ -17,7 +17,7 @@ for example in h100-8x h100-8x-2nic a100-pcie-8x; do
   ops=$(for c in broadcast reduce allgather reducescatter allreduce; do for s in $sizes; do printf '%s:%s ' $c $s; done; done)
   NCCL_TUNER_PLUGIN=none run_job "$work/$example.log" $ops
   choices "$work/$example.log" >"$work/$example.real"
-  "$model" "$example" $sizes >"$work/$example.model" || fail "$model $example failed"
+  "$model" --nccl "$version" "$example" $sizes >"$work/$example.model" || fail "$model $example failed"
   # real: coll bytes ALGO PROTO Lo..Hi|-    model: coll bytes algo proto channels
   report=$(paste -d' ' "$work/$example.real" "$work/$example.model" | awk -v ex="$example" -v v="$version" '
     function norm(s) { s = tolower(s); gsub(/_/, "", s); return s }

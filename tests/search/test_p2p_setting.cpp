@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runners/process_group.hpp"
+#include "search/derive.hpp"
 #include "search/p2p_setting.hpp"
 #include "simulator/sim_cluster.hpp"
 #include "simulator/sim_runner.hpp"
@@ -105,4 +106,37 @@ TEST_CASE("p2p setting: in the simulator a larger network chunk wins send/recv a
   CHECK(v.exported);
   CHECK(v.p2p_gain.low > 0.03);
   CHECK(v.collectives_compared == 1);
+}
+
+TEST_CASE("p2p setting: derive never takes it as the rules' setting and exports it only where it wins",
+          "[p2p_setting]") {
+  // Faster all-reduce too: still not the rules' setting (a point-to-point setting is judged apart), but its
+  // env joins [env] beside NCCL's defaults.
+  const auto records = journal(0.8, 0.9);
+  Derivation d = derive(records, DeriveOptions{});
+  CHECK(d.setting.id == "default");
+  REQUIRE(d.p2p_setting);
+  CHECK(d.p2p_setting->id == kChunk.id);
+  CHECK(d.env == kChunk.env);
+  REQUIRE(d.p2p_verdicts.size() == 1);
+  CHECK(d.p2p_verdicts[0].exported);
+  // Slower all-reduce: judged, said, not exported.
+  d = derive(journal(0.8, 1.2), DeriveOptions{});
+  CHECK(d.setting.id == "default");
+  CHECK_FALSE(d.p2p_setting);
+  CHECK(d.env.empty());
+  bool said = false;
+  for (const auto& n : d.notes) said = said || n.find("left out of [env]") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("p2p setting: a worker's part under it alone still derives", "[p2p_setting]") {
+  // An orchestrated calibration's worker measures its own setting only; the orchestrator judges it later.
+  std::vector<JournalRecord> own;
+  for (const auto& r : journal(0.8, 1.0))
+    if (r.setting.id == kChunk.id) own.push_back(r);
+  const Derivation d = derive(own, DeriveOptions{});
+  CHECK(d.setting.id == kChunk.id);
+  REQUIRE(d.p2p_verdicts.size() == 1);
+  CHECK_FALSE(d.p2p_verdicts[0].exported);
 }

@@ -1,6 +1,7 @@
 // The statistics behind a rule: the gain's bootstrap interval, the stricter test for a rule on one size,
 // runs that lose a weak end, no rule that repeats NCCL's own choice (channels included), rules only from
-// the setting the profile exports, where repetitions are spent, and what that buys on the simulator: five
+// the setting the profile exports, where repetitions are spent and where they stop (zero-width intervals,
+// doubts the cap cannot settle), what adaptive leaves unmeasured, and what that buys on the simulator: five
 // noise seeds of one simulated truth agree, find its real gains, and adaptive's edges sit near exhaustive's.
 #include <unistd.h>
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "common/input_error.hpp"
 #include "search/derive.hpp"
 #include "search/gain_interval.hpp"
+#include "search/repetition_rounds.hpp"
 #include "search/strategy.hpp"
 #include "support/fake_runner.hpp"
 #include "support/temp_dir.hpp"
@@ -210,8 +212,8 @@ TEST_CASE("exhaustive: repetitions are spent where an answer is in doubt, doubli
   std::map<int, int> by_repetitions;
   for (const auto& q : log) ++by_repetitions[q.repetitions];
   const uint64_t grid = (r.plan.space.collectives[0].candidates.size() + 1) * r.plan.space.sizes.size();
-  CHECK(by_repetitions[5] > static_cast<int>(grid));  // the grid, then the first round
-  CHECK(by_repetitions.count(10) == 1);               // later rounds double
+  CHECK(by_repetitions[5] == static_cast<int>(grid));  // the grid
+  CHECK(by_repetitions.count(10) == 1);                // then rounds of twice as many, doubling
   for (const auto& [reps, n] : by_repetitions)
     CHECK((reps == 5 || reps == 10 || reps == 20 || reps == 40 || reps == 80 || reps == 160));
   // Only a few points are in doubt: far fewer extra measurements than the grid.
@@ -314,4 +316,136 @@ TEST_CASE(
     INFO(b);
     CHECK((coarse.count(b) || (b > (32ull << 10) && b < (1ull << 20))));
   }
+}
+
+namespace {
+
+// A made-up allreduce at every size given: NCCL's default (tree/simple) at `default_us`, ring/LL and
+// ring/simple both `gain` faster (a rule either way, the two alike), each repetition with `spread` of
+// deterministic noise that differs per measurement.
+MeasureFn two_alike(double default_us, double gain, double spread,
+                    std::vector<runners::MeasureRequest>& log) {
+  return [default_us, gain, spread, &log](const std::vector<runners::MeasureRequest>& batch) {
+    std::vector<Measurement> out;
+    for (const auto& r : batch) {
+      const bool is_default = r.candidate.is_default();
+      const double center = is_default ? default_us : default_us / (1.0 + gain);
+      std::vector<double> times;
+      for (int i = 0; i < r.repetitions; ++i)
+        times.push_back(center * (1.0 + spread * search::testing::fake_unit_noise(log.size() * 1009 + i)));
+      Measurement m =
+          ok(kAr, r.bytes, r.candidate, std::move(times), is_default ? Algorithm::tree : Algorithm::ring,
+             is_default ? Protocol::simple : *r.candidate.protocol);
+      m.request = r;
+      log.push_back(r);
+      out.push_back(m);
+    }
+    return std::optional<std::vector<Measurement>>(out);
+  };
+}
+
+int most_repetitions(const std::vector<runners::MeasureRequest>& log) {
+  int most = 0;
+  for (const auto& r : log) most = std::max(most, r.repetitions);
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("doubts: an interval of zero width is settled, however near the threshold or its rival") {
+  MeasurementTable t;
+  // The same time in every repetition (a noise-free runner): ring/LL 4.2% faster at 1 KiB and 2 KiB (a rule
+  // only just past 1.5x the threshold), ring/LL and ring/simple tied at 4 KiB, both 10% faster.
+  for (uint64_t bytes : {1024ull, 2048ull}) {
+    t.add(ok(kAr, bytes, {}, std::vector<double>(5, 104.2), Algorithm::tree, Protocol::simple));
+    t.add(ok(kAr, bytes, kRingLL, std::vector<double>(5, 100.0), Algorithm::ring, Protocol::ll));
+  }
+  t.add(ok(kAr, 4096, {}, std::vector<double>(5, 110.0), Algorithm::tree, Protocol::simple));
+  t.add(ok(kAr, 4096, kRingLL, std::vector<double>(5, 100.0), Algorithm::ring, Protocol::ll));
+  t.add(ok(kAr, 4096, kRingSimple, std::vector<double>(5, 100.0), Algorithm::ring, Protocol::simple));
+  CHECK(doubts(t, {kAr}, DeriveOptions{}).empty());
+}
+
+TEST_CASE("simulator: without noise both strategies stop at the first repetitions") {
+  for (const char* strategy : {"adaptive", "exhaustive"}) {
+    auto run = autotune::testing::simulated_tune({"h100-8x", 1, strategy, 1, 0.0, {}, {{1, 8}}});
+    INFO(strategy << ": " << run.result.measured << " measurements, " << run.samples << " repetitions");
+    CHECK(run.most_repetitions == 5);
+    CHECK_FALSE(run.result.profile.rules.empty());
+  }
+}
+
+TEST_CASE("rounds: a doubt that even the last round could not settle is given up and said") {
+  StrategyInput in;
+  in.collectives = {{kAr, {kRingLL, kRingSimple}}};
+  in.sizes = {1024};
+  std::vector<runners::MeasureRequest> log;
+  const StrategyReport r = make_exhaustive_strategy()->run(in, two_alike(100.0, 0.10, 0.03, log));
+  // Ring/LL and ring/simple both 10% faster with 3% noise: a rule either way, and which of the two no
+  // number of repetitions can tell. Rounds of 10 and 20; the third sees that 315 would not tell them apart.
+  CHECK(most_repetitions(log) == 20);
+  REQUIRE(r.given_up.size() == 1);
+  CHECK_THAT(r.given_up[0], Catch::Contains("allreduce at 1 KiB") && Catch::Contains("given up"));
+  CHECK(r.measurements == log.size());
+
+  // Rounds that end before a doubt can be judged say what is still in doubt after the last.
+  in.repetition_rounds = 2;
+  log.clear();
+  const StrategyReport capped = make_exhaustive_strategy()->run(in, two_alike(100.0, 0.10, 0.03, log));
+  CHECK(most_repetitions(log) == 20);
+  REQUIRE(capped.given_up.size() == 1);
+  CHECK_THAT(capped.given_up[0], Catch::Contains("still in doubt after the last round"));
+}
+
+TEST_CASE("rounds: a gain against the threshold is measured to the cap, lest a rule turn on too few") {
+  StrategyInput in;
+  in.collectives = {{kAr, {kRingLL}}};
+  in.sizes = {1024};
+  std::vector<runners::MeasureRequest> log;
+  // Ring/LL 3% faster, on the threshold: whether a rule holds turns on it, so it is not given up at the
+  // third round, where a doubt between two alike is.
+  const StrategyReport r = make_exhaustive_strategy()->run(in, two_alike(100.0, 0.03, 0.03, log));
+  CHECK(most_repetitions(log) >= 40);
+  for (const auto& line : r.given_up) CHECK_THAT(line, !Catch::Contains("given up"));
+}
+
+TEST_CASE("rounds: a question is given up only when its interval narrowed to the cap still holds it") {
+  DoubtQuestion q{{0.03, 0.01, 0.05, 0.98}, 0.03, 20};
+  CHECK_FALSE(could_settle(q, 320));  // +3% on the threshold: no cap separates them
+  q.interval = {0.06, 0.02, 0.10, 0.98};
+  CHECK(could_settle(q, 320));       // narrowed to a quarter: +5%..+7%, past +3%
+  CHECK_FALSE(could_settle(q, 25));  // narrowed by a tenth only: +2.4%..+9.6%
+  q.samples = 0;                     // a side not measured yet: measuring it is what settles it
+  CHECK(could_settle(q, 40));
+}
+
+TEST_CASE("adaptive: a candidate already slower at a smaller size than near the default is not measured") {
+  // Ring/simple is 3x NCCL's default at every size; times grow as 10 us + bytes / 10 GB/s.
+  StrategyInput in;
+  in.collectives = {{kAr, {kRingSimple}}};
+  for (uint64_t b = 1024; b <= (64ull << 20); b *= 2) in.sizes.push_back(b);
+  std::vector<runners::MeasureRequest> log;
+  MeasureFn measure = [&](const std::vector<runners::MeasureRequest>& batch) {
+    std::vector<Measurement> out;
+    for (const auto& r : batch) {
+      const double t = (10.0 + static_cast<double>(r.bytes) / 1e4) * (r.candidate.is_default() ? 1.0 : 3.0);
+      const bool is_default = r.candidate.is_default();
+      Measurement m =
+          ok(kAr, r.bytes, r.candidate, std::vector<double>(r.repetitions, t),
+             is_default ? Algorithm::tree : Algorithm::ring, is_default ? Protocol::ll : Protocol::simple);
+      m.request = r;
+      log.push_back(r);
+      out.push_back(m);
+    }
+    return std::optional<std::vector<Measurement>>(out);
+  };
+  make_adaptive_strategy()->run(in, measure);
+  std::set<uint64_t> simple_at;
+  for (const auto& r : log)
+    if (!r.candidate.is_default()) simple_at.insert(r.bytes);
+  // Coarse sizes 1K, 32K, 1M, 32M, 64M: at 32K NCCL's default takes 13.3 us, and ring/simple took 30.3 us
+  // at 1K already.
+  CHECK(simple_at.count(1024) == 1);
+  CHECK(simple_at.count(32ull << 10) == 0);
+  CHECK(simple_at.count(1ull << 20) == 1);
 }

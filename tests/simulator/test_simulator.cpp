@@ -68,7 +68,7 @@ TEST_CASE("NCCL's default on one 8x H100 node: Ring LL for the smallest sizes, N
   SimChoice big = m.nccl_default(Collective::allreduce, kGiB);
   CHECK(big.algorithm == Algorithm::nvls);
   CHECK(big.protocol == Protocol::simple);
-  CHECK(big.channels == 32);
+  CHECK(big.channels == 16);  // NCCL's NVLS channels (comm->nvlsChannels), not the ring's 24
   // Without NVSwitch-backed NVLS (NCCL_NVLS_ENABLE=0) the big sizes go to Ring/Simple.
   SimModel no_nvls = h100_model(1, {{"NCCL_NVLS_ENABLE", "0"}});
   CHECK(no_nvls.nccl_default(Collective::allreduce, kGiB).algorithm == Algorithm::ring);
@@ -105,7 +105,9 @@ TEST_CASE("The truth differs from NCCL's choice somewhere, by a seeded and confi
     }
   CHECK(differs > 5);
   CHECK(best_gain > 1.05);
-  CHECK(best_gain < 2.0);
+  // Up to 2.4x here: NCCL's own model (2.29's tables) takes LL128 for 0.5-2 MiB Reduce on two nodes where
+  // this seed's truth runs LL128 slow; more would be a deviation out of bounds.
+  CHECK(best_gain < 2.5);
   // Without deviations the truth is the fitted hardware model: NCCL's latencies, checked against figures
   // computed by hand from NCCL's constant tables, and the bandwidths of public nccl-tests numbers
   // (NCCL-FACTS.md; all published points in tests/fidelity), not the code's own estimate:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The online loop on the stand-in (docs/online.md): the plugin as NCCL's profiler too, its telemetry,
 # exploration identical on every rank, and `learn`. Modes:
-#   learn    2 nodes x 1: a profile with one wrong rule (Ring/LL on 12 channels at 16 MiB, 3x slower than
+#   learn    2 nodes x 1: a profile with one wrong rule (Ring/LL on 2 channels at 16 MiB, nearly 3x slower than
 #            NCCL's own choice) under `nccl-autotune run`: the telemetry shows it, `learn` publishes a version
 #            without it, and the same job then takes less virtual time.
 #   explore  2 nodes x 2, three communicators of different shapes (the world, each node's, across nodes),
@@ -154,7 +154,7 @@ min_bytes = \"16M\"
 max_bytes = \"16M\"
 algorithm = \"ring\"
 protocol = \"ll\"
-channels = 12
+channels = 2
 busbw_gbps = $default_busbw
 default_busbw_gbps = $default_busbw"
   "$exe" env --profile "$p" | grep -q "NCCL_PROFILER_PLUGIN=" || fail "run would not set NCCL_PROFILER_PLUGIN for a profile with [online]"
@@ -163,8 +163,8 @@ default_busbw_gbps = $default_busbw"
   wrong_us=$(virtual_us "$work/wrong.txt")
   n=$(ls "$store"/telemetry/*-wrong-*.telemetry 2>/dev/null | wc -l)
   [ "$n" -eq 2 ] || fail "$n telemetry files for 2 ranks: $(ls -a "$store/telemetry")"
-  grep -hq "^row 2 2 1 allreduce 24 ring ll 12 40 " "$store"/telemetry/*.telemetry ||
-    { cat "$store"/telemetry/*.telemetry; fail "the telemetry does not show the rule's Ring/LL/12 at 16 MiB, 40 calls"; }
+  grep -hq "^row 2 2 1 allreduce 24 ring ll 2 40 " "$store"/telemetry/*.telemetry ||
+    { cat "$store"/telemetry/*.telemetry; fail "the telemetry does not show the rule's Ring/LL/2 at 16 MiB, 40 calls"; }
   # One job of one user: the store's owner lets that count (the default needs 2 jobs of 2 users).
   "$exe" learn "$p" --dry-run --format json >"$work/dry.json" 2>"$work/dry.err" || fail "learn --dry-run failed"
   grep -q '"held_back": \[$' "$work/dry.json" && grep -q "needs 2 jobs of 2 users" "$work/dry.json" ||

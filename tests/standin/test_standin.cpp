@@ -392,3 +392,173 @@ TEST_CASE("NCCL stand-in: every datatype and op reduces as the GPU would", "[sta
     for (auto* b : bufs) cudaFree(b);
   }
 }
+
+namespace {
+
+// Rank r's block b: values no other rank and block share.
+std::vector<float> block_values(int rank, int block, size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(rank * 1000000 + block * 10000 + static_cast<int>(i % 9973));
+  return v;
+}
+
+void synchronize_all(Ranks& r) {
+  for (size_t i = 0; i < r.streams.size(); ++i) {
+    cudaSetDevice(static_cast<int>(i));
+    require_cuda(cudaStreamSynchronize(r.streams[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("NCCL stand-in: grouped sends and receives match per peer in call order and move the data",
+          "[standin][nccl][p2p]") {
+  Ranks r(3);
+  // Each rank sends two messages to the next rank (the second larger than a lane's slot) and one to itself.
+  const size_t small = 1000, large = 1000000;
+  std::vector<float*> sends, recvs;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> all = block_values(i, 0, small);
+    const std::vector<float> second = block_values(i, 1, large), self = block_values(i, 2, small);
+    all.insert(all.end(), second.begin(), second.end());
+    all.insert(all.end(), self.begin(), self.end());
+    sends.push_back(device_floats(i, all));
+    recvs.push_back(device_floats(i, std::vector<float>(all.size(), -1.0f)));
+  }
+  require_nccl(ncclGroupStart());
+  for (int i = 0; i < 3; ++i) {
+    const size_t u = static_cast<size_t>(i);
+    const int next = (i + 1) % 3, prev = (i + 2) % 3;
+    require_nccl(ncclSend(sends[u], small, ncclFloat32, next, r.comms[u], r.streams[u]));
+    require_nccl(ncclRecv(recvs[u] + small + large, small, ncclFloat32, i, r.comms[u], r.streams[u]));
+    require_nccl(ncclRecv(recvs[u], small, ncclFloat32, prev, r.comms[u], r.streams[u]));
+    require_nccl(ncclSend(sends[u] + small + large, small, ncclFloat32, i, r.comms[u], r.streams[u]));
+    require_nccl(ncclSend(sends[u] + small, large, ncclFloat32, next, r.comms[u], r.streams[u]));
+    require_nccl(ncclRecv(recvs[u] + small, large, ncclFloat32, prev, r.comms[u], r.streams[u]));
+  }
+  require_nccl(ncclGroupEnd());
+  synchronize_all(r);
+  for (int i = 0; i < 3; ++i) {
+    const int prev = (i + 2) % 3;
+    std::vector<float> want = block_values(prev, 0, small);
+    const std::vector<float> second = block_values(prev, 1, large), self = block_values(i, 2, small);
+    want.insert(want.end(), second.begin(), second.end());
+    want.insert(want.end(), self.begin(), self.end());
+    CHECK(host_floats(recvs[static_cast<size_t>(i)], want.size()) == want);
+    cudaFree(sends[static_cast<size_t>(i)]);
+    cudaFree(recvs[static_cast<size_t>(i)]);
+  }
+}
+
+TEST_CASE("NCCL stand-in: ncclAlltoAll, ncclGather and ncclScatter as NCCL 2.28 defines them",
+          "[standin][nccl][p2p]") {
+  const int n = 4;
+  const size_t count = 400000;  // two chunks of a lane's slot
+  Ranks r(n);
+  std::vector<float*> sends, recvs;
+  for (int i = 0; i < n; ++i) {
+    std::vector<float> all;
+    for (int b = 0; b < n; ++b) {
+      const std::vector<float> v = block_values(i, b, count);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    sends.push_back(device_floats(i, all));
+    recvs.push_back(device_floats(i, std::vector<float>(all.size(), -1.0f)));
+  }
+  auto block = [&](int rank, size_t b) {
+    return host_floats(recvs[static_cast<size_t>(rank)] + b * count, count);
+  };
+  require_nccl(ncclGroupStart());
+  for (int i = 0; i < n; ++i)
+    require_nccl(ncclAlltoAll(sends[static_cast<size_t>(i)], recvs[static_cast<size_t>(i)], count,
+                              ncclFloat32, r.comms[static_cast<size_t>(i)],
+                              r.streams[static_cast<size_t>(i)]));
+  require_nccl(ncclGroupEnd());
+  synchronize_all(r);
+  for (int i = 0; i < n; ++i)
+    for (int b = 0; b < n; ++b) CHECK(block(i, static_cast<size_t>(b)) == block_values(b, i, count));
+  const int root = 1;
+  require_nccl(ncclGroupStart());
+  for (int i = 0; i < n; ++i)
+    require_nccl(ncclGather(sends[static_cast<size_t>(i)], recvs[static_cast<size_t>(i)], count, ncclFloat32,
+                            root, r.comms[static_cast<size_t>(i)], r.streams[static_cast<size_t>(i)]));
+  require_nccl(ncclGroupEnd());
+  synchronize_all(r);
+  for (int b = 0; b < n; ++b) CHECK(block(root, static_cast<size_t>(b)) == block_values(b, 0, count));
+  require_nccl(ncclGroupStart());
+  for (int i = 0; i < n; ++i)
+    require_nccl(ncclScatter(sends[static_cast<size_t>(i)], recvs[static_cast<size_t>(i)], count, ncclFloat32,
+                             root, r.comms[static_cast<size_t>(i)], r.streams[static_cast<size_t>(i)]));
+  require_nccl(ncclGroupEnd());
+  synchronize_all(r);
+  for (int i = 0; i < n; ++i) CHECK(block(i, 0) == block_values(root, i, count));
+  for (int i = 0; i < n; ++i)
+    cudaFree(sends[static_cast<size_t>(i)]), cudaFree(recvs[static_cast<size_t>(i)]);
+}
+
+TEST_CASE("NCCL stand-in: a lone send and receive outside a group, charged on the virtual clock",
+          "[standin][nccl][p2p]") {
+  Ranks r(2);
+  const size_t n = 1 << 20;
+  float* a = device_floats(0, block_values(0, 0, n));
+  float* b = device_floats(1, std::vector<float>(n, 0.0f));
+  cudaEvent_t start, stop;
+  require_cuda(cudaSetDevice(1));
+  require_cuda(cudaEventCreate(&start));
+  require_cuda(cudaEventCreate(&stop));
+  require_cuda(cudaEventRecord(start, r.streams[1]));
+  require_nccl(ncclSend(a, n, ncclFloat32, 1, r.comms[0], r.streams[0]));
+  require_nccl(ncclRecv(b, n, ncclFloat32, 0, r.comms[1], r.streams[1]));
+  require_cuda(cudaEventRecord(stop, r.streams[1]));
+  require_cuda(cudaEventSynchronize(stop));
+  float ms = 0.0f;
+  require_cuda(cudaEventElapsedTime(&ms, start, stop));
+  CHECK(ms > 0.004f);  // 4 MiB over NVLink: tens of microseconds of the p2p model, not nothing
+  CHECK(ms < 1.0f);
+  CHECK(host_floats(b, n) == block_values(0, 0, n));
+  // A count of 0 moves nothing and waits for no one, whatever the buffer.
+  require_nccl(ncclSend(nullptr, 0, ncclFloat32, 1, r.comms[0], r.streams[0]));
+  synchronize_all(r);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(a);
+  cudaFree(b);
+}
+
+TEST_CASE("NCCL stand-in: point-to-point arguments checked as NCCL does, sizes that differ fail both sides",
+          "[standin][nccl][p2p]") {
+  Ranks r(2);
+  std::vector<float> host(64);
+  float* a = device_floats(0, host);
+  float* b = device_floats(1, host);
+  CHECK(ncclSend(a, 16, ncclFloat32, 2, r.comms[0], r.streams[0]) == ncclInvalidArgument);
+  CHECK(std::string(ncclGetLastError(r.comms[0])).find("Send : invalid root 2") != std::string::npos);
+  CHECK(ncclRecv(a, 16, ncclFloat32, -1, r.comms[0], r.streams[0]) == ncclInvalidArgument);
+  CHECK(ncclSend(a, 16, static_cast<ncclDataType_t>(99), 1, r.comms[0], r.streams[0]) == ncclInvalidArgument);
+  CHECK(ncclSend(host.data(), 16, ncclFloat32, 1, r.comms[0], r.streams[0]) == ncclInvalidArgument);
+  CHECK(ncclRecv(a, 16, ncclFloat32, 1, r.comms[0], r.streams[1]) == ncclInvalidUsage);
+  CHECK(ncclGather(a, a, 16, ncclFloat32, 2, r.comms[0], r.streams[0]) == ncclInvalidArgument);
+  // An error inside a group comes back from ncclGroupEnd too, and nothing runs.
+  require_nccl(ncclGroupStart());
+  CHECK(ncclSend(a, 16, ncclFloat32, 5, r.comms[0], r.streams[0]) == ncclInvalidArgument);
+  CHECK(ncclGroupEnd() == ncclInvalidArgument);
+  require_nccl(ncclGroupStart());
+  require_nccl(ncclSend(a, 16, ncclFloat32, 1, r.comms[0], r.streams[0]));
+  require_nccl(ncclRecv(b, 32, ncclFloat32, 0, r.comms[1], r.streams[1]));
+  require_nccl(ncclGroupEnd());
+  for (int i = 0; i < 2; ++i) {
+    ncclResult_t async = ncclSuccess;
+    for (int k = 0; k < 200 && async == ncclSuccess; ++k) {
+      require_nccl(ncclCommGetAsyncError(r.comms[static_cast<size_t>(i)], &async));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(async == ncclInvalidUsage);
+  }
+  CHECK(
+      std::string(ncclGetLastError(r.comms[1])).find("rank 0 sends 64 bytes to rank 1, which receives 128") !=
+      std::string::npos);
+  for (auto& c : r.comms) require_nccl(ncclCommAbort(c)), c = nullptr;
+  cudaFree(a);
+  cudaFree(b);
+}

@@ -35,8 +35,9 @@ struct SimulatedCalibration {
   search::SearchSpace space;  // what was searched: the truth check's candidates
   std::string example;
   int nodes = 1;
-  uint64_t samples = 0;  // timed repetitions over every measurement
-  double timed_s = 0.0;  // their sum: what measuring them took, as the runner timed one operation each
+  uint64_t samples = 0;      // timed repetitions over every measurement
+  double timed_s = 0.0;      // their sum: what measuring them took, as the runner timed one operation each
+  int most_repetitions = 0;  // the most repetitions any one measurement asked for
 };
 
 struct SimulatedTuneRequest {
@@ -71,6 +72,7 @@ inline SimulatedCalibration simulated_tune(const SimulatedTuneRequest& q) {
                            q.example, q.nodes};
   for (const auto& rec : search::load_journal(setup.tune.journal).records) {
     out.samples += rec.measurement.times_us.size();
+    out.most_repetitions = std::max(out.most_repetitions, rec.measurement.request.repetitions);
     for (double t : rec.measurement.times_us) out.timed_s += t * 1e-6;
   }
   std::filesystem::remove_all(c.store);

@@ -192,9 +192,7 @@ double CollectiveWork::run(double start_us) noexcept {
   return end;
 }
 
-// The injected asynchronous error (NCCL_STANDIN_FAULT_ASYNC_AFTER): true when it fired on this operation.
-bool CollectiveWork::injected_async_error() {
-  CommState& c = *comm_;
+bool injected_async_error(CommState& c) {
   const Faults& faults = settings().faults;
   if (!faults.async_after || c.rank != faults.async_rank ||
       operations_on_fault_rank().fetch_add(1) + 1 != *faults.async_after)
@@ -257,7 +255,7 @@ double CollectiveWork::execute(double start_us) {
     c.hang_until_abort();
     return start_us;
   };
-  if (c.async_error() != ncclSuccess || injected_async_error()) return stuck();
+  if (c.async_error() != ncclSuccess || injected_async_error(c)) return stuck();
   SharedSegment& seg = *c.segment;
   const Faults& faults = settings().faults;
   const size_t e = element_size(call_.type);

@@ -41,6 +41,11 @@ size_t recv_bytes(const CollectiveCall& call, const CommState& comm);
 size_t tuner_bytes(const CollectiveCall& call, int ranks);
 const char* collective_name(int collective);  // NCCL's: "AllReduce"
 
+// The injected asynchronous error (NCCL_STANDIN_FAULT_ASYNC_AFTER), counted over the collectives and
+// point-to-point work of this process's fault rank: true when it fired on this operation (the communicator
+// then carries it).
+bool injected_async_error(CommState& c);
+
 // What the profiler plugin hears of this collective (profiling.hpp): its Coll event's handle, taken at
 // launch, or for captured work at each replay.
 struct Profiled {
@@ -58,7 +63,6 @@ class CollectiveWork : public StreamWork {
 
  private:
   double execute(double start_us);
-  bool injected_async_error();
   void describe(int parity, double ready_us);
   std::optional<double> agree(int parity);
   std::shared_ptr<CommState> comm_;

@@ -1,6 +1,8 @@
 #include "tests/standin/nccl/group.hpp"
 
+#include <map>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace autotune::standin {
@@ -12,6 +14,7 @@ struct GroupState {
   ncclResult_t error = ncclSuccess;
   std::vector<Deferred> creations;
   std::vector<Deferred> collectives;
+  std::map<std::pair<const CommState*, cudaStream_t>, std::shared_ptr<std::vector<P2pOp>>> p2p;
 };
 
 GroupState& group() {
@@ -65,6 +68,17 @@ ncclResult_t run_or_defer_creation(Deferred fn) {
 ncclResult_t run_or_defer_collective(Deferred fn) {
   if (!in_group()) return fn();
   group().collectives.push_back(std::move(fn));
+  return ncclSuccess;
+}
+
+ncclResult_t run_or_defer_p2p(const std::shared_ptr<CommState>& comm, cudaStream_t stream, const P2pOp& op) {
+  if (!in_group()) return launch_p2p(comm, stream, {op});
+  auto& ops = group().p2p[{comm.get(), stream}];
+  if (!ops) {
+    ops = std::make_shared<std::vector<P2pOp>>();
+    group().collectives.push_back([comm, stream, ops] { return launch_p2p(comm, stream, std::move(*ops)); });
+  }
+  ops->push_back(op);
   return ncclSuccess;
 }
 

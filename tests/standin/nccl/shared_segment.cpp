@@ -30,14 +30,27 @@ size_t stages_offset(int ranks) {
   return (slots_offset() + sizeof(RankSlot) * ranks + 4095) / 4096 * 4096;
 }
 
+constexpr size_t kBuffersPerRank = 4;  // staging and results, each by round parity
+
+size_t lanes_offset(int ranks, size_t stage) {
+  return stages_offset(ranks) + stage * kBuffersPerRank * static_cast<size_t>(ranks);
+}
+size_t p2p_slots_offset(int ranks, size_t stage) {
+  return (lanes_offset(ranks, stage) + sizeof(P2pLane) * static_cast<size_t>(ranks) * ranks + 255) / 256 *
+         256;
+}
+// Each rank's point-to-point slots together hold its staging (at least 256 bytes a peer), so that
+// NCCL_STANDIN_STAGE_BYTES still bounds the memory per rank. Pages are backed only where a pair talks.
+size_t p2p_slot_bytes_for(int ranks, size_t stage) {
+  return std::max<size_t>(256, stage / static_cast<size_t>(std::max(1, ranks)) / 256 * 256);
+}
+
 // Small enough that many communicators fit, large enough that big collectives take few rounds.
 // (Pages are only backed once touched: small collectives use a sliver of it.)
 size_t stage_bytes_for(int ranks) {
   size_t bytes = (32u << 20) / static_cast<size_t>(std::max(1, ranks));
   return std::clamp<size_t>(bytes, 256u << 10, 4u << 20) / 256 * 256;
 }
-
-constexpr size_t kBuffersPerRank = 4;  // staging and results, each by round parity
 
 std::string system_error(const std::string& what) {
   return what + ": " + std::strerror(errno);
@@ -62,7 +75,8 @@ void lay_out(SegmentHeader* h, int ranks, size_t stage, size_t total) {
 std::shared_ptr<SharedSegment> SharedSegment::open(const std::string& name, int ranks, size_t stage_bytes,
                                                    std::chrono::steady_clock::time_point deadline) {
   const size_t stage = stage_bytes > 0 ? stage_bytes / 256 * 256 : stage_bytes_for(ranks);
-  const size_t total = stages_offset(ranks) + stage * kBuffersPerRank * static_cast<size_t>(ranks);
+  const size_t total =
+      p2p_slots_offset(ranks, stage) + p2p_slot_bytes_for(ranks, stage) * static_cast<size_t>(ranks) * ranks;
   bool creator = true;
   int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0 && errno == EEXIST) {
@@ -125,6 +139,23 @@ char* SharedSegment::result(int rank, int parity) {
   return stage(rank, parity) + 2 * header_->stage_bytes;
 }
 
+P2pLane& SharedSegment::lane(int from, int to) {
+  const size_t n = static_cast<size_t>(header_->ranks);
+  return reinterpret_cast<P2pLane*>(
+      static_cast<char*>(base_) +
+      lanes_offset(header_->ranks, stage_bytes()))[static_cast<size_t>(from) * n + static_cast<size_t>(to)];
+}
+
+size_t SharedSegment::p2p_slot_bytes() const {
+  return p2p_slot_bytes_for(header_->ranks, header_->stage_bytes);
+}
+
+char* SharedSegment::p2p_slot(int from, int to) {
+  const size_t n = static_cast<size_t>(header_->ranks);
+  return static_cast<char*>(base_) + p2p_slots_offset(header_->ranks, stage_bytes()) +
+         (static_cast<size_t>(from) * n + static_cast<size_t>(to)) * p2p_slot_bytes();
+}
+
 void SharedSegment::unlink() {
   if (linked_) shm_unlink(name_.c_str());
   linked_ = false;
@@ -151,6 +182,7 @@ void SharedSegment::wake_all() {
   futex_wake(header_->data_barrier.generation);
   futex_wake(header_->host_barrier.generation);
   futex_wake(header_->joined);
+  for (int r = 0; r < header_->ranks; ++r) futex_wake(slot(r).doorbell);
 }
 
 WaitEnd barrier_wait(Barrier& b, int parties, const std::function<bool()>& stop) {

@@ -3,9 +3,10 @@
 // segment named after the unique id (created by whichever rank comes first, unlinked once all have joined),
 // holding each rank's slot (who it is, where it runs, the descriptor of the collective it is in), two
 // barriers (one for the collectives on the streams, one for host-side steps: creation, split), the staging
-// buffers the data moves through, and the communicator-wide failure state (which rank failed or aborted,
-// and why). Barrier waits sleep on futexes and give up when told to (an abort, a failed peer).
-// Thread-safe where the layout says so (atomics); each rank writes only its own slot and staging buffers.
+// buffers the data moves through, a lane and a slot per ordered pair of ranks for point-to-point transfers,
+// and the communicator-wide failure state (which rank failed or aborted, and why). Barrier waits sleep on
+// futexes and give up when told to (an abort, a failed peer). Thread-safe where the layout says so (atomics);
+// each rank writes only its own slot and staging buffers.
 
 #include <atomic>
 #include <chrono>
@@ -37,6 +38,26 @@ struct RankSlot {
   char host[64];
   CollectiveDescriptor descriptor[2];  // by round parity
   int32_t color[2], key[2];            // ncclCommSplit's arguments, by host-step parity
+  std::atomic<uint32_t> doorbell;      // bumped by a peer that moved a point-to-point lane towards this rank
+};
+
+// One half of a point-to-point transfer's handshake: what its side says before any data moves.
+struct P2pHeader {
+  uint64_t bytes;
+  double ready_us;     // virtual time this side reached the transfer
+  double duration_us;  // what the simulator charges this side's traffic
+};
+
+// The lane from one rank to another (to itself too): transfers in call order, one chunk in flight. The
+// sender announces transfer k (its header, then send_seq = k + 1), the receiver likewise (recv_seq); each
+// chunk is posted by the sender into the lane's slot and acknowledged by the receiver.
+struct P2pLane {
+  std::atomic<uint32_t> send_seq;
+  std::atomic<uint32_t> recv_seq;
+  std::atomic<uint32_t> posted;  // chunks written into the slot, ever
+  std::atomic<uint32_t> acked;   // chunks the receiver has copied out, ever
+  uint64_t chunk_bytes;          // the posted chunk's length
+  P2pHeader send, recv;
 };
 
 struct Barrier {
@@ -75,6 +96,10 @@ class SharedSegment {
   char* stage(int rank, int parity);
   char* result(int rank, int parity);
   size_t stage_bytes() const { return header_->stage_bytes; }
+  // The point-to-point lane from `from` to `to` and its slot (p2p_slot_bytes() long).
+  P2pLane& lane(int from, int to);
+  char* p2p_slot(int from, int to);
+  size_t p2p_slot_bytes() const;
   int ranks() const { return header_->ranks; }
   // Removes the name (the mapping stays): called once every rank has it open.
   void unlink();

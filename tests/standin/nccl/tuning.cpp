@@ -59,6 +59,8 @@ std::map<std::string, std::string> modelled_env() {
   for (const char* name : {"NCCL_IB_HCA", "NCCL_CROSS_NIC", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS",
                            "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE"})
     if (const char* v = std::getenv(name)) env[name] = v;
+  for (const std::string& name : sim::p2p_env_names())  // what point-to-point work is charged under
+    if (const char* v = std::getenv(name.c_str())) env[name] = v;
   return env;
 }
 
@@ -153,6 +155,10 @@ CommTuning::CommTuning(const CommShape& shape) {
 
 CommTuning::~CommTuning() {
   if (impl_ && impl_->plugin) impl_->plugin->finalize(impl_->context);
+}
+
+double CommTuning::p2p_time_us(const sim::P2pTraffic& traffic) const {
+  return impl_->model.p2p_traffic_time_us(traffic);
 }
 
 std::string CommTuning::plugin_text() const {

@@ -6,11 +6,14 @@
 // (-1 where NCCL would not allow the entry: the collective, the topology, NCCL_ALGO / NCCL_PROTO, LL128 where
 // NCCL does not enable it), getCollInfo, the cheapest entry, and the plugin's channel count (0 keeps NCCL's).
 // What the choice costs is the simulator's true time for it. Free of nccl.h (its types clash with the tuner
-// ABI header's); results are ncclResult_t values as ints. A CommTuning is used by one thread at a time.
+// ABI header's); results are ncclResult_t values as ints. Point-to-point work is only charged here (the
+// simulator's p2p model), never tuned. A CommTuning is used by one thread at a time.
 
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "simulator/p2p_model.hpp"
 
 namespace autotune::standin {
 
@@ -46,6 +49,10 @@ class CommTuning {
   // Returns 0, or the ncclResult_t the collective fails with (the plugin's error; no usable entry; an entry
   // the plugin made usable that NCCL had ruled out) with *why set.
   int choose(int collective, uint64_t bytes, bool capturing, TunedChoice* out, std::string* why) const;
+
+  // What one rank's point-to-point traffic takes in the simulator's truth (p2p_model.hpp): no tuner call, as
+  // NCCL makes none for point-to-point work.
+  double p2p_time_us(const sim::P2pTraffic& traffic) const;
 
   // "autotune (v5) from /path/libnccl-tuner-autotune.so", or "none".
   std::string plugin_text() const;
