@@ -4,6 +4,9 @@
 // on the stand-in: what runs is what NCCL decides, logs and calls, never data.
 //   realnccl_job [--devices N] [--split tp|dp] COLL:BYTES...   (COLL: allreduce allgather reducescatter
 //                                                               broadcast reduce; BYTES: a number)
+//   realnccl_job --rank R --nranks N --id-file FILE COLL:BYTES...
+//     one rank per process (processes posing as nodes through NCCL_HOSTID): rank 0 writes NCCL's unique id
+//     to FILE, the others wait for it; each runs on device R modulo its devices.
 // Exit status 2 for bad usage; 1 when NCCL or CUDA fails (the failing call is printed).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -13,6 +16,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -42,6 +47,9 @@ struct Op {
 struct Options {
   int devices = 8;
   std::string split;  // "", "tp" (groups of 4 consecutive devices) or "dp" (devices i and i+4)
+  int rank = -1;      // >= 0: one rank of a communicator across processes
+  int nranks = 0;
+  std::string id_file;
   std::vector<Op> ops;
 };
 
@@ -59,6 +67,12 @@ Options parse(int argc, char** argv) {
     if (a == "--devices" && i + 1 < argc) {
       o.devices = std::atoi(argv[++i]);
       if (o.devices < 1 || o.devices > 64) usage("--devices: expected 1..64");
+    } else if (a == "--rank" && i + 1 < argc) {
+      o.rank = std::atoi(argv[++i]);
+    } else if (a == "--nranks" && i + 1 < argc) {
+      o.nranks = std::atoi(argv[++i]);
+    } else if (a == "--id-file" && i + 1 < argc) {
+      o.id_file = argv[++i];
     } else if (a == "--split" && i + 1 < argc) {
       o.split = argv[++i];
       if (o.split != "tp" && o.split != "dp") usage("--split: expected tp or dp");
@@ -71,6 +85,11 @@ Options parse(int argc, char** argv) {
       o.ops.push_back({c, parse_size(a.substr(colon + 1), a)});
     }
   }
+  if (o.rank >= 0 && (o.nranks < 1 || o.rank >= o.nranks || o.id_file.empty() || !o.split.empty()))
+    usage("--rank: expected 0 <= R < --nranks N with --id-file FILE, and no --split");
+  // Across processes the socket transport's proxy waits for data the stand-in's no-op kernels never post:
+  // the first collective is decided and logged, a second never gets past ncclGroupEnd.
+  if (o.rank >= 0 && o.ops.size() != 1) usage("--rank: expected exactly one COLL:BYTES");
   return o;
 }
 
@@ -84,8 +103,43 @@ ncclResult_t issue(const Op& op, void* buf, ncclComm_t comm, int nranks, cudaStr
   return ncclReduce(buf, buf, op.bytes, ncclInt8, ncclSum, 0, comm, s);
 }
 
+// Rank 0 publishes NCCL's unique id by rename (never half-written); the others poll for it.
+ncclUniqueId shared_id(const Options& o) {
+  ncclUniqueId id{};
+  if (o.rank == 0) {
+    check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    const std::string tmp = o.id_file + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f || std::fwrite(&id, sizeof id, 1, f) != 1 || std::fclose(f) != 0 ||
+        std::rename(tmp.c_str(), o.id_file.c_str()) != 0)
+      usage("cannot write " + o.id_file);
+    return id;
+  }
+  for (int tries = 0; tries < 600; ++tries) {
+    if (FILE* f = std::fopen(o.id_file.c_str(), "rb")) {
+      const size_t got = std::fread(&id, sizeof id, 1, f);
+      std::fclose(f);
+      if (got == 1) return id;
+    }
+    usleep(100000);
+  }
+  usage("no unique id in " + o.id_file + " after 60 s");
+}
+
+// One rank of a communicator whose ranks are processes.
+ncclComm_t process_rank(const Options& o) {
+  int devices = 0;
+  check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  check_cuda(cudaSetDevice(o.rank % devices), "cudaSetDevice");
+  const ncclUniqueId id = shared_id(o);
+  ncclComm_t comm = nullptr;
+  check_nccl(ncclCommInitRank(&comm, o.nranks, id, o.rank), "ncclCommInitRank");
+  return comm;
+}
+
 // The communicators the job runs on: all devices, or ncclCommSplit of them into tp or dp groups.
 std::vector<ncclComm_t> communicators(const Options& o) {
+  if (o.rank >= 0) return {process_rank(o)};
   std::vector<ncclComm_t> all(static_cast<size_t>(o.devices));
   std::vector<int> devs(static_cast<size_t>(o.devices));
   for (int i = 0; i < o.devices; ++i) devs[static_cast<size_t>(i)] = i;
@@ -113,7 +167,7 @@ int main(int argc, char** argv) {
   std::vector<void*> bufs(comms.size());
   std::vector<cudaStream_t> streams(comms.size());
   for (size_t i = 0; i < comms.size(); ++i) {
-    check_cuda(cudaSetDevice(static_cast<int>(i)), "cudaSetDevice");
+    if (o.rank < 0) check_cuda(cudaSetDevice(static_cast<int>(i)), "cudaSetDevice");
     check_cuda(cudaMalloc(&bufs[i], largest), "cudaMalloc");
     check_cuda(cudaStreamCreate(&streams[i]), "cudaStreamCreate");
   }
@@ -129,6 +183,11 @@ int main(int argc, char** argv) {
     }
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
     for (size_t i = 0; i < comms.size(); ++i) check_cuda(cudaStreamSynchronize(streams[i]), "sync");
+  }
+  if (o.rank >= 0) {  // ncclCommDestroy would wait for that proxy too
+    std::printf("realnccl_job: rank %d of %d, 1 operation done\n", o.rank, o.nranks);
+    std::fflush(stdout);
+    std::_Exit(0);
   }
   for (ncclComm_t c : comms) check_nccl(ncclCommDestroy(c), "ncclCommDestroy");
   std::printf("realnccl_job: %zu communicators, %zu operations done\n", comms.size(), o.ops.size());
