@@ -98,6 +98,10 @@ CalibrationMode choose_mode(const CalibrationRequest& r, const CalibrationContex
 void drop_simulated_nodes(CalibrationRequest& r, const std::vector<int>& excluded) {
   std::vector<sim::SimFault> kept;
   for (auto f : r.simulator.faults) {
+    if (f.kind == sim::SimFault::Kind::spine) {  // no node of its own
+      kept.push_back(f);
+      continue;
+    }
     if (std::find(excluded.begin(), excluded.end(), f.node) != excluded.end()) continue;
     f.node -=
         static_cast<int>(std::count_if(excluded.begin(), excluded.end(), [&](int n) { return n < f.node; }));
@@ -194,6 +198,7 @@ TuneOptions tune_options(const CalibrationRequest& r) {
   o.strategy = r.strategy;
   o.repetitions = r.repetitions;
   o.min_gain = r.min_gain;
+  o.predict = r.predict;
   o.resume = r.resume;
   o.budget = r.budget;
   o.space.collectives = r.collectives;

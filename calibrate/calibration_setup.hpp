@@ -61,6 +61,7 @@ struct CalibrationRequest {
   int repetitions = 5;
   double watchdog_scale = 1.0;  // multiplies the runner's hang bound
   double min_gain = 0.03;
+  PredictOptions predict;  // --predict: large scales from the cost model, confirmed (scale_prediction.hpp)
   std::optional<std::chrono::duration<double>> budget;
   bool resume = false;
   std::string name;      // the cluster's name in the store; empty = derived

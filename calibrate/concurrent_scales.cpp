@@ -1,21 +1,25 @@
 #include "calibrate/concurrent_scales.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 namespace autotune::calibrate {
 
-std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& scales, int nodes) {
-  std::vector<size_t> order(scales.size());
-  std::iota(order.begin(), order.end(), size_t{0});
+namespace {
+
+// First-fit of the scales of one phase into rounds of their own, after `rounds`.
+void fit_rounds(const std::vector<ScalePlan>& scales, bool predicted, int nodes,
+                std::vector<ConcurrentRound>& rounds) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < scales.size(); ++i)
+    if (scales[i].predicted == predicted) order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return scales[a].scale.nodes > scales[b].scale.nodes; });
-  std::vector<ConcurrentRound> rounds;
-  std::vector<int> used;  // nodes taken in each round
+  const size_t first = rounds.size();
+  std::vector<int> used(rounds.size(), nodes);  // nodes taken in each round; earlier phases' are closed
   for (size_t i : order) {
     const ScalePlan& sp = scales[i];
     if (sp.scale.nodes > nodes || sp.jobs == 0) continue;
-    size_t r = 0;
+    size_t r = first;
     while (r < rounds.size() && used[r] + sp.scale.nodes > nodes) ++r;
     if (r == rounds.size()) {
       rounds.emplace_back();
@@ -25,6 +29,15 @@ std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& s
     used[r] += sp.scale.nodes;
     rounds[r].estimated_s = std::max(rounds[r].estimated_s, sp.estimated_s);
   }
+}
+
+}  // namespace
+
+// A predicted scale is fitted to the smaller scales measured in full: its rounds come after theirs.
+std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& scales, int nodes) {
+  std::vector<ConcurrentRound> rounds;
+  fit_rounds(scales, false, nodes, rounds);
+  fit_rounds(scales, true, nodes, rounds);
   return rounds;
 }
 

@@ -25,6 +25,8 @@ struct ConcurrentRound {
 
 // First-fit by decreasing node count over `nodes` nodes, each scale once, in rounds; a scale larger than
 // the allocation is not placed (set-up refuses those before). Deterministic: ties keep the plan's order.
+// Predicted scales (ScalePlan::predicted) are fitted to the scales measured in full, so their rounds come
+// after those of every scale measured in full.
 std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& scales, int nodes);
 
 // What the schedule costs against one scale after another, with the whole allocation held throughout.

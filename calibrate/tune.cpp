@@ -10,6 +10,7 @@
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/utc_time.hpp"
+#include "search/rule_basis.hpp"
 
 namespace autotune::calibrate {
 
@@ -139,8 +140,12 @@ TunePlan plan_tune(const TuneOptions& o) {
       grid_n += cs.candidates.size() + 1;
     }
   const double per_measurement_s = grid_n ? grid_s / static_cast<double>(grid_n) : 0.0;
+  const auto predicted = predicted_scales(plan.space.scales, o.predict);
   for (const auto& scale : plan.space.scales) {
-    ScalePlan sp{scale, 0, 0, 0.0};
+    ScalePlan sp{scale, 0, 0, 0.0, predicted.count(scale) > 0};
+    if (const auto in = strategy_input(plan.space, o, scale); sp.predicted && !in.collectives.empty())
+      per_unit[scale] =
+          planned_confirmations(in) + plan.space.point_to_point_at(scale).size() * plan.space.sizes.size();
     for (const auto& setting : plan.space.settings) sp.jobs += measures_itself(plan.space, setting, scale);
     sp.measurements = per_unit[scale] * static_cast<uint64_t>(sp.jobs);
     sp.estimated_s = per_measurement_s * static_cast<double>(sp.measurements);
@@ -227,6 +232,7 @@ class Calibration {
   void run_setting(const runners::ProcessSetting& setting);
   JobResult run_unit(const runners::ProcessSetting& setting, const runners::Scale& scale, int scale_index);
   bool take_shared(Unit& u);
+  bool predict(Unit& u);
   std::optional<std::vector<runners::Measurement>> measure(Unit& u,
                                                            const std::vector<runners::MeasureRequest>& batch);
   bool out_of_budget(const Unit& u, size_t requests) const;
@@ -246,6 +252,7 @@ class Calibration {
   Clock::time_point start_;
   std::unique_ptr<search::Strategy> strategy_;
   std::map<runners::Scale, search::StrategyInput> inputs_;  // per scale
+  std::set<runners::Scale> predicted_;                      // calibrate/scale_prediction.hpp
   TuneResult result_;
   std::map<ReplayKey, runners::Measurement> replay_;
   std::vector<search::JournalRecord> records_;
@@ -427,6 +434,26 @@ bool Calibration::take_shared(Unit& u) {
   return true;
 }
 
+// A predicted scale: its confirmations agreed and the predicted times are journaled (true), or it is to be
+// measured in full (false). On --resume, predictions journaled before are kept.
+bool Calibration::predict(Unit& u) {
+  for (const auto& r : records_)
+    if (r.setting.id == u.setting.id && r.scale == u.scale && r.source == search::kPredictedSource) {
+      u.job.prediction = "predicted before (--resume)";
+      return true;
+    }
+  PredictionInput in{records_, u.setting, u.scale, &inputs_.at(u.scale), o_.predict.time_tolerance};
+  ScalePrediction p = predict_and_confirm(in, [&](const auto& b) { return measure(u, b); });
+  u.job.prediction = p.detail;
+  if (o_.say && processes_.is_root())
+    o_.say(u.setting.id + " at " + runners::shape_text(u.scale) + ": " + p.detail);
+  if (!p.confirmed) return false;
+  journal(p.predicted);
+  records_.insert(records_.end(), p.predicted.begin(), p.predicted.end());
+  u.job.predicted = p.predicted.size();
+  return true;
+}
+
 JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const runners::Scale& scale,
                                 int scale_index) {
   Unit u{setting, scale, JobResult{setting, scale, 0, 0, 0, {}, false, ""},
@@ -450,7 +477,8 @@ JobResult Calibration::run_unit(const runners::ProcessSetting& setting, const ru
   }
   try {
     const search::StrategyInput& in = inputs_.at(scale);
-    if (!in.collectives.empty()) {
+    // A predicted scale whose confirmations agree needs no search (calibrate/scale_prediction.hpp).
+    if (!in.collectives.empty() && !(predicted_.count(scale) && predict(u))) {
       search::StrategyReport sr =
           strategy_->run(in, [&](const std::vector<runners::MeasureRequest>& b) { return measure(u, b); });
       u.job.skipped = sr.skipped;
@@ -495,6 +523,8 @@ TuneResult Calibration::run() {
   const search::SearchSpace& space = result_.plan.space;
   strategy_ = search::make_strategy(o_.strategy, o_.adaptive);
   for (const auto& scale : space.scales) inputs_[scale] = strategy_input(space, o_, scale);
+  for (const auto& sp : result_.plan.scales)
+    if (sp.predicted) predicted_.insert(sp.scale);
   result_.header = calibration_header(o_, result_.plan);
   open_journal();
   start_ = clock_.now();
@@ -506,7 +536,9 @@ TuneResult Calibration::run() {
       if (j.failed) why += "; " + j.setting.id + " (" + runners::describe_shape(j.scale) + "): " + j.detail;
     throw std::runtime_error("no job measured anything" + why);
   }
-  if (o_.budget) {
+  // Rules come from NCCL's defaults: a worker measuring another setting alone has none of them, and the
+  // orchestrator checks the merged journal instead.
+  if (o_.budget && space.settings.front().is_default()) {
     std::vector<std::string> left;
     for (const auto& scale : space.scales) {
       std::vector<nccl::Collective> collectives;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/scale_prediction.hpp"
 #include "common/clock.hpp"
 #include "profiles/profile.hpp"
 #include "runners/process_group.hpp"
@@ -34,6 +35,7 @@ struct TuneOptions {
   search::AdaptiveOptions adaptive;
   int repetitions = 5;
   double min_gain = 0.03;
+  PredictOptions predict;  // which large scales are predicted and confirmed (calibrate/scale_prediction.hpp)
   std::optional<std::chrono::duration<double>> budget;  // wall time for the measurements
   std::filesystem::path journal;  // where every measurement goes (required unless dry_run)
   bool resume = false;  // continue the journal instead of starting a new one (the old one is kept aside)
@@ -73,6 +75,8 @@ struct JobResult {
   std::string detail;  // why it failed
   // Doubts the repetition rounds left unsettled (search/repetition_rounds.hpp): decided on what was measured.
   std::vector<std::string> given_up = {};
+  uint64_t predicted = 0;       // predicted times journaled (a predicted scale whose confirmations agreed)
+  std::string prediction = {};  // what became of a predicted scale, in words; empty for the others
 };
 
 // One scale of the plan, over the jobs (process-wide settings) that measure it: a one-node shape is measured
@@ -82,6 +86,7 @@ struct ScalePlan {
   int jobs = 0;
   uint64_t measurements = 0;
   double estimated_s = 0.0;
+  bool predicted = false;  // only the confirmations are planned (calibrate/scale_prediction.hpp)
 };
 
 struct TunePlan {

@@ -180,6 +180,7 @@ void print_show(const Profile& p, const fs::path& file) {
                                         std::to_string(r.gain->default_samples) + " samples"
                            : r.samples ? std::to_string(*r.samples) + " samples"
                                        : "-";
+    if (r.basis) evidence += std::string(evidence == "-" ? "" : ", ") + std::string(name(*r.basis));
     std::printf("  %-13s %-6s %-6s %-10s %-10s %-13s %-8s %-8s %9s %9s %7s %-22s %s\n",
                 std::string(name(r.collective)).c_str(), format_count_range(r.nodes).c_str(),
                 format_count_range(r.ranks).c_str(), human_byte_size(r.min_bytes).c_str(),
@@ -191,7 +192,9 @@ void print_show(const Profile& p, const fs::path& file) {
   }
   std::printf(
       "  (busbw and default in GB/s at the range's largest measured size; gain = NCCL's default time / the "
-      "rule's time - 1, over the measured sizes; samples = the rule's / the default's timed repetitions)\n");
+      "rule's time - 1, over the measured sizes; samples = the rule's / the default's timed repetitions; "
+      "predicted: from the cost model fitted to smaller "
+      "scales, confirmed: predicted and checked by measuring some of its sizes)\n");
 }
 
 int do_list(const Common& c) {

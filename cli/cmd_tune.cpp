@@ -215,7 +215,7 @@ struct TuneArgs {
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
                            scales, shapes, parallelism, store_dir, format = "text", from_journal, channels,
                            ib_hca, cross_nic, p2p_env, name, launcher, journal_part, report, excluded_nodes,
-                           check_bytes = "256M";
+                           check_bytes = "256M", predict = "auto";
   int job_id = -1, reps = 5;
   double watchdog_scale = 1.0;
   SimulatorArgs simulator;
@@ -226,6 +226,7 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "nccl-autotune tune " + std::string(kSimulatorUsage) +
       " [--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--add-shapes] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
+      "[--predict off|auto] "
       "[--shapes 4x8,4x1:alltoall | --parallelism tp=2,ep=8,pp=2 | --scales 1,2,all] [--launcher \"srun -N "
       "2\"] "
       "[--resume] [--dry-run] [--from-journal FILE] [--store "
@@ -271,8 +272,12 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "multiplies how long an operation may take before it is declared hung (slow fabrics, tests)")(
       "budget", po::value(&a.budget), "time for the measurements: 20m, 90s, 1h")(
       "min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
-      "a rule must beat NCCL's default by this")("resume",
-                                                 "continue the journal of an interrupted calibration")(
+      "a rule must beat NCCL's default by this")(
+      "predict", po::value(&a.predict)->default_value(a.predict),
+      "auto: scales above 64 nodes, with two smaller multi-node scales of the same ranks per node measured "
+      "first, are predicted from NCCL's cost model fitted to those and confirmed by measuring around the "
+      "predicted crossovers (a miss measures the scale in full); off: measure every scale in full")(
+      "resume", "continue the journal of an interrupted calibration")(
       "dry-run", "print the plan and the estimated time; measure nothing")(
       "from-journal", po::value(&a.from_journal), "re-derive the profile from a journal, measuring nothing")(
       "store", po::value(&a.store_dir),
@@ -332,6 +337,7 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   r.repetitions = a.reps;
   r.watchdog_scale = require_watchdog_scale(a.watchdog_scale);
   r.min_gain = parse_gain(a.min_gain, "--min-gain");
+  r.predict = calibrate::parse_predict_mode(a.predict);
   if (vm.count("budget")) r.budget = std::chrono::duration<double>(parse_duration(a.budget, "--budget"));
   r.resume = vm.count("resume") > 0;
   r.name = a.name;

@@ -25,6 +25,7 @@ nlohmann::json rule_json(const profiles::Rule& r) {
     j["default_samples"] = r.gain->default_samples;
   }
   if (r.samples) j["samples"] = *r.samples;
+  if (r.basis) j["basis"] = std::string(profiles::name(*r.basis));
   if (r.ranks_per_node) j["ranks_per_node"] = format_count_range(r.ranks_per_node);
   if (r.pipe_ops) j["pipe_ops"] = format_count_range(r.pipe_ops);
   if (r.reg_buff) j["reg_buff"] = *r.reg_buff;

@@ -27,7 +27,8 @@ void add_simulator_options(po::options_description& options, SimulatorArgs& a, c
       "simulator: relative noise per repetition")(
       "sim-fault", po::value(&a.faults)->composing(),
       "simulator: a sick node, repeatable: node=N,nic=K,rate=F | node=N,gpu=K,clock=F | "
-      "node=N,gpu=K,nvlink=F");
+      "node=N,gpu=K,nvlink=F | spine=F,beyond=N (a slow spine, crossed by communicators over more than N "
+      "nodes)");
 }
 
 std::optional<sim::SimulatorSpec> simulator_spec(const po::variables_map& vm, const SimulatorArgs& a) {

@@ -52,14 +52,14 @@ std::string hours_text(double h) {
 }
 
 std::string scale_table(const PlanFigures& f) {
-  report::TextTable t({"shape", "jobs", "measurements", "estimated time", "node-hours", "round"},
+  report::TextTable t({"shape", "jobs", "measurements", "estimated time", "node-hours", "round", "how"},
                       {report::Align::left, report::Align::right, report::Align::right, report::Align::right,
-                       report::Align::right, report::Align::right});
+                       report::Align::right, report::Align::right, report::Align::left});
   for (const auto& sp : f.plan.scales) {
     const int round = round_of(f.rounds, sp.scale);
     t.add_row({runners::shape_text(sp.scale), std::to_string(sp.jobs), std::to_string(sp.measurements),
                seconds_text(sp.estimated_s), hours_text(sp.scale.nodes * sp.estimated_s / 3600.0),
-               round ? std::to_string(round) : "-"});
+               round ? std::to_string(round) : "-", sp.predicted ? "predicted" : "measured"});
   }
   return t.render();
 }
@@ -111,7 +111,9 @@ std::string plan_text(const calibrate::CalibrationSetup& s) {
   out << "\n" << scale_table(f);
   out << "(jobs: the settings that measure the shape; a one-node shape is measured once for the settings "
          "that only "
-         "act between nodes; node-hours: the shape's nodes x its time)\n\n";
+         "act between nodes; node-hours: the shape's nodes x its time; predicted: from the cost model fitted "
+         "to the smaller scales, measuring only around the predicted crossovers and a few checks, in full if "
+         "one misses; --predict off measures every scale in full)\n\n";
   out << "total: " << plan.measurements << " measurements"
       << (plan.strategy == "adaptive" ? " (estimate)" : "") << " on " << f.nodes << " node(s)\n";
   out << "  one scale after another: " << seconds_text(f.cost.sequential_s) << ", "
@@ -151,7 +153,8 @@ nlohmann::json plan_json(const calibrate::CalibrationSetup& s) {
                            {"measurements", sp.measurements},
                            {"estimated_s", sp.estimated_s},
                            {"node_hours", sp.scale.nodes * sp.estimated_s / 3600.0},
-                           {"round", round_of(f.rounds, sp.scale)}});
+                           {"round", round_of(f.rounds, sp.scale)},
+                           {"predicted", sp.predicted}});
   for (const auto& r : f.rounds) {
     json groups = json::array();
     for (const auto& g : r.groups)

@@ -11,6 +11,16 @@ std::string_view name(Source s) {
   return kSourceNames[static_cast<int>(s)];
 }
 
+std::string_view name(RuleBasis b) {
+  return b == RuleBasis::confirmed ? "confirmed" : "predicted";
+}
+
+std::optional<RuleBasis> parse_rule_basis(std::string_view text) {
+  if (text == "confirmed") return RuleBasis::confirmed;
+  if (text == "predicted") return RuleBasis::predicted;
+  return std::nullopt;
+}
+
 std::optional<Source> parse_source(std::string_view text) {
   for (size_t i = 0; i < kSourceNames.size(); ++i)
     if (text == kSourceNames[i]) return static_cast<Source>(i);

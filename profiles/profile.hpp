@@ -45,6 +45,14 @@ struct GainEvidence {
   bool operator==(const GainEvidence&) const = default;
 };
 
+// How a rule of a calibrated scale came to be: absent, measured there in full (every rule before predicted
+// scales); `predicted`, from NCCL's cost model fitted to the smaller scales of the same shape
+// (search/cost_fit.hpp), with none of its sizes measured at its scale; `confirmed`, predicted and then
+// measured at its scale at some of its sizes (its edges, checks), agreeing within the noise.
+enum class RuleBasis { confirmed, predicted };
+std::string_view name(RuleBasis b);
+std::optional<RuleBasis> parse_rule_basis(std::string_view text);
+
 // What a communicator is, as the plugin learns it at init: nodes, ranks, and the fewest and most ranks any of
 // its nodes holds (NCCL's v5+ init gives them as the NVLink domains; older ABIs give none, and an even spread
 // is assumed when the ranks divide by the nodes). Unknown per-node counts are 0.
@@ -96,7 +104,8 @@ struct Rule {
   };
   std::optional<RunnerUp> runner_up;
   std::optional<GainEvidence> gain;
-  int source_line = 0;  // where it was read from, for messages; not written back
+  std::optional<RuleBasis> basis;  // absent: measured at its scale
+  int source_line = 0;             // where it was read from, for messages; not written back
 
   bool applies_to(const CommShape& c) const {
     return (!nodes || nodes->contains(c.nodes)) && (!ranks || ranks->contains(c.ranks)) &&

@@ -103,6 +103,16 @@ class Reader {
     return parsed;
   }
 
+  // basis = "confirmed" | "predicted" (absent: measured).
+  std::optional<RuleBasis> read_basis(const toml::node* n, size_t index) {
+    if (!n) return std::nullopt;
+    auto b = n->is_string() ? parse_rule_basis(n->as_string()->get()) : std::nullopt;
+    if (!b)
+      w_.fail(line_of(*n), KeyRef(index, "basis"),
+              "expected \"confirmed\" or \"predicted\" (absent: measured); found " + describe(*n));
+    return b;
+  }
+
   // [online] telemetry = true|false, explore = 0..0.5 (a fraction of calls).
   void read_online(Profile& p, const toml::node& node) {
     const toml::table* t = node.as_table();
@@ -495,6 +505,7 @@ class Reader {
     kDefaultSamples,
     kRunnerUp,  // with kRunnerUpBusbw: both or neither
     kRunnerUpBusbw,
+    kBasis,
     kFieldCount
   };
   static constexpr std::array<std::string_view, kFieldCount> kNames = {"collective",
@@ -519,7 +530,8 @@ class Reader {
                                                                        "sizes",
                                                                        "default_samples",
                                                                        "runner_up",
-                                                                       "runner_up_busbw_gbps"};
+                                                                       "runner_up_busbw_gbps",
+                                                                       "basis"};
   using RuleFields = std::array<const toml::node*, kFieldCount>;
 
   std::optional<double> number(const RuleFields& field, Field f, size_t index, RuleLines& lines) {
@@ -583,6 +595,7 @@ class Reader {
     if (!lines.evidence) lines.evidence = lines.header;
     r.runner_up = read_runner_up(field[kRunnerUp], field[kRunnerUpBusbw], index);
     if (field[kRunnerUp]) lines.runner_up = line_of(*field[kRunnerUp]);
+    r.basis = read_basis(field[kBasis], index);
     check_rule(w_, r, index, lines, buffers_);
     return r;
   }

@@ -162,6 +162,7 @@ void format_rule(const Rule& r, std::string& out) {
     out += "runner_up = " + toml_string(runner_up_text(*r.runner_up)) + "\n";
     out += "runner_up_busbw_gbps = " + format_double(r.runner_up->busbw_gbps) + "\n";
   }
+  if (r.basis) out += "basis = " + toml_string(name(*r.basis)) + "\n";
 }
 
 }  // namespace

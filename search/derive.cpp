@@ -8,6 +8,7 @@
 
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
+#include "search/rule_basis.hpp"
 
 namespace autotune::search {
 
@@ -458,6 +459,7 @@ Derivation derive(std::span<const JournalRecord> records, const DeriveOptions& o
   out.setting = settings[chosen].setting;
   out.env = out.setting.env;  // the rules below were measured under exactly this
   out.rules = decided[chosen].rules;
+  mark_rule_basis(out.rules, records, out.setting);
   std::sort(out.scores.begin(), out.scores.end(),
             [](const SettingScore& a, const SettingScore& b) { return a.total_us < b.total_us; });
   if (decided[chosen].points.empty())

@@ -105,6 +105,7 @@ void set_nccl_links(const topology::Topology& topo, SimCluster& c) {
 void resolve_faults(const topology::Topology& topo, SimCluster& c, std::vector<SimFault> faults) {
   for (auto& f : faults) {
     const std::string what = describe_fault(f);
+    if (f.kind == SimFault::Kind::spine) continue;  // no node or device of its own
     if (f.node >= c.nodes)
       throw InputError("--sim-fault", 0,
                        "expected a node below --nodes " + std::to_string(c.nodes) +

@@ -12,8 +12,9 @@ namespace autotune::sim {
 namespace {
 
 constexpr const char* kForms =
-    "node=N,nic=K,rate=F (a NIC at a fraction of its rate), node=N,gpu=K,clock=F (a throttled GPU) or "
-    "node=N,gpu=K,nvlink=F (NVLinks at a fraction of their bandwidth), F in (0, 1]";
+    "node=N,nic=K,rate=F (a NIC at a fraction of its rate), node=N,gpu=K,clock=F (a throttled GPU), "
+    "node=N,gpu=K,nvlink=F (NVLinks at a fraction of their bandwidth) or spine=F,beyond=N (the network "
+    "between leaf switches, crossed by communicators over more than N nodes), F in (0, 1]";
 
 [[noreturn]] void fail(const std::string& expected, std::string_view found) {
   throw InputError("--sim-fault", 0, "expected " + expected + "; found \"" + std::string(found) + "\"");
@@ -48,13 +49,20 @@ SimFault parse_sim_fault(std::string_view text) {
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) fail(kForms, text);
     const std::string key(item.substr(0, eq));
-    if (key != "node" && key != "nic" && key != "gpu" && key != "rate" && key != "clock" && key != "nvlink")
-      fail(std::string("keys node, nic, gpu, rate, clock, nvlink (") + kForms + ")", item);
+    if (key != "node" && key != "nic" && key != "gpu" && key != "rate" && key != "clock" && key != "nvlink" &&
+        key != "spine" && key != "beyond")
+      fail(std::string("keys node, nic, gpu, rate, clock, nvlink, spine, beyond (") + kForms + ")", item);
     if (!fields.emplace(key, std::string(item.substr(eq + 1))).second) fail("each key once", text);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
   SimFault f;
+  if (fields.count("spine") && fields.count("beyond") && fields.size() == 2) {
+    f.kind = SimFault::Kind::spine;
+    f.fraction = fraction_value("spine", fields["spine"]);
+    f.beyond = index_value("beyond", fields["beyond"]);
+    return f;
+  }
   if (!fields.count("node")) fail(kForms, text);
   f.node = index_value("node", fields["node"]);
   const bool nic = fields.count("nic") && fields.count("rate") && fields.size() == 3;
@@ -77,8 +85,13 @@ SimFault parse_sim_fault(std::string_view text) {
 std::string describe_fault(const SimFault& f) {
   char pct[16];
   std::snprintf(pct, sizeof pct, "%g%%", f.fraction * 100.0);
+  if (f.kind == SimFault::Kind::spine)
+    return std::string("spine at ") + pct + " of its rate for communicators over more than " +
+           std::to_string(f.beyond) + " nodes";
   const std::string where = "node " + std::to_string(f.node) + ": ";
   switch (f.kind) {
+    case SimFault::Kind::spine:
+      break;
     case SimFault::Kind::nic_rate:
       return where + (f.nic.empty() ? "NIC " + std::to_string(f.device) : f.nic) + " at " + pct +
              " of its rate";

@@ -207,8 +207,14 @@ void SimModel::apply_faults(const std::set<std::string>& used_nics) {
   if (spanned.empty())
     for (int n = 0; n < cluster().nodes; ++n) spanned.push_back(n);
   for (const auto& f : cluster().faults) {
+    if (f.kind == SimFault::Kind::spine) {
+      if (static_cast<int>(spanned.size()) > f.beyond) fault_net_ = std::min(fault_net_, f.fraction);
+      continue;
+    }
     if (std::find(spanned.begin(), spanned.end(), f.node) == spanned.end()) continue;
     switch (f.kind) {
+      case SimFault::Kind::spine:
+        break;
       case SimFault::Kind::nic_rate:
         if (used_nics.count(f.nic)) fault_net_ = std::min(fault_net_, f.fraction);
         break;

@@ -174,6 +174,27 @@ TEST_CASE("tune --simulate through mpirun gives the profile the in-process path 
   fs::remove_all(launched);
 }
 
+TEST_CASE(
+    "a budget through mpirun: a worker measuring another setting alone is not failed for lacking the "
+    "defaults") {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    AUTOTUNE_SKIP("mpirun not found: orchestration through mpirun not tested");
+  }
+  const TempDir tmp("budget-mpirun");
+  // The cross_nic=1 worker has no NCCL's-defaults records of its own; the orchestrator judges the merged
+  // journal, where both settings are.
+  const int rc =
+      run("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + kBinary + kTune +
+              "--budget 10m --launcher 'mpirun --oversubscribe -np 2' --store " + tmp.path().string(),
+          tmp.path() / "out");
+  const std::string out = slurp(tmp.path() / "out");
+  INFO(out);
+  REQUIRE(rc == 0);
+  CHECK(out.find("could be decided") == std::string::npos);
+  CHECK(out.find("failed") == std::string::npos);
+  CHECK_FALSE(profiles::read_profile(only_file(tmp.path(), ".toml")).rules.empty());
+}
+
 TEST_CASE("a failed job is reported with its output and the rest make the profile and resume reruns it") {
   const TempDir tmp("fail");
   const fs::path dir = tmp.path();

@@ -336,7 +336,7 @@ TEST_CASE("profile toml: rule errors", "[profile_toml]") {
       "protocol, "
       "channels, nodes, ranks, ranks_per_node, busbw_gbps, default_busbw_gbps, samples, pipe_ops, reg_buff, "
       "chunk_bytes, gain, gain_low, gain_high, confidence, sizes, default_samples, runner_up, "
-      "runner_up_busbw_gbps; found an unknown key");
+      "runner_up_busbw_gbps, basis; found an unknown key");
   CHECK(error_of(rule_with("protocol = \"ll\"", "protocol = \"ll\"\nnodes = \"8-2\"")) ==
         "profile.toml:23: rule[1].nodes: expected a count >= 1 or a range such as \"2-8\" or \"16+\"; found "
         "string "

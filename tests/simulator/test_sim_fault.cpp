@@ -58,12 +58,17 @@ TEST_CASE("health: --sim-fault parses the three kinds of fault, keys in any orde
   CHECK(parse_sim_fault("node=1,gpu=0,nvlink=0.5") == SimFault{1, SimFault::Kind::nvlink, 0, 0.5, ""});
   CHECK(parse_sim_fault("node=0,nic=0,rate=1").fraction == 1.0);
   CHECK(describe_fault(parse_sim_fault("node=5,gpu=2,clock=0.6")) == "node 5: GPU2 clock at 60%");
+  const SimFault spine = parse_sim_fault("beyond=128,spine=0.5");
+  CHECK(spine.kind == SimFault::Kind::spine);
+  CHECK(spine.beyond == 128);
+  CHECK(describe_fault(spine) == "spine at 50% of its rate for communicators over more than 128 nodes");
 }
 
 TEST_CASE("health: --sim-fault refuses what it cannot mean", "[sim][sim-fault][health]") {
   const std::string forms =
-      "node=N,nic=K,rate=F (a NIC at a fraction of its rate), node=N,gpu=K,clock=F (a throttled GPU) or "
-      "node=N,gpu=K,nvlink=F (NVLinks at a fraction of their bandwidth), F in (0, 1]";
+      "node=N,nic=K,rate=F (a NIC at a fraction of its rate), node=N,gpu=K,clock=F (a throttled GPU), "
+      "node=N,gpu=K,nvlink=F (NVLinks at a fraction of their bandwidth) or spine=F,beyond=N (the network "
+      "between leaf switches, crossed by communicators over more than N nodes), F in (0, 1]";
   CHECK(error_of("node=3,nic=1") == "--sim-fault: expected " + forms + "; found \"node=3,nic=1\"");
   CHECK(error_of("node=3,nic=1,clock=0.5") ==
         "--sim-fault: expected " + forms + "; found \"node=3,nic=1,clock=0.5\"");
@@ -77,6 +82,8 @@ TEST_CASE("health: --sim-fault refuses what it cannot mean", "[sim][sim-fault][h
         "--sim-fault: expected each key once; found \"node=1,node=2,nic=1,rate=0.5\"");
   CHECK(error_of("node=1,disk=2,rate=0.5").rfind("--sim-fault: expected keys node, nic, gpu", 0) == 0);
   CHECK(error_of("") == "--sim-fault: expected " + forms + "; found \"\"");
+  CHECK(error_of("spine=0.5") == "--sim-fault: expected " + forms + "; found \"spine=0.5\"");
+  CHECK(error_of("spine=2,beyond=128").find("spine= a fraction in (0, 1]") != std::string::npos);
 }
 
 TEST_CASE("health: --sim-fault names a node, NIC and GPU the simulated cluster has",
