@@ -80,9 +80,17 @@ void spend_repetitions(const StrategyInput& in, const MeasureFn& measure, Measur
                                     " repetitions could not settle it");
           continue;
         }
-        // A candidate not measured at this size yet gets a first measurement, as any other.
-        for (const auto& cand : d.candidates)
-          requests.push_back({c, d.bytes, cand, table.find(c, d.bytes, cand) ? repetitions : in.repetitions});
+        // A candidate not measured at this size yet gets a first measurement, as any other. Where that is
+        // all the doubt asks (a neighbouring run that could reach a size it was not measured at), the sides
+        // already measured keep their repetitions: the new side's first measurement may settle it, and a
+        // noise-free run stays at the first repetitions.
+        const bool only_new = std::all_of(d.questions.begin(), d.questions.end(),
+                                          [](const DoubtQuestion& q) { return q.samples == 0; });
+        for (const auto& cand : d.candidates) {
+          const bool measured = table.find(c, d.bytes, cand) != nullptr;
+          if (measured && only_new) continue;
+          requests.push_back({c, d.bytes, cand, measured ? repetitions : in.repetitions});
+        }
       }
       if (requests.empty()) continue;
       any = true;
