@@ -4,6 +4,7 @@
 
 #include "common/input_error.hpp"
 #include "common/input_file.hpp"
+#include "nccl/env_policy.hpp"
 #include "topology/examples.hpp"
 #include "topology/reader.hpp"
 
@@ -25,7 +26,14 @@ int layout_gpus_per_node(const ExplainOptions& o) {
 
 LayoutExplanation explain_layout(const ExplainOptions& base, const profiles::JobLayout& layout, int nodes,
                                  int gpus_per_node) {
-  LayoutExplanation out{layout.parallelism, nodes, gpus_per_node, {}};
+  LayoutExplanation out{layout.parallelism, nodes, gpus_per_node, {}, {}, {}};
+  const profiles::Profile profile =
+      profiles::read_any_profile(base.profile_path, read_file(base.profile_path, profiles::kProfileInput),
+                                 /*use_compiled=*/false)
+          .profile;
+  for (const auto& [key, value] : profile.env)
+    if (nccl::is_point_to_point_env_key(key)) out.p2p_env[key] = value;
+  if (profile.layout && !profile.layout->p2p_env.empty()) out.p2p_env_layout = profile.layout->parallelism;
   for (const auto& g : layout.groups) {
     KindExplanation k{g, {}, std::nullopt};
     std::vector<nccl::Collective> collectives;

@@ -5,6 +5,7 @@
 // steers them, since NCCL asks no tuner for them and no per-call rule can exist. The layout's groups come in
 // from calibrate/shapes.hpp through the CLI. Not thread-safe (explain.hpp).
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct LayoutExplanation {
   int nodes = 0;
   int gpus_per_node = 0;
   std::vector<KindExplanation> kinds;
+  // What steers the point-to-point operations: the profile's [env] entries that are point-to-point settings,
+  // and the layout that calibrated them (empty when the profile says none).
+  std::map<std::string, std::string> p2p_env;
+  std::string p2p_env_layout;
 };
 
 // The GPUs per node a layout is laid over: the profile's [cluster] gpus_per_node, else the modelled node's.

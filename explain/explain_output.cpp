@@ -146,6 +146,21 @@ std::string format_json(const Explanation& e) {
   return to_json(e).dump(2) + "\n";
 }
 
+namespace {
+
+// The process-wide settings that steer a kind's point-to-point operations, as the launcher exports them.
+std::string p2p_env_text(const LayoutExplanation& e) {
+  if (e.p2p_env.empty())
+    return "process-wide: NCCL's defaults (the profile's [env] holds no point-to-point setting)\n";
+  std::string settings;
+  for (const auto& [key, value] : e.p2p_env) settings += (settings.empty() ? "" : " ") + key + "=" + value;
+  return "process-wide: " + settings + " (the profile's [env]" +
+         (e.p2p_env_layout.empty() ? "" : ", chosen for the point-to-point traffic of " + e.p2p_env_layout) +
+         ")\n";
+}
+
+}  // namespace
+
 std::string format_layout_text(const LayoutExplanation& e) {
   std::string out = "layout " + e.parallelism + " on " + std::to_string(e.nodes) + " nodes x " +
                     std::to_string(e.gpus_per_node) + " GPUs: " + std::to_string(e.kinds.size()) +
@@ -156,6 +171,7 @@ std::string format_layout_text(const LayoutExplanation& e) {
            std::to_string(g.ranks / g.nodes) + " (" + std::to_string(g.ranks) +
            " ranks): " + profiles::operations_text(g.operations) + "\n";
     for (auto op : k.point_to_point) out += profiles::no_rule_note(op) + "\n";
+    if (!k.point_to_point.empty()) out += p2p_env_text(e);
     if (k.collectives) out += format_text(*k.collectives);
   }
   return out;
@@ -171,10 +187,9 @@ std::string format_layout_json(const LayoutExplanation& e) {
     j["explanation"] = k.collectives ? to_json(*k.collectives) : json(nullptr);
     kinds.push_back(j);
   }
-  json j = {{"parallelism", e.parallelism},
-            {"nodes", e.nodes},
-            {"gpus_per_node", e.gpus_per_node},
-            {"kinds", kinds}};
+  json j = {{"parallelism", e.parallelism},       {"p2p_env", e.p2p_env},
+            {"p2p_env_layout", e.p2p_env_layout}, {"nodes", e.nodes},
+            {"gpus_per_node", e.gpus_per_node},   {"kinds", kinds}};
   return j.dump(2) + "\n";
 }
 

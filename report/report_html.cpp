@@ -158,6 +158,41 @@ void charts(std::string& o, const ChartKey& key, const MeasurementTable& table,
     o += "<p class=\"note\">No speedup chart: NCCL's default was not measured here.</p>\n";
 }
 
+// Point-to-point times per process-wide setting, per size: NCCL's default under each setting job.
+using SettingSeries = std::map<std::string, std::map<uint64_t, std::vector<double>>>;
+
+// One chart per point-to-point operation of a shape: no candidate exists (no per-call rule), so the lines are
+// the process-wide settings, NCCL's defaults thick and dashed.
+void p2p_chart(std::string& o, const Scale& scale, nccl::Operation op, const SettingSeries& by_setting) {
+  SvgChart bw;
+  bw.title = fmt::format("{}: bus bandwidth per process-wide setting, {}", nccl::name(op),
+                         runners::describe_shape(scale));
+  bw.x_label = "message size (bytes, log scale)";
+  bw.y_label = "bus bandwidth (GB/s, log scale)";
+  bw.log_y = true;
+  bw.x_tick_label = [](double x) { return human_size(static_cast<uint64_t>(x)); };
+  const std::vector<std::string> colors = distinct_colors(by_setting.size());
+  size_t next_color = 0;
+  for (const auto& [setting, sizes] : by_setting) {
+    const bool is_default = setting == "default";
+    SvgSeries s{setting, is_default ? "#000000" : colors[next_color++], is_default, {}};
+    for (const auto& [bytes, times] : sizes) {
+      std::vector<double> sorted = times;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      if (median > 0)
+        s.points.emplace_back(static_cast<double>(bytes),
+                              runners::busbw_gbps(op, scale.ranks, bytes, median));
+    }
+    if (!s.points.empty()) bw.series.push_back(std::move(s));
+  }
+  o += "<h3>" + esc(std::string(nccl::name(op))) + ", " + esc(runners::describe_shape(scale)) + "</h3>\n";
+  o += "<p class=\"note\">" + esc(profiles::no_rule_note(op)) +
+       ": NCCL's own choice under each process-wide setting measured (the profile's [env] keeps a "
+       "point-to-point setting only where it won and slowed no collective).</p>\n";
+  o += "<div class=\"chart-block\">\n" + render_svg(bw) + "</div>\n";
+}
+
 std::string sizes_text(const std::set<uint64_t>& sizes) {
   if (sizes.size() > 4)
     return fmt::format("{} sizes, {}", sizes.size(), human_size_range(*sizes.begin(), *sizes.rbegin()));
@@ -343,7 +378,7 @@ void layout_section(std::string& o, const Page& pg) {
 // Opens a shape's section: its heading, and the rules that decide its calls (or that NCCL decides them all).
 void shape_heading(std::string& o, const Scale& scale,
                    const std::vector<std::pair<ChartKey, std::vector<ShownRule>>>& shown_rules,
-                   const profiles::JobLayout* layout) {
+                   const profiles::JobLayout* layout, bool p2p_measured) {
   const std::string shape = runners::describe_shape(scale);
   const auto kinds = layout ? profiles::groups_of_shape(*layout, scale.nodes, scale.ranks)
                             : std::vector<profiles::LayoutGroup>{};
@@ -355,7 +390,9 @@ void shape_heading(std::string& o, const Scale& scale,
     for (auto op : g.operations)
       if (nccl::is_point_to_point(op))
         o += "<p class=\"note\">" + esc(std::string(profiles::kind_title(g.kind).value_or(g.kind))) + " " +
-             esc(profiles::no_rule_note(op)) + "; not measured by this calibration.</p>\n";
+             esc(profiles::no_rule_note(op)) +
+             (p2p_measured ? "; measured: the chart below." : "; not measured by this calibration.") +
+             "</p>\n";
   std::string items;
   for (const auto& [key, rules] : shown_rules)
     for (const ShownRule& sr : rules)
@@ -373,10 +410,20 @@ void charts_section(std::string& o, const Page& pg) {
   std::vector<std::pair<Scale, ShownRule>> shown;  // scale only for derived rules
   std::set<Scale> scales;
   std::map<ChartKey, MeasurementTable> tables;
+  std::map<Scale, std::map<nccl::Operation, SettingSeries>> p2p;
   for (const auto& r : pg.data.records) {
-    if (r.setting.id != pg.chart_setting || r.measurement.request.point_to_point) continue;
+    const auto& m = r.measurement;
+    if (m.request.point_to_point) {
+      // A copy counted for a setting that cannot reach this shape (measured_under) would draw a twin line.
+      if (m.outcome == runners::Outcome::ok && r.source != "production" && r.source != "predicted" &&
+          r.measured_under.empty())
+        for (double t : m.times_us)
+          p2p[r.scale][m.request.operation()][r.setting.id][m.request.bytes].push_back(t);
+      continue;
+    }
+    if (r.setting.id != pg.chart_setting) continue;
     scales.insert(r.scale);
-    tables[{r.scale, r.measurement.request.collective}].add(r.measurement);
+    tables[{r.scale, m.request.collective}].add(m);
   }
   auto rules_for = [&](const ChartKey& k) {
     std::vector<ShownRule> out;
@@ -403,21 +450,25 @@ void charts_section(std::string& o, const Page& pg) {
   if (pg.chart_setting != "default")
     o += " Charts show the process-wide setting <code>" + esc(pg.chart_setting) + "</code>.";
   o += "</p>\n";
-  if (tables.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
+  if (tables.empty() && p2p.empty()) o += "<p class=\"note\">No measurements to chart.</p>\n";
   const auto colors = candidate_colors(tables);
   // One section per communicator shape: a job's tensor, pipeline and data parallel groups each get their own
   // rules, and an operator reads them per communicator.
   std::map<Scale, std::vector<ChartKey>> by_shape;
   for (const auto& entry : tables) by_shape[entry.first.scale].push_back(entry.first);
+  for (const auto& entry : p2p) by_shape[entry.first];  // a shape that runs only point-to-point
   for (const auto& [scale, keys] : by_shape) {
     std::vector<std::pair<ChartKey, std::vector<ShownRule>>> shown_rules;
     for (const ChartKey& key : keys) shown_rules.emplace_back(key, rules_for(key));
-    shape_heading(o, scale, shown_rules, pg.layout);
+    const auto p2p_here = p2p.find(scale);
+    shape_heading(o, scale, shown_rules, pg.layout, p2p_here != p2p.end());
     for (const auto& [key, rules] : shown_rules) {
       o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
            esc(runners::describe_shape(key.scale)) + "</h3>\n";
       charts(o, key, tables.at(key), rules, colors);
     }
+    if (p2p_here != p2p.end())
+      for (const auto& [op, by_setting] : p2p_here->second) p2p_chart(o, scale, op, by_setting);
     o += "</section>\n";
   }
 }

@@ -73,6 +73,9 @@ grep -A1 "^== pipeline parallel, 32 groups of 4x1 (4 ranks): sendrecv$" <<<"$out
   grep -q "^sendrecv: no per-call rule exists (NCCL asks no tuner for point-to-point operations; process-wide" ||
   fail "layout: pipeline kind without its no-rule line: $out"
 grep -q "^== pipeline embedding, 32 groups of 2x1 (2 ranks): allreduce$" <<<"$out" || fail "layout: embedding: $out"
+grep -A2 "^== pipeline parallel, 32 groups of 4x1 (4 ranks): sendrecv$" <<<"$out" |
+  grep -q "^process-wide: NCCL's defaults (the profile's \[env\] holds no point-to-point setting)$" ||
+  fail "layout: the pipeline kind does not say what steers it: $out"
 # Three kinds with a collective: three explanations, each with the profile's two rules.
 (( $(grep -c "^communicator: " <<<"$out") == 3 )) || fail "layout: expected 3 communicators explained: $out"
 (( $(grep -Ec "^ +1000 - 65535 .* profile +tree/ll" <<<"$out") == 3 )) || fail "layout: rules per kind: $out"
@@ -110,4 +113,12 @@ grep -q "^  sendrecv: no per-call rule exists .*\[pipeline parallel\]$" <<<"$out
 out=$("$bin" explain --profile "$dir/layout.toml" --nodes 1 --ranks 8 --collective allreduce 2>&1) ||
   fail "serves none: exit $?: $out"
 grep -q "^serves: no group of the layout tp=8,pp=2,dp=2" <<<"$out" || fail "serves none: $out"
+# A point-to-point setting the calibration of that layout exported: said beside every point-to-point kind.
+sed '0,/^\[\[rule\]\]$/s//[env]\nNCCL_PXN_DISABLE = "1"\n[[rule]]/' "$dir/layout.toml" | sed 's/^parallelism = "tp=8,pp=2,dp=2"$/&\np2p_env = ["NCCL_PXN_DISABLE"]/' >"$dir/p2p.toml"
+chmod 600 "$dir/p2p.toml"
+out=$("$bin" explain --profile "$dir/p2p.toml" --parallelism tp=8,pp=4,dp=4 --nodes 16 --collective allreduce 2>&1) ||
+  fail "p2p env: exit $?: $out"
+grep -A2 "^== pipeline parallel, 32 groups of 4x1 (4 ranks): sendrecv$" <<<"$out" |
+  grep -q "^process-wide: NCCL_PXN_DISABLE=1 (the profile's \[env\], chosen for the point-to-point traffic of tp=8,pp=2,dp=2)$" ||
+  fail "p2p env: $out"
 echo "explain: ok"

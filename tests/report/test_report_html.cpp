@@ -413,3 +413,39 @@ TEST_CASE("production records get their own section and stay out of the calibrat
   CHECK(count(html, "<path class=\"series") == count(before, "<path class=\"series"));
   CHECK(count(html, "class=\"rule-band\"") == count(before, "class=\"rule-band\""));
 }
+
+TEST_CASE("point-to-point operations get a chart per shape, one line per process-wide setting") {
+  ReportData d = sample();
+  using nccl::Operation;
+  // The expert groups' all-to-all on 2 nodes x 2 (anchor shape-2x4: nodes x ranks), under NCCL's defaults and
+  // under one point-to-point setting twice as fast; a copy counted for a setting that cannot reach the shape
+  // adds no line.
+  auto a2a = [](const std::string& setting, uint64_t bytes, double us) {
+    JournalRecord r = record(Candidate{}, bytes, us);
+    r.setting =
+        ProcessSetting{setting, setting == "default" ? std::map<std::string, std::string>{}
+                                                     : std::map<std::string, std::string>{{"X", "1"}}};
+    r.scale = Scale{2, 4};
+    r.measurement.request.set_operation(Operation::alltoall);
+    return r;
+  };
+  for (uint64_t b = 1024; b <= 65536; b *= 4) {
+    d.records.push_back(a2a("default", b, 40));
+    d.records.push_back(a2a("p2p:NCCL_PXN_DISABLE=1", b, 20));
+    JournalRecord copy = a2a("cross_nic=1", b, 40);
+    copy.measured_under = "default";
+    d.records.push_back(copy);
+  }
+  const std::string html = render_report_html(d);
+  const size_t at = html.find("id=\"shape-2x4\"");
+  REQUIRE(at != std::string::npos);
+  const std::string section = html.substr(at, html.find("</section>", at) - at);
+  CHECK(section.find("<h3>alltoall, 2x2 (4 ranks)</h3>") != std::string::npos);
+  CHECK(section.find("no per-call rule exists") != std::string::npos);
+  CHECK(count(section, "data-series=\"default\"") == 1);
+  CHECK(count(section, "data-series=\"p2p:NCCL_PXN_DISABLE=1\"") == 1);
+  CHECK(count(section, "data-series=\"cross_nic=1\"") == 0);
+  // The collectives' charts never draw point-to-point records.
+  const std::string first = html.substr(html.find("id=\"shape-1x8\""));
+  CHECK(first.substr(0, first.find("</section>")).find("alltoall") == std::string::npos);
+}
