@@ -241,15 +241,8 @@ void CollectiveWork::describe(int parity, double ready_us) {
 double CollectiveWork::execute(double start_us) {
   CommState& c = *comm_;
   if (c.aborted.load() || c.destroyed.load()) return start_us;
-  if (c.busy.exchange(true)) {
-    c.set_async_error(ncclInvalidUsage, "two collectives ran on one communicator at once (from two streams)");
-    c.hang_until_abort();
-    return start_us;
-  }
-  struct Idle {
-    std::atomic<bool>& busy;
-    ~Idle() { busy.store(false); }
-  } idle{c.busy};
+  const ExclusiveRun exclusive(c, "two collectives ran on one communicator at once (from two streams)");
+  if (!exclusive.held()) return start_us;
   // A broken communicator runs nothing more; nor does a collective that cannot complete.
   auto stuck = [&] {
     c.hang_until_abort();

@@ -243,6 +243,17 @@ void CommState::hang_until_abort() const {
   while (!aborted.load() && !destroyed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
+ExclusiveRun::ExclusiveRun(CommState& comm, const char* what) : comm_(comm) {
+  held_ = !comm_.busy.exchange(true);
+  if (held_) return;
+  comm_.set_async_error(ncclInvalidUsage, what);
+  comm_.hang_until_abort();
+}
+
+ExclusiveRun::~ExclusiveRun() {
+  if (held_) comm_.busy.store(false);
+}
+
 void new_unique_id(ncclUniqueId* id) {
   static std::mutex mutex;
   static std::mt19937_64 random(std::random_device{}() ^ (static_cast<uint64_t>(getpid()) << 32) ^

@@ -41,7 +41,7 @@ class CommState {
   uint64_t host_steps = 0;  // host-barrier steps since creation (split slots alternate by parity)
   uint64_t splits = 0;
 
-  std::atomic<bool> busy{false};  // a collective is running
+  std::atomic<bool> busy{false};  // an operation is running (ExclusiveRun)
   uint64_t rounds = 0;            // data-barrier rounds run (staging alternates by parity)
   uint64_t sequence = 0;          // collectives run
   std::atomic<bool> aborted{false};
@@ -61,6 +61,22 @@ class CommState {
   std::atomic<int> async_error_{ncclSuccess};
   std::mutex mutex_;
   std::atomic<int64_t> next_liveness_check_{0};
+};
+
+// One operation at a time on a communicator, as on a GPU: held for the operation's run. A second operation
+// at once (work from two streams) fails the communicator asynchronously and waits, as the GPU would hang,
+// until it is aborted; held() is then false and the operation runs nothing.
+class ExclusiveRun {
+ public:
+  ExclusiveRun(CommState& comm, const char* what);
+  ~ExclusiveRun();
+  ExclusiveRun(const ExclusiveRun&) = delete;
+  ExclusiveRun& operator=(const ExclusiveRun&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  CommState& comm_;
+  bool held_ = false;
 };
 
 // A fresh unique id: names a segment no one has created yet.

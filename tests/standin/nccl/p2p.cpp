@@ -226,15 +226,8 @@ double P2pWork::run(double start_us) noexcept {
 double P2pWork::execute(double start_us) {
   CommState& c = *comm_;
   if (c.aborted.load() || c.destroyed.load()) return start_us;
-  if (c.busy.exchange(true)) {
-    c.set_async_error(ncclInvalidUsage, "two operations ran on one communicator at once (from two streams)");
-    c.hang_until_abort();
-    return start_us;
-  }
-  struct Idle {
-    std::atomic<bool>& busy;
-    ~Idle() { busy.store(false); }
-  } idle{c.busy};
+  const ExclusiveRun exclusive(c, "two operations ran on one communicator at once (from two streams)");
+  if (!exclusive.held()) return start_us;
   if (c.async_error() != ncclSuccess || injected_async_error(c)) {
     c.hang_until_abort();
     return start_us;
