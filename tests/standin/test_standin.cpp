@@ -139,6 +139,17 @@ double element(const std::vector<unsigned char>& in, ncclDataType_t t, size_t k)
   }
 }
 
+// The communicator's asynchronous error once it has one (collectives fail on the stream), or ncclSuccess
+// after two seconds without one.
+ncclResult_t await_async_error(ncclComm_t comm) {
+  ncclResult_t async = ncclSuccess;
+  for (int k = 0; k < 200 && async == ncclSuccess; ++k) {
+    require_nccl(ncclCommGetAsyncError(comm, &async));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return async;
+}
+
 }  // namespace
 
 TEST_CASE("CUDA stand-in: the devices of the recorded node, and CUDA's errors for misuse",
@@ -316,14 +327,7 @@ TEST_CASE("NCCL stand-in: ranks that issue different collectives fail on every r
   require_nccl(ncclAllReduce(a, a, 16, ncclFloat32, ncclSum, r.comms[0], r.streams[0]));
   require_nccl(ncclAllReduce(b, b, 32, ncclFloat32, ncclSum, r.comms[1], r.streams[1]));
   require_nccl(ncclGroupEnd());
-  for (int i = 0; i < 2; ++i) {
-    ncclResult_t async = ncclSuccess;
-    for (int k = 0; k < 200 && async == ncclSuccess; ++k) {
-      require_nccl(ncclCommGetAsyncError(r.comms[static_cast<size_t>(i)], &async));
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    CHECK(async == ncclInvalidUsage);
-  }
+  for (ncclComm_t c : r.comms) CHECK(await_async_error(c) == ncclInvalidUsage);
   const std::string last = ncclGetLastError(r.comms[0]);
   CHECK(last.find("ranks disagree: rank 0 AllReduce 16 x float32 sum root 0 (") != std::string::npos);
   CHECK(last.find(", rank 1 AllReduce 32 x float32 sum root 0 (") != std::string::npos);
@@ -547,14 +551,7 @@ TEST_CASE("NCCL stand-in: point-to-point arguments checked as NCCL does, sizes t
   require_nccl(ncclSend(a, 16, ncclFloat32, 1, r.comms[0], r.streams[0]));
   require_nccl(ncclRecv(b, 32, ncclFloat32, 0, r.comms[1], r.streams[1]));
   require_nccl(ncclGroupEnd());
-  for (int i = 0; i < 2; ++i) {
-    ncclResult_t async = ncclSuccess;
-    for (int k = 0; k < 200 && async == ncclSuccess; ++k) {
-      require_nccl(ncclCommGetAsyncError(r.comms[static_cast<size_t>(i)], &async));
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    CHECK(async == ncclInvalidUsage);
-  }
+  for (ncclComm_t c : r.comms) CHECK(await_async_error(c) == ncclInvalidUsage);
   CHECK(
       std::string(ncclGetLastError(r.comms[1])).find("rank 0 sends 64 bytes to rank 1, which receives 128") !=
       std::string::npos);
