@@ -124,10 +124,15 @@ TunePlan plan_tune(const TuneOptions& o) {
   plan.space = search::build_search_space(o.space);
   plan.strategy = o.strategy;
   auto strategy = search::make_strategy(o.strategy, o.adaptive);
+  // Per job at each scale: the strategy's measurements (a predicted scale's confirmations) and NCCL's
+  // default at every size for each point-to-point operation.
+  const auto predicted = predicted_scales(plan.space.scales, o.predict);
   std::map<runners::Scale, uint64_t> per_unit;
   for (const auto& scale : plan.space.scales) {
     const auto in = strategy_input(plan.space, o, scale);
-    per_unit[scale] = in.collectives.empty() ? 0 : strategy->planned_measurements(in);
+    if (!in.collectives.empty())
+      per_unit[scale] =
+          predicted.count(scale) ? planned_confirmations(in) : strategy->planned_measurements(in);
     per_unit[scale] += plan.space.point_to_point_at(scale).size() * plan.space.sizes.size();
   }
   // Rough time on GPUs: the exhaustive grid's average cost per measurement, scaled to the plan.
@@ -140,12 +145,8 @@ TunePlan plan_tune(const TuneOptions& o) {
       grid_n += cs.candidates.size() + 1;
     }
   const double per_measurement_s = grid_n ? grid_s / static_cast<double>(grid_n) : 0.0;
-  const auto predicted = predicted_scales(plan.space.scales, o.predict);
   for (const auto& scale : plan.space.scales) {
     ScalePlan sp{scale, 0, 0, 0.0, predicted.count(scale) > 0};
-    if (const auto in = strategy_input(plan.space, o, scale); sp.predicted && !in.collectives.empty())
-      per_unit[scale] =
-          planned_confirmations(in) + plan.space.point_to_point_at(scale).size() * plan.space.sizes.size();
     for (const auto& setting : plan.space.settings) sp.jobs += measures_itself(plan.space, setting, scale);
     sp.measurements = per_unit[scale] * static_cast<uint64_t>(sp.jobs);
     sp.estimated_s = per_measurement_s * static_cast<double>(sp.measurements);

@@ -13,6 +13,7 @@
 #include "report/table_format.hpp"
 #include "runners/bandwidth.hpp"
 #include "search/derive.hpp"
+#include "search/gain_interval.hpp"
 #include "search/strategy_samples.hpp"
 
 namespace autotune::report {
@@ -177,9 +178,7 @@ void p2p_chart(std::string& o, const Scale& scale, nccl::Operation op, const Set
     const bool is_default = setting == "default";
     SvgSeries s{setting, is_default ? "#000000" : colors[next_color++], is_default, {}};
     for (const auto& [bytes, times] : sizes) {
-      std::vector<double> sorted = times;
-      std::sort(sorted.begin(), sorted.end());
-      const double median = sorted[sorted.size() / 2];
+      const double median = search::median_of(times);
       if (median > 0)
         s.points.emplace_back(static_cast<double>(bytes),
                               runners::busbw_gbps(op, scale.ranks, bytes, median));
