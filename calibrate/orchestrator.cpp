@@ -333,7 +333,8 @@ JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const 
   return run;
 }
 
-// What the workers know and the orchestrator did not (scales, GPUs, NCCL version), from a part's header.
+// What the workers know and the orchestrator did not (scales, GPUs, NCCL version, the layout's groups),
+// from a part's header.
 void adopt_part_header(search::JournalHeader& header, const search::JournalHeader& part) {
   for (const auto& s : part.scales)
     if (std::find(header.scales.begin(), header.scales.end(), s) == header.scales.end())
@@ -344,6 +345,7 @@ void adopt_part_header(search::JournalHeader& header, const search::JournalHeade
   if (header.gpu_model.empty()) header.gpu_model = part.gpu_model;
   if (header.nccl_version.empty()) header.nccl_version = part.nccl_version;
   if (header.runner.empty()) header.runner = part.runner;
+  if (!header.layout) header.layout = part.layout;
   if (header.fingerprint.empty()) {
     header.fingerprint = part.fingerprint;
     header.fingerprint_facts = part.fingerprint_facts;
