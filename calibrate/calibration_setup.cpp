@@ -339,6 +339,18 @@ void select_settings(const CalibrationRequest& r, const CalibrationContext& c, C
   }
 }
 
+// A worker of one concurrent group measures its scale alone and journals the nodes it ran on.
+void keep_group_scale(const CalibrationRequest& r, CalibrationSetup& s) {
+  if (!r.group_scale) return;
+  auto& scales = s.tune.space.scales;
+  if (std::find(scales.begin(), scales.end(), *r.group_scale) == scales.end())
+    throw InputError("<arguments>", 0,
+                     "--group-scale: expected one of the calibration's shapes, found " +
+                         runners::shape_text(*r.group_scale));
+  scales = {*r.group_scale};
+  s.tune.nodes_used = r.group_nodes;
+}
+
 // A worker that shares the first job's one-node shapes leaves them out (unless nothing else is left).
 void leave_out_shared_shapes(CalibrationSetup& s) {
   if (!s.one_node_shared) return;
@@ -427,6 +439,37 @@ void plan_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
                     planned.gpu_origin + ")");
 }
 
+// The rounds whose scales run side by side (two or more groups, none predicted: a predicted scale is fitted
+// to the others, so the job's own worker measures it after them). Simulated workers only: on GPUs the
+// orchestrator learns the scales from its workers, after they started (a launcher narrowed per group,
+// calibrate/group_launcher.hpp, is what they would run under).
+std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, const CalibrationSetup& s,
+                                                 std::vector<std::string>& notes) {
+  if (!r.concurrent || !r.simulate) return {};
+  if (s.tune.budget || s.tune.header.layout) {
+    notes.push_back(std::string("scales run in turn: ") +
+                    (s.tune.budget ? "--budget shares time between jobs, not groups"
+                                   : "a layout's groups run across the whole job, as the job runs them"));
+    return {};
+  }
+  const TunePlan plan = plan_tune(s.tune);
+  std::vector<ConcurrentRound> out;
+  for (auto& round : schedule_concurrent(plan.scales, s.tune.header.nodes)) {
+    const bool predicted = std::any_of(round.groups.begin(), round.groups.end(), [&](const ScaleGroup& g) {
+      return std::any_of(plan.scales.begin(), plan.scales.end(),
+                         [&](const ScalePlan& sp) { return sp.scale == g.scale && sp.predicted; });
+    });
+    if (round.groups.size() >= 2 && !predicted) out.push_back(std::move(round));
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::string groups;
+    for (const auto& g : out[i].groups)
+      groups += (groups.empty() ? "" : ", ") + runners::shape_text(g.scale) + " (" + node_range_text(g) + ")";
+    notes.push_back("side by side, sharing the fabric, round " + std::to_string(i + 1) + ": " + groups);
+  }
+  return out;
+}
+
 OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationContext& c, bool simulate) {
   OrchestratorOptions oo;
   oo.launcher = s.launcher;
@@ -493,6 +536,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   }
   if (!r.simulate && !r.dry_run) name_gpu_cluster(r, c, s);
   if (!r.simulate && r.dry_run) plan_gpu_cluster(r, c, s);
+  keep_group_scale(r, s);
   leave_out_shared_shapes(s);
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
@@ -512,7 +556,11 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
     s.previous = current_version(c.store, s.tune.header, r.add_shapes);
     if (r.add_shapes && !s.previous) s.notes.push_back("--add-shapes: no current version to add to");
   }
-  if (s.mode == CalibrationMode::orchestrator) s.orchestration = orchestration(s, c, r.simulate);
+  if (s.mode == CalibrationMode::orchestrator) {
+    s.orchestration = orchestration(s, c, r.simulate);
+    s.orchestration.rounds = side_by_side_rounds(r, s, s.notes);
+    s.orchestration.narrow_launcher = !r.simulate;
+  }
   return s;
 }
 
