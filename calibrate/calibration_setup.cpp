@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "calibrate/group_launcher.hpp"
 #include "calibrate/plan_world.hpp"
 #include "calibrate/shape_plan.hpp"
 #include "common/input_error.hpp"
@@ -439,34 +440,69 @@ void plan_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
                     planned.gpu_origin + ")");
 }
 
+// The plan of the cluster the workers will run on: the simulator's, or on GPUs the dry run's (the probe of
+// this node and the launcher's node count, plan_world.hpp); nullopt with the reason when it cannot be told.
+std::optional<TunePlan> orchestrated_plan(const CalibrationRequest& r, const CalibrationContext& c,
+                                          const CalibrationSetup& s, int* nodes, std::string* why) {
+  if (r.simulate) {
+    *nodes = s.tune.header.nodes;
+    return plan_tune(s.tune);
+  }
+  CalibrationSetup scratch;
+  scratch.mode = s.mode;
+  scratch.launcher = s.launcher;
+  scratch.tune = s.tune;
+  try {
+    plan_gpu_cluster(r, c, scratch);
+  } catch (const std::exception& e) {  // no GPU here to probe, or a launcher that does not say its nodes
+    *why = e.what();
+    return std::nullopt;
+  }
+  *nodes = scratch.tune.header.nodes;
+  return plan_tune(scratch.tune);
+}
+
+// Whether every group of the rounds can be started on its own nodes.
+bool narrowable(const Launcher& launcher, const std::vector<ConcurrentRound>& rounds) {
+  for (const auto& round : rounds)
+    for (const auto& g : round.groups)
+      if (!launcher_for_group(launcher, g)) return false;
+  return true;
+}
+
+std::string rounds_note(const std::vector<ConcurrentRound>& rounds, size_t i) {
+  std::string groups;
+  for (const auto& g : rounds[i].groups)
+    groups += (groups.empty() ? "" : ", ") + runners::shape_text(g.scale) + " (" + node_range_text(g) + ")";
+  return "side by side, sharing the fabric, round " + std::to_string(i + 1) + ": " + groups;
+}
+
 // The rounds whose scales run side by side (two or more groups, none predicted: a predicted scale is fitted
-// to the others, so the job's own worker measures it after them). Simulated workers only: on GPUs the
-// orchestrator learns the scales from its workers, after they started (a launcher narrowed per group,
-// calibrate/group_launcher.hpp, is what they would run under).
-std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, const CalibrationSetup& s,
-                                                 std::vector<std::string>& notes) {
-  if (!r.concurrent || !r.simulate) return {};
-  if (s.tune.budget || s.tune.header.layout) {
-    notes.push_back(std::string("scales run in turn: ") +
-                    (s.tune.budget ? "--budget shares time between jobs, not groups"
-                                   : "a layout's groups run across the whole job, as the job runs them"));
-    return {};
-  }
-  const TunePlan plan = plan_tune(s.tune);
+// to the others, so the job's own worker measures it after them). On GPUs only where the launcher can start
+// a group on its own nodes (calibrate/group_launcher.hpp: srun, mpirun with a host list).
+std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, const CalibrationContext& c,
+                                                 const CalibrationSetup& s, std::vector<std::string>& notes) {
+  if (!r.concurrent) return {};
+  std::string why;
+  if (s.tune.budget) why = "--budget shares time between jobs, not groups";
+  if (s.tune.header.layout) why = "a layout's groups run across the whole job, as the job runs them";
+  int nodes = 0;
+  const std::optional<TunePlan> plan = why.empty() ? orchestrated_plan(r, c, s, &nodes, &why) : std::nullopt;
   std::vector<ConcurrentRound> out;
-  for (auto& round : schedule_concurrent(plan.scales, s.tune.header.nodes)) {
-    const bool predicted = std::any_of(round.groups.begin(), round.groups.end(), [&](const ScaleGroup& g) {
-      return std::any_of(plan.scales.begin(), plan.scales.end(),
-                         [&](const ScalePlan& sp) { return sp.scale == g.scale && sp.predicted; });
-    });
-    if (round.groups.size() >= 2 && !predicted) out.push_back(std::move(round));
+  if (plan)
+    for (auto& round : schedule_concurrent(plan->scales, nodes)) {
+      const bool predicted = std::any_of(round.groups.begin(), round.groups.end(), [&](const ScaleGroup& g) {
+        return std::any_of(plan->scales.begin(), plan->scales.end(),
+                           [&](const ScalePlan& sp) { return sp.scale == g.scale && sp.predicted; });
+      });
+      if (round.groups.size() >= 2 && !predicted) out.push_back(std::move(round));
+    }
+  if (!out.empty() && !r.simulate && !narrowable(s.launcher, out)) {
+    why = "the launcher cannot start a group on its own nodes (srun can, and mpirun with -H host:slots,...)";
+    out.clear();
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::string groups;
-    for (const auto& g : out[i].groups)
-      groups += (groups.empty() ? "" : ", ") + runners::shape_text(g.scale) + " (" + node_range_text(g) + ")";
-    notes.push_back("side by side, sharing the fabric, round " + std::to_string(i + 1) + ": " + groups);
-  }
+  if (!why.empty()) notes.push_back("scales run in turn: " + why);
+  for (size_t i = 0; i < out.size(); ++i) notes.push_back(rounds_note(out, i));
   return out;
 }
 
@@ -558,7 +594,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   }
   if (s.mode == CalibrationMode::orchestrator) {
     s.orchestration = orchestration(s, c, r.simulate);
-    s.orchestration.rounds = side_by_side_rounds(r, s, s.notes);
+    s.orchestration.rounds = side_by_side_rounds(r, c, s, s.notes);
     s.orchestration.narrow_launcher = !r.simulate;
   }
   return s;

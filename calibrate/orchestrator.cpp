@@ -440,6 +440,10 @@ std::vector<search::JournalRecord> merge_parts(const OrchestratorOptions& o, con
     if (!run.failure[i].empty())
       events.push_back({setting.id, "failed", run.failure[i], utc_timestamp_now()});
   }
+  // A part seeded by concurrent groups keeps their header: the scales its own worker added are its records'.
+  for (const auto& r : records)
+    if (std::find(header.scales.begin(), header.scales.end(), r.scale) == header.scales.end())
+      header.scales.push_back(r.scale);
   std::sort(header.scales.begin(), header.scales.end());
   share_one_node_shapes(o, run, header, records, result);
   std::filesystem::remove(o.journal);
