@@ -340,7 +340,8 @@ void select_settings(const CalibrationRequest& r, const CalibrationContext& c, C
   }
 }
 
-// A worker of one concurrent group measures its scale alone and journals the nodes it ran on.
+// A worker of one concurrent group measures its scale alone and journals the nodes it ran on; the plan keeps
+// every scale, so that a predicted one is predicted from the records its part was seeded with.
 void keep_group_scale(const CalibrationRequest& r, CalibrationSetup& s) {
   if (!r.group_scale) return;
   auto& scales = s.tune.space.scales;
@@ -348,7 +349,7 @@ void keep_group_scale(const CalibrationRequest& r, CalibrationSetup& s) {
     throw InputError("<arguments>", 0,
                      "--group-scale: expected one of the calibration's shapes, found " +
                          runners::shape_text(*r.group_scale));
-  scales = {*r.group_scale};
+  s.tune.only_scale = r.group_scale;
   s.tune.nodes_used = r.group_nodes;
 }
 
@@ -477,9 +478,10 @@ std::string rounds_note(const std::vector<ConcurrentRound>& rounds, size_t i) {
   return "side by side, sharing the fabric, round " + std::to_string(i + 1) + ": " + groups;
 }
 
-// The rounds whose scales run side by side (two or more groups, none predicted: a predicted scale is fitted
-// to the others, so the job's own worker measures it after them). On GPUs only where the launcher can start
-// a group on its own nodes (calibrate/group_launcher.hpp: srun, mpirun with a host list).
+// The rounds whose scales run side by side (two or more groups; a round of one scale is left to the job's own
+// worker). The predicted scales' rounds come after every scale measured in full: their groups' parts are
+// seeded with those measurements, which their fit needs (calibrate/group_jobs.hpp). On GPUs only where the
+// launcher can start a group on its own nodes (calibrate/group_launcher.hpp: srun, mpirun with a host list).
 std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, const CalibrationContext& c,
                                                  const CalibrationSetup& s, std::vector<std::string>& notes) {
   if (!r.concurrent) return {};
@@ -491,11 +493,7 @@ std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, co
   std::vector<ConcurrentRound> out;
   if (plan)
     for (auto& round : schedule_concurrent(plan->scales, nodes)) {
-      const bool predicted = std::any_of(round.groups.begin(), round.groups.end(), [&](const ScaleGroup& g) {
-        return std::any_of(plan->scales.begin(), plan->scales.end(),
-                           [&](const ScalePlan& sp) { return sp.scale == g.scale && sp.predicted; });
-      });
-      if (round.groups.size() >= 2 && !predicted) out.push_back(std::move(round));
+      if (round.groups.size() >= 2) out.push_back(std::move(round));
     }
   if (!out.empty() && !r.simulate && !narrowable(s.launcher, out)) {
     why = "the launcher cannot start a group on its own nodes (srun can, and mpirun with -H host:slots,...)";

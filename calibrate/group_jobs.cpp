@@ -49,6 +49,31 @@ ProcessSpec group_spec(const OrchestratorOptions& o, int job, const ScaleGroup& 
   return spec;
 }
 
+// The header and this job's records of the groups of rounds before `before`: each group's own scale only (a
+// part seeded with earlier rounds' records holds them again).
+size_t seed_part(const OrchestratorOptions& o, int job, size_t before,
+                 const std::filesystem::path& part_path) {
+  search::JournalHeader header = o.header;
+  header.settings = o.settings;
+  std::vector<search::JournalRecord> records;
+  for (size_t r = 0; r < before; ++r)
+    for (size_t k = 0; k < o.rounds[r].groups.size(); ++k) {
+      const JobFiles files = group_files(o.journal, job, r, k);
+      std::error_code ec;
+      if (!std::filesystem::exists(files.part, ec)) continue;
+      const search::JournalContents part = search::load_journal(files.part);
+      if (part.header) adopt_part_header(header, *part.header);
+      for (const auto& rec : part.records)
+        if (rec.setting.id == o.settings[job].id && rec.scale == o.rounds[r].groups[k].scale)
+          records.push_back(rec);
+    }
+  std::sort(header.scales.begin(), header.scales.end());
+  search::JournalWriter writer(part_path);
+  writer.write(header);
+  writer.write(records);
+  return records.size();
+}
+
 // Starts a round's groups together and waits for all of them.
 void run_round(const OrchestratorOptions& o, int job, size_t r, ProcessLauncher& launcher, const Clock& clock,
                const std::function<void(const std::string&)>& tell) {
@@ -62,6 +87,8 @@ void run_round(const OrchestratorOptions& o, int job, size_t r, ProcessLauncher&
     std::error_code ec;
     group.log_start =
         std::filesystem::exists(group.files.log, ec) ? std::filesystem::file_size(group.files.log) : 0;
+    // A fresh group starts from what the earlier rounds measured (a predicted scale is fitted to it).
+    if (!std::filesystem::exists(group.files.part, ec) && r > 0) seed_part(o, job, r, group.files.part);
     group.child = launcher.start(group_spec(o, job, g, group.files));
     tell(round + group.name + ": started (output: " + group.files.log.string() + ")");
     running.push_back(std::move(group));
@@ -96,24 +123,7 @@ bool run_group_rounds(const OrchestratorOptions& o, int job, ProcessLauncher& la
 }
 
 size_t seed_job_part(const OrchestratorOptions& o, int job) {
-  search::JournalHeader header = o.header;
-  header.settings = o.settings;
-  std::vector<search::JournalRecord> records;
-  for (size_t r = 0; r < o.rounds.size(); ++r)
-    for (size_t k = 0; k < o.rounds[r].groups.size(); ++k) {
-      const JobFiles files = group_files(o.journal, job, r, k);
-      std::error_code ec;
-      if (!std::filesystem::exists(files.part, ec)) continue;
-      const search::JournalContents part = search::load_journal(files.part);
-      if (part.header) adopt_part_header(header, *part.header);
-      for (const auto& rec : part.records)
-        if (rec.setting.id == o.settings[job].id) records.push_back(rec);
-    }
-  std::sort(header.scales.begin(), header.scales.end());
-  search::JournalWriter writer(job_files(o.journal, job).part);
-  writer.write(header);
-  writer.write(records);
-  return records.size();
+  return seed_part(o, job, o.rounds.size(), job_files(o.journal, job).part);
 }
 
 }  // namespace autotune::calibrate

@@ -2,7 +2,9 @@
 // The concurrent rounds of one job (one process-wide setting) of an orchestrated calibration: each scale of a
 // round (calibrate/concurrent_scales.hpp) is a worker of its own, measuring that scale alone on its nodes
 // (the launcher narrowed to them, calibrate/group_launcher.hpp) and journaling them with every measurement;
-// a round's workers start together and the next round starts when all have ended. The job's own worker then
+// a round's workers start together and the next round starts when all have ended. A group after the first
+// round starts on a part seeded with what the earlier rounds measured: a predicted scale (whose rounds come
+// after every scale measured in full) is fitted to those measurements. The job's own worker then
 // starts on a part seeded with what the groups measured: it replays those (as after an interruption) and
 // measures the rest, the predicted scales fitted from them. A group that fails costs nothing but time: its
 // scale is measured by the job's own worker.

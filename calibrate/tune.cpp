@@ -508,6 +508,7 @@ void Calibration::run_setting(const runners::ProcessSetting& setting) {
   std::string detail;
   const auto& scales = result_.plan.space.scales;
   for (size_t k = 0; k < scales.size(); ++k) {
+    if (o_.only_scale && scales[k] != *o_.only_scale) continue;
     JobResult job = run_unit(setting, scales[k], static_cast<int>(k));
     ++units_done_;
     result_.measured += job.measured;
@@ -530,7 +531,7 @@ TuneResult Calibration::run() {
   result_.header = calibration_header(o_, result_.plan);
   open_journal();
   start_ = clock_.now();
-  units_total_ = static_cast<int>(space.settings.size() * space.scales.size());
+  units_total_ = static_cast<int>(space.settings.size() * (o_.only_scale ? 1 : space.scales.size()));
   for (const auto& setting : space.settings) run_setting(setting);  // NCCL's defaults first
   if (records_.empty()) {
     std::string why;

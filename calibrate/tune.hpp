@@ -48,8 +48,10 @@ struct TuneOptions {
   const Clock* clock = nullptr;  // null = the steady clock
   // A line for people as something happens outside the measurements (a previous journal kept aside).
   std::function<void(const std::string&)> say;
-  // A worker measuring one scale beside others (calibrate/concurrent_scales.hpp): the allocation's nodes it
-  // runs on, journaled with every measurement; empty = the whole job.
+  // A worker measuring one scale beside others (calibrate/concurrent_scales.hpp): that scale (the others of
+  // the plan are neither measured nor replayed; their journaled records still feed a predicted scale's fit),
+  // and the allocation's nodes it runs on, journaled with every measurement; empty = the whole job.
+  std::optional<runners::Scale> only_scale;
   std::string nodes_used;
 };
 

@@ -585,7 +585,8 @@ TEST_CASE(
   CHECK(out.find("round 1/") != std::string::npos);
   check_same_rules(profiles::read_profile(only_file(turn, ".toml")),
                    profiles::read_profile(only_file(side, ".toml")));
-  // Each group part holds one scale on one node range; a round's ranges are disjoint.
+  // Each group part measures one scale on one node range (after the records of earlier rounds it was seeded
+  // with, for the predicted scales' fit); a round's ranges are disjoint.
   std::map<std::string, std::vector<std::pair<int, int>>> rounds;  // "job0.round1" -> ranges
   std::map<std::string, std::string> range_of_scale;               // "default 64x8" -> "64-127"
   for (const auto& e : fs::directory_iterator(search::journal_parts_dir(only_file(side, ".jsonl")))) {
@@ -593,19 +594,20 @@ TEST_CASE(
     if (e.path().extension() != ".jsonl" || name.find(".group") == std::string::npos) continue;
     const auto part = search::load_journal(e.path());
     REQUIRE_FALSE(part.records.empty());
-    const std::string used = part.records.front().nodes_used;
-    for (const auto& r : part.records) {
-      CHECK(r.nodes_used == used);
-      CHECK(r.scale == part.records.front().scale);
-    }
-    const size_t dash = used.find('-');
-    const int first = std::stoi(used),
-              last = dash == std::string::npos ? first : std::stoi(used.substr(dash + 1));
-    CHECK(last - first + 1 == part.records.front().scale.nodes);
+    // The group's own measurements come last, with its predictions (which ran on no nodes) if any.
+    const auto& own = *std::find_if(part.records.rbegin(), part.records.rend(),
+                                    [](const search::JournalRecord& r) { return r.source != "predicted"; });
+    const bool seeded = part.records.front().scale != own.scale;
+    for (const auto& r : part.records)
+      CHECK((r.scale == own.scale) == (r.nodes_used == own.nodes_used || r.source == "predicted"));
+    const size_t dash = own.nodes_used.find('-');
+    const int first = std::stoi(own.nodes_used),
+              last = dash == std::string::npos ? first : std::stoi(own.nodes_used.substr(dash + 1));
+    CHECK(last - first + 1 == own.scale.nodes);
     CHECK(last < 256);
+    CHECK(seeded == (name.find(".round1.") == std::string::npos));
     rounds[name.substr(0, name.find(".group"))].push_back({first, last});
-    range_of_scale[part.records.front().setting.id + " " + runners::shape_text(part.records.front().scale)] =
-        used;
+    range_of_scale[own.setting.id + " " + runners::shape_text(own.scale)] = own.nodes_used;
   }
   REQUIRE(rounds.size() >= 4);  // every job has a round of groups side by side
   for (auto& [round, ranges] : rounds) {
