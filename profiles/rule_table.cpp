@@ -116,15 +116,15 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
 
   RuleTable table;
   table.rules_.reserve(order.size());
-  table.min_bytes_.reserve(order.size());
   std::vector<CompiledRule> later;  // the chains' second and further rules, appended after all segments
   std::vector<char> reached(rules.size(), 0);
+  std::array<uint32_t, kNumCollectives + 1> segments_at{};  // collective c's segments start here
   auto by_start = [&](uint32_t a, uint32_t b) {
     return rules[a].min_bytes != rules[b].min_bytes ? rules[a].min_bytes < rules[b].min_bytes : a < b;
   };
   for (int c = 0; c < kNumCollectives; ++c) {
     const auto first = order.begin() + start[c], last = order.begin() + start[c + 1];
-    table.begin_[c] = static_cast<uint32_t>(table.rules_.size());
+    segments_at[c] = static_cast<uint32_t>(table.rules_.size());
     if (!std::is_sorted(first, last, by_start)) std::sort(first, last, by_start);
     bool disjoint = true;
     for (auto it = first; it != last && disjoint; ++it)
@@ -153,8 +153,11 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
       }
     }
   }
-  table.begin_[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
-  for (const CompiledRule& r : table.rules_) table.min_bytes_.push_back(r.min_bytes);
+  segments_at[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
+  // sum over levels of ceil(n / 16^l) <= n / 15 + levels: one allocation, no regrowth.
+  table.blocks_.reserve(segments_at[kNumCollectives] / 15 + kMaxLevels * kNumCollectives);
+  for (int c = 0; c < kNumCollectives; ++c)
+    table.build_tree(c, segments_at[c], segments_at[c + 1] - segments_at[c]);
   if (!later.empty()) {
     const int32_t base = static_cast<int32_t>(table.rules_.size());
     for (CompiledRule& r : table.rules_)
@@ -165,6 +168,32 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
   }
   table.rule_count_ = static_cast<size_t>(std::count(reached.begin(), reached.end(), 1));
   return table;
+}
+
+void RuleTable::build_tree(int collective, uint32_t first, uint32_t count) {
+  Tree& t = trees_[static_cast<size_t>(collective)];
+  t.first = first;
+  t.count = count;
+  if (count == 0) return;
+  // Bottom up: level 0 holds the segments' first bytes; each level above holds the first key of every block
+  // of the level below, until one block holds them all.
+  std::vector<uint64_t> keys(count);
+  for (uint32_t i = 0; i < count; ++i) keys[i] = rules_[first + i].min_bytes;
+  for (;;) {
+    const size_t n_blocks = (keys.size() + kFanout - 1) / kFanout;
+    t.level_at[t.levels++] = static_cast<uint32_t>(blocks_.size());
+    for (size_t b = 0; b < n_blocks; ++b) {
+      KeyBlock& block = blocks_.emplace_back();
+      for (size_t j = 0; j < kFanout; ++j) {
+        const size_t i = b * kFanout + j;
+        block.key[j] = i < keys.size() ? keys[i] : UINT64_MAX;
+      }
+    }
+    if (n_blocks == 1) return;
+    std::vector<uint64_t> above(n_blocks);
+    for (size_t b = 0; b < n_blocks; ++b) above[b] = keys[b * kFanout];
+    keys = std::move(above);
+  }
 }
 
 bool NamedScale::contains(const CommShape& c) const {
