@@ -174,25 +174,22 @@ void RuleTable::build_tree(int collective, uint32_t first, uint32_t count) {
   Tree& t = trees_[static_cast<size_t>(collective)];
   t.first = first;
   t.count = count;
-  if (count == 0) return;
   // Bottom up: level 0 holds the segments' first bytes; each level above holds the first key of every block
-  // of the level below, until one block holds them all.
-  std::vector<uint64_t> keys(count);
-  for (uint32_t i = 0; i < count; ++i) keys[i] = rules_[first + i].min_bytes;
-  for (;;) {
-    const size_t n_blocks = (keys.size() + kFanout - 1) / kFanout;
-    t.level_at[t.levels++] = static_cast<uint32_t>(blocks_.size());
+  // of the level below, until one block holds them all. Read in place (no copy of the keys: a cold init
+  // pays for every fresh page), from the segments, then from the level just written.
+  size_t n = count;  // keys of the level being written
+  for (uint32_t level = 0; n > 0; ++level) {
+    const size_t below = level == 0 ? 0 : t.level_at[level - 1];
+    auto key = [&](size_t i) { return level == 0 ? rules_[first + i].min_bytes : blocks_[below + i].key[0]; };
+    const size_t n_blocks = (n + kFanout - 1) / kFanout;
+    t.level_at[level] = static_cast<uint32_t>(blocks_.size());
+    t.levels = level + 1;
     for (size_t b = 0; b < n_blocks; ++b) {
       KeyBlock& block = blocks_.emplace_back();
-      for (size_t j = 0; j < kFanout; ++j) {
-        const size_t i = b * kFanout + j;
-        block.key[j] = i < keys.size() ? keys[i] : UINT64_MAX;
-      }
+      for (size_t j = 0; j < kFanout; ++j)
+        block.key[j] = b * kFanout + j < n ? key(b * kFanout + j) : UINT64_MAX;
     }
-    if (n_blocks == 1) return;
-    std::vector<uint64_t> above(n_blocks);
-    for (size_t b = 0; b < n_blocks; ++b) above[b] = keys[b * kFanout];
-    keys = std::move(above);
+    n = n_blocks == 1 ? 0 : n_blocks;
   }
 }
 
@@ -207,8 +204,11 @@ std::vector<NamedScale> named_scales(const std::vector<Rule>& rules) {
   std::vector<NamedScale> out;
   for (const Rule& r : rules) {
     if (!r.nodes && !r.ranks) continue;
-    out.push_back(NamedScale{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{}),
-                             r.ranks_per_node.value_or(CountRange{})});
+    NamedScale s{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{}),
+                 r.ranks_per_node.value_or(CountRange{})};
+    // A calibrated profile names a scale on every rule, a few scales in runs of many rules: skipping a repeat
+    // of the last one keeps the sort below to a handful of entries (the plugin's init calls this).
+    if (out.empty() || !(out.back() == s)) out.push_back(s);
   }
   auto key = [](const NamedScale& s) {
     return std::tie(s.nodes.min, s.nodes.max, s.ranks.min, s.ranks.max, s.ranks_per_node.min,
