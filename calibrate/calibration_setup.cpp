@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "calibrate/group_launcher.hpp"
 #include "calibrate/plan_world.hpp"
 #include "calibrate/shape_plan.hpp"
 #include "common/input_error.hpp"
@@ -339,6 +340,18 @@ void select_settings(const CalibrationRequest& r, const CalibrationContext& c, C
   }
 }
 
+// A worker of one concurrent group measures its scale alone and journals the nodes it ran on.
+void keep_group_scale(const CalibrationRequest& r, CalibrationSetup& s) {
+  if (!r.group_scale) return;
+  auto& scales = s.tune.space.scales;
+  if (std::find(scales.begin(), scales.end(), *r.group_scale) == scales.end())
+    throw InputError("<arguments>", 0,
+                     "--group-scale: expected one of the calibration's shapes, found " +
+                         runners::shape_text(*r.group_scale));
+  scales = {*r.group_scale};
+  s.tune.nodes_used = r.group_nodes;
+}
+
 // A worker that shares the first job's one-node shapes leaves them out (unless nothing else is left).
 void leave_out_shared_shapes(CalibrationSetup& s) {
   if (!s.one_node_shared) return;
@@ -427,6 +440,72 @@ void plan_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
                     planned.gpu_origin + ")");
 }
 
+// The plan of the cluster the workers will run on: the simulator's, or on GPUs the dry run's (the probe of
+// this node and the launcher's node count, plan_world.hpp); nullopt with the reason when it cannot be told.
+std::optional<TunePlan> orchestrated_plan(const CalibrationRequest& r, const CalibrationContext& c,
+                                          const CalibrationSetup& s, int* nodes, std::string* why) {
+  if (r.simulate) {
+    *nodes = s.tune.header.nodes;
+    return plan_tune(s.tune);
+  }
+  CalibrationSetup scratch;
+  scratch.mode = s.mode;
+  scratch.launcher = s.launcher;
+  scratch.tune = s.tune;
+  try {
+    plan_gpu_cluster(r, c, scratch);
+  } catch (const std::exception& e) {  // no GPU here to probe, or a launcher that does not say its nodes
+    *why = e.what();
+    return std::nullopt;
+  }
+  *nodes = scratch.tune.header.nodes;
+  return plan_tune(scratch.tune);
+}
+
+// Whether every group of the rounds can be started on its own nodes.
+bool narrowable(const Launcher& launcher, const std::vector<ConcurrentRound>& rounds) {
+  for (const auto& round : rounds)
+    for (const auto& g : round.groups)
+      if (!launcher_for_group(launcher, g)) return false;
+  return true;
+}
+
+std::string rounds_note(const std::vector<ConcurrentRound>& rounds, size_t i) {
+  std::string groups;
+  for (const auto& g : rounds[i].groups)
+    groups += (groups.empty() ? "" : ", ") + runners::shape_text(g.scale) + " (" + node_range_text(g) + ")";
+  return "side by side, sharing the fabric, round " + std::to_string(i + 1) + ": " + groups;
+}
+
+// The rounds whose scales run side by side (two or more groups, none predicted: a predicted scale is fitted
+// to the others, so the job's own worker measures it after them). On GPUs only where the launcher can start
+// a group on its own nodes (calibrate/group_launcher.hpp: srun, mpirun with a host list).
+std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, const CalibrationContext& c,
+                                                 const CalibrationSetup& s, std::vector<std::string>& notes) {
+  if (!r.concurrent) return {};
+  std::string why;
+  if (s.tune.budget) why = "--budget shares time between jobs, not groups";
+  if (s.tune.header.layout) why = "a layout's groups run across the whole job, as the job runs them";
+  int nodes = 0;
+  const std::optional<TunePlan> plan = why.empty() ? orchestrated_plan(r, c, s, &nodes, &why) : std::nullopt;
+  std::vector<ConcurrentRound> out;
+  if (plan)
+    for (auto& round : schedule_concurrent(plan->scales, nodes)) {
+      const bool predicted = std::any_of(round.groups.begin(), round.groups.end(), [&](const ScaleGroup& g) {
+        return std::any_of(plan->scales.begin(), plan->scales.end(),
+                           [&](const ScalePlan& sp) { return sp.scale == g.scale && sp.predicted; });
+      });
+      if (round.groups.size() >= 2 && !predicted) out.push_back(std::move(round));
+    }
+  if (!out.empty() && !r.simulate && !narrowable(s.launcher, out)) {
+    why = "the launcher cannot start a group on its own nodes (srun can, and mpirun with -H host:slots,...)";
+    out.clear();
+  }
+  if (!why.empty()) notes.push_back("scales run in turn: " + why);
+  for (size_t i = 0; i < out.size(); ++i) notes.push_back(rounds_note(out, i));
+  return out;
+}
+
 OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationContext& c, bool simulate) {
   OrchestratorOptions oo;
   oo.launcher = s.launcher;
@@ -493,6 +572,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   }
   if (!r.simulate && !r.dry_run) name_gpu_cluster(r, c, s);
   if (!r.simulate && r.dry_run) plan_gpu_cluster(r, c, s);
+  keep_group_scale(r, s);
   leave_out_shared_shapes(s);
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
@@ -512,7 +592,11 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
     s.previous = current_version(c.store, s.tune.header, r.add_shapes);
     if (r.add_shapes && !s.previous) s.notes.push_back("--add-shapes: no current version to add to");
   }
-  if (s.mode == CalibrationMode::orchestrator) s.orchestration = orchestration(s, c, r.simulate);
+  if (s.mode == CalibrationMode::orchestrator) {
+    s.orchestration = orchestration(s, c, r.simulate);
+    s.orchestration.rounds = side_by_side_rounds(r, c, s, s.notes);
+    s.orchestration.narrow_launcher = !r.simulate;
+  }
   return s;
 }
 

@@ -74,6 +74,12 @@ struct CalibrationRequest {
   // Set when this process is one job of an orchestrated calibration (`tune --worker`).
   std::optional<int> worker_job;
   std::filesystem::path journal_part;
+  // A worker of one concurrent group (calibrate/group_jobs.hpp): the only scale it measures, and the
+  // allocation's nodes it runs on ("512-767"), journaled with each measurement.
+  std::optional<runners::Scale> group_scale;
+  std::string group_nodes;
+  // Scales smaller than the allocation run side by side on disjoint nodes (calibrate/concurrent_scales.hpp).
+  bool concurrent = true;
 };
 
 enum class CalibrationMode {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "calibrate/group_jobs.hpp"
 #include "calibrate/progress_report.hpp"
 #include "common/input_error.hpp"
 #include "common/input_file.hpp"
@@ -36,13 +37,13 @@ bool is_mpirun(const std::string& word) {
   return b == "mpirun" || b == "mpiexec" || b == "orterun" || b == "prterun";
 }
 
+}  // namespace
+
 bool part_finished(const search::JournalContents& part, const std::string& setting_id) {
   return std::any_of(part.job_events.begin(), part.job_events.end(), [&](const search::JournalJobEvent& e) {
     return e.job == setting_id && e.status == "finished";
   });
 }
-
-}  // namespace
 
 std::string output_tail(const std::filesystem::path& log, uintmax_t from, size_t max_lines,
                         size_t max_chars) {
@@ -254,6 +255,36 @@ JobFiles job_files(const std::filesystem::path& journal, int job_id) {
   return {dir / ("job" + std::to_string(job_id) + ".jsonl"), dir / ("job" + std::to_string(job_id) + ".log")};
 }
 
+std::vector<std::string> worker_arguments(const OrchestratorOptions& o, int job,
+                                          const std::filesystem::path& part, std::optional<double> share) {
+  std::vector<std::string> args = {"tune",           "--worker",   "--job-id", std::to_string(job),
+                                   "--journal-part", part.string()};
+  args.insert(args.end(), o.measure_args.begin(), o.measure_args.end());
+  if (share) args.insert(args.end(), {"--budget", std::to_string(static_cast<long>(*share)) + "s"});
+  return args;
+}
+
+void adopt_part_header(search::JournalHeader& header, const search::JournalHeader& part) {
+  for (const auto& s : part.scales)
+    if (std::find(header.scales.begin(), header.scales.end(), s) == header.scales.end())
+      header.scales.push_back(s);
+  if (header.nodes == 0) header.nodes = part.nodes;
+  if (header.gpus_per_node == 0) header.gpus_per_node = part.gpus_per_node;
+  if (header.nics_per_node == 0) header.nics_per_node = part.nics_per_node;
+  if (header.gpu_model.empty()) header.gpu_model = part.gpu_model;
+  if (header.nccl_version.empty()) header.nccl_version = part.nccl_version;
+  if (header.runner.empty()) header.runner = part.runner;
+  if (!header.layout) header.layout = part.layout;
+  if (header.fingerprint.empty()) {
+    header.fingerprint = part.fingerprint;
+    header.fingerprint_facts = part.fingerprint_facts;
+  }
+  // The orchestrator measures nothing itself: a part made on the stand-in (or by the simulator) says what the
+  // calibration really is, and no profile derived from it may say "measured".
+  if (auto source = profiles::parse_source(part.source); source && profiles::from_model(*source))
+    header.source = part.source;
+}
+
 namespace {
 
 // What running the jobs left for the merge.
@@ -263,16 +294,6 @@ struct JobsRun {
   std::vector<size_t> records_before;  // per job: records its part held before this run
   int stopped_by = 0;                  // the stop signal that ended the run early, or 0
 };
-
-// The worker's own arguments, and its share of the budget (with the limit past which it is stopped).
-std::vector<std::string> worker_arguments(const OrchestratorOptions& o, int job, const JobFiles& files,
-                                          std::optional<double> share) {
-  std::vector<std::string> args = {"tune",           "--worker",         "--job-id", std::to_string(job),
-                                   "--journal-part", files.part.string()};
-  args.insert(args.end(), o.measure_args.begin(), o.measure_args.end());
-  if (share) args.insert(args.end(), {"--budget", std::to_string(static_cast<long>(*share)) + "s"});
-  return args;
-}
 
 JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const Clock& clock,
                  const std::function<void(int, const std::string&)>& tell) {
@@ -290,6 +311,11 @@ JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const 
         continue;
       }
       run.records_before[i] = part.records.size();
+    } else if (!o.rounds.empty()) {
+      run.ran[i] = true;
+      if (!run_group_rounds(o, i, launcher, clock, [&](const std::string& what) { tell(i, what); })) break;
+      tell(i, std::to_string(seed_job_part(o, i)) +
+                  " measurement(s) of the concurrent rounds handed to the job");
     }
     std::optional<double> share, limit;
     if (o.budget) {
@@ -304,7 +330,7 @@ JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const 
       }
       limit = 2.0 * *share + o.job_grace.count();
     }
-    ProcessSpec spec{job_command(o.launcher, o.exe, worker_arguments(o, i, files, share), setting),
+    ProcessSpec spec{job_command(o.launcher, o.exe, worker_arguments(o, i, files.part, share), setting),
                      environment_map(), files.log};
     for (const auto& [k, v] : setting.env) spec.env[k] = v;
     std::string shown;
@@ -331,29 +357,6 @@ JobsRun run_jobs(const OrchestratorOptions& o, ProcessLauncher& launcher, const 
   }
   run.stopped_by = launcher.stop_signal();
   return run;
-}
-
-// What the workers know and the orchestrator did not (scales, GPUs, NCCL version, the layout's groups),
-// from a part's header.
-void adopt_part_header(search::JournalHeader& header, const search::JournalHeader& part) {
-  for (const auto& s : part.scales)
-    if (std::find(header.scales.begin(), header.scales.end(), s) == header.scales.end())
-      header.scales.push_back(s);
-  if (header.nodes == 0) header.nodes = part.nodes;
-  if (header.gpus_per_node == 0) header.gpus_per_node = part.gpus_per_node;
-  if (header.nics_per_node == 0) header.nics_per_node = part.nics_per_node;
-  if (header.gpu_model.empty()) header.gpu_model = part.gpu_model;
-  if (header.nccl_version.empty()) header.nccl_version = part.nccl_version;
-  if (header.runner.empty()) header.runner = part.runner;
-  if (!header.layout) header.layout = part.layout;
-  if (header.fingerprint.empty()) {
-    header.fingerprint = part.fingerprint;
-    header.fingerprint_facts = part.fingerprint_facts;
-  }
-  // The orchestrator measures nothing itself: a part made on the stand-in (or by the simulator) says what the
-  // calibration really is, and no profile derived from it may say "measured".
-  if (auto source = profiles::parse_source(part.source); source && profiles::from_model(*source))
-    header.source = part.source;
 }
 
 // One job's lines of its part, counted as measured in this run or replayed, and its failure if any.
@@ -437,6 +440,10 @@ std::vector<search::JournalRecord> merge_parts(const OrchestratorOptions& o, con
     if (!run.failure[i].empty())
       events.push_back({setting.id, "failed", run.failure[i], utc_timestamp_now()});
   }
+  // A part seeded by concurrent groups keeps their header: the scales its own worker added are its records'.
+  for (const auto& r : records)
+    if (std::find(header.scales.begin(), header.scales.end(), r.scale) == header.scales.end())
+      header.scales.push_back(r.scale);
   std::sort(header.scales.begin(), header.scales.end());
   share_one_node_shapes(o, run, header, records, result);
   std::filesystem::remove(o.journal);

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibrate/concurrent_scales.hpp"
 #include "calibrate/tune.hpp"
 #include "common/clock.hpp"
 #include "common/process_launcher.hpp"
@@ -95,6 +96,12 @@ struct OrchestratorOptions {
       header;  // of the merged journal; settings are filled in, the rest of what the
                // workers know (scales, GPUs, NCCL version) is taken from their parts when empty
   double min_gain = 0.03;
+  // Scales run side by side on disjoint nodes before each job's own worker (calibrate/group_jobs.hpp); empty:
+  // the job's one worker measures every scale in turn.
+  std::vector<ConcurrentRound> rounds;
+  // Whether a group's launcher is narrowed to its nodes (calibrate/group_launcher.hpp); false for simulated
+  // workers, which all run here whatever nodes they stand for.
+  bool narrow_launcher = true;
   // A line for people as something happens outside the jobs (a previous journal kept); may be empty.
   std::function<void(const std::string&)> say;
   // Seams (tests): how jobs are started and time is kept; null = the real ones (fork/exec with stop signals
@@ -102,6 +109,17 @@ struct OrchestratorOptions {
   ProcessLauncher* processes = nullptr;
   const Clock* clock = nullptr;
 };
+
+// The worker's own arguments for job `job` writing into `part`, with its share of the budget when it has one.
+std::vector<std::string> worker_arguments(const OrchestratorOptions& o, int job,
+                                          const std::filesystem::path& part, std::optional<double> share);
+
+// What the workers know and the orchestrator did not (scales, GPUs, NCCL version, the layout's groups),
+// from a part's header.
+void adopt_part_header(search::JournalHeader& header, const search::JournalHeader& part);
+
+// Whether a job's part says the job finished.
+bool part_finished(const search::JournalContents& part, const std::string& setting_id);
 
 struct JobNotice {
   int job = 0;

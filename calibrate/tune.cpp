@@ -403,6 +403,7 @@ std::optional<std::vector<runners::Measurement>> Calibration::measure(
       got[k].request = batch[i];  // the journal keys on what was asked
       out[i] = got[k];
       records.push_back({u.setting, u.scale, attempt_of[i], got[k], u.source_text, u.runner_text, now});
+      records.back().nodes_used = o_.nodes_used;
     }
     journal(records);
     records_.insert(records_.end(), records.begin(), records.end());

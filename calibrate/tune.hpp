@@ -48,6 +48,9 @@ struct TuneOptions {
   const Clock* clock = nullptr;  // null = the steady clock
   // A line for people as something happens outside the measurements (a previous journal kept aside).
   std::function<void(const std::string&)> say;
+  // A worker measuring one scale beside others (calibrate/concurrent_scales.hpp): the allocation's nodes it
+  // runs on, journaled with every measurement; empty = the whole job.
+  std::string nodes_used;
 };
 
 struct TuneProgress {

@@ -215,7 +215,8 @@ struct TuneArgs {
   std::string collectives, min_bytes = "8", max_bytes = "8G", strategy = "adaptive", budget, min_gain = "3%",
                            scales, shapes, parallelism, store_dir, format = "text", from_journal, channels,
                            ib_hca, cross_nic, p2p_env, name, launcher, journal_part, report, excluded_nodes,
-                           check_bytes = "256M", predict = "auto";
+                           check_bytes = "256M", predict = "auto", concurrent = "auto", group_scale,
+                           group_nodes;
   int job_id = -1, reps = 5;
   double watchdog_scale = 1.0;
   SimulatorArgs simulator;
@@ -226,7 +227,7 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "nccl-autotune tune " + std::string(kSimulatorUsage) +
       " [--exclude-unhealthy | --ignore-health] [--check-bytes 256M] [--add-shapes] [--collectives LIST] "
       "[--min-bytes 8] [--max-bytes 8G] [--strategy adaptive|exhaustive] [--budget 20m] [--min-gain 3%] "
-      "[--predict off|auto] "
+      "[--predict off|auto] [--concurrent auto|off] "
       "[--shapes 4x8,4x1:alltoall | --parallelism tp=2,ep=8,pp=2 | --scales 1,2,all] [--launcher \"srun -N "
       "2\"] "
       "[--resume] [--dry-run] [--from-journal FILE] [--store "
@@ -273,6 +274,9 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "budget", po::value(&a.budget), "time for the measurements: 20m, 90s, 1h")(
       "min-gain", po::value(&a.min_gain)->default_value(a.min_gain),
       "a rule must beat NCCL's default by this")(
+      "concurrent", po::value(&a.concurrent)->default_value(a.concurrent),
+      "auto: scales smaller than the allocation run side by side on disjoint nodes, a worker each, in rounds "
+      "(simulated calibrations; the plan shows the rounds); off: every scale in turn")(
       "predict", po::value(&a.predict)->default_value(a.predict),
       "auto: scales above 64 nodes, with two smaller multi-node scales of the same ranks per node measured "
       "first, are predicted from NCCL's cost model fitted to those and confirmed by measuring around the "
@@ -292,7 +296,11 @@ void describe_tune(CommandSpec& spec, TuneArgs& a) {
       "job-id", po::value(&a.job_id), "internal: the job's index among the process-wide settings")(
       "journal-part", po::value(&a.journal_part), "internal: where the worker writes its journal part")(
       "excluded-nodes", po::value(&a.excluded_nodes),
-      "internal: the simulated nodes the orchestrator left out");
+      "internal: the simulated nodes the orchestrator left out")(
+      "group-scale", po::value(&a.group_scale),
+      "internal: the one scale a concurrent group's worker measures")(
+      "group-nodes", po::value(&a.group_nodes),
+      "internal: the allocation's nodes a concurrent group runs on");
 }
 
 calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variables_map& vm, const Args& args) {
@@ -349,6 +357,15 @@ calibrate::CalibrationRequest tune_request(const TuneArgs& a, const po::variable
   r.dry_run = vm.count("dry-run") > 0;
   if (vm.count("worker")) r.worker_job = a.job_id;
   r.journal_part = a.journal_part;
+  if (a.concurrent != "auto" && a.concurrent != "off")
+    throw InputError("<arguments>", 0, "--concurrent: expected auto or off, found '" + a.concurrent + "'");
+  r.concurrent = a.concurrent == "auto";
+  if (!a.group_scale.empty()) {
+    const auto shapes = calibrate::parse_shapes(a.group_scale, "--group-scale");
+    if (shapes.size() != 1) throw InputError("<arguments>", 0, "--group-scale: expected one shape NxR");
+    r.group_scale = shapes.front().shape;
+  }
+  r.group_nodes = a.group_nodes;
   return r;
 }
 

@@ -287,6 +287,7 @@ JournalRecord parse_record(const Fields& f) {
   r.time = f.get_or<std::string>("time", "");
   r.learn_id = f.get_or<std::string>("learn", "");
   r.measured_under = f.get_or<std::string>("measured_under", "");
+  r.nodes_used = f.get_or<std::string>("nodes_used", "");
   if (auto problem = record_problem(r)) f.fail(*problem);
   return r;
 }
@@ -471,6 +472,7 @@ std::string to_json_line(const JournalRecord& r) {
   j["time"] = r.time;
   if (!r.learn_id.empty()) j["learn"] = r.learn_id;
   if (!r.measured_under.empty()) j["measured_under"] = r.measured_under;
+  if (!r.nodes_used.empty()) j["nodes_used"] = r.nodes_used;
   return j.dump();
 }
 

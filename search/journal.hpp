@@ -90,6 +90,9 @@ struct JournalRecord {
   // A one-node shape under a setting that cannot change it (runners::reaches_one_node): the id of the
   // setting it was measured under, whose measurement counts here too; empty otherwise.
   std::string measured_under = {};
+  // A scale measured beside others on a part of the allocation (calibrate/concurrent_scales.hpp): the
+  // allocation's nodes it ran on, "512-767"; empty when it had the whole job to itself.
+  std::string nodes_used = {};
 };
 
 // A job (one process-wide setting) started, finished or failed; `detail` holds the failed job's output.

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibrate/calibration_setup.hpp"
+#include "calibrate/group_launcher.hpp"
 #include "calibrate/tune.hpp"
 #include "common/input_error.hpp"
 #include "profiles/store.hpp"
@@ -551,4 +552,38 @@ TEST_CASE("set-up: a dry run under mpirun plans the job's own nodes and ranks pe
   auto s = set_up_calibration(gpu_dry_run(), mpi);
   CHECK(s.mode == CalibrationMode::in_process);
   CHECK(s.tune.space.scales == std::vector<runners::Scale>{{1, 4}, {2, 2}, {2, 8}, {4, 4}, {4, 16}});
+}
+
+TEST_CASE("set-up: on GPUs scales run side by side where the launcher can start a group on its own nodes") {
+  CalibrationRequest r;
+  r.command = "nccl-autotune tune";
+  r.ignore_health = true;
+  r.launcher = "srun -N 16 --ntasks-per-node 8";
+  auto s = set_up_calibration(r, probed(h100_node));
+  REQUIRE(s.mode == CalibrationMode::orchestrator);
+  REQUIRE_FALSE(s.orchestration.rounds.empty());
+  CHECK(s.orchestration.narrow_launcher);
+  // Every group of a round on nodes of its own, within the 16 the launcher asks for.
+  for (const auto& round : s.orchestration.rounds) {
+    int next = 0;
+    for (const auto& g : round.groups) {
+      CHECK(g.first_node >= next);
+      next = g.first_node + g.scale.nodes;
+    }
+    CHECK(next <= 16);
+  }
+  const auto& g = s.orchestration.rounds.front().groups.back();
+  const auto narrowed = launcher_for_group(s.launcher, g);
+  REQUIRE(narrowed);
+  CHECK(std::find(narrowed->words.begin(), narrowed->words.end(),
+                  "--relative=" + std::to_string(g.first_node)) != narrowed->words.end());
+  // mpirun without a host list can neither say its nodes nor be narrowed: every scale in turn, and why.
+  r.launcher = "mpirun -np 128";
+  auto turn = set_up_calibration(r, probed(h100_node));
+  CHECK(turn.orchestration.rounds.empty());
+  CHECK(std::any_of(turn.notes.begin(), turn.notes.end(),
+                    [](const std::string& n) { return n.find("scales run in turn: ") == 0; }));
+  r.concurrent = false;
+  r.launcher = "srun -N 16 --ntasks-per-node 8";
+  CHECK(set_up_calibration(r, probed(h100_node)).orchestration.rounds.empty());
 }

@@ -567,3 +567,66 @@ TEST_CASE("orchestrator: a new calibration keeps the previous journal and parts 
   CHECK_THAT(said[0], Catch::Contains(kept.string()));
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "concurrent scales: 256 simulated nodes, disjoint nodes per round, the sequential calibration's rules") {
+  const TempDir tmp("concurrent");
+  const fs::path side = tmp.path() / "side", turn = tmp.path() / "turn";
+  fs::create_directories(side);
+  fs::create_directories(turn);
+  const std::string tune =
+      kBinary +
+      " tune --simulate --example h100-8x --nodes 256 --collectives allreduce --max-bytes 64K "
+      "--ignore-health --launcher env --store ";
+  REQUIRE(run(tune + side.string(), side / "out") == 0);
+  REQUIRE(run(tune + turn.string() + " --concurrent off", turn / "out") == 0);
+  const std::string out = slurp(side / "out");
+  INFO(out);
+  CHECK(out.find("round 1/") != std::string::npos);
+  check_same_rules(profiles::read_profile(only_file(turn, ".toml")),
+                   profiles::read_profile(only_file(side, ".toml")));
+  // Each group part holds one scale on one node range; a round's ranges are disjoint.
+  std::map<std::string, std::vector<std::pair<int, int>>> rounds;  // "job0.round1" -> ranges
+  std::map<std::string, std::string> range_of_scale;               // "default 64x8" -> "64-127"
+  for (const auto& e : fs::directory_iterator(search::journal_parts_dir(only_file(side, ".jsonl")))) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".jsonl" || name.find(".group") == std::string::npos) continue;
+    const auto part = search::load_journal(e.path());
+    REQUIRE_FALSE(part.records.empty());
+    const std::string used = part.records.front().nodes_used;
+    for (const auto& r : part.records) {
+      CHECK(r.nodes_used == used);
+      CHECK(r.scale == part.records.front().scale);
+    }
+    const size_t dash = used.find('-');
+    const int first = std::stoi(used),
+              last = dash == std::string::npos ? first : std::stoi(used.substr(dash + 1));
+    CHECK(last - first + 1 == part.records.front().scale.nodes);
+    CHECK(last < 256);
+    rounds[name.substr(0, name.find(".group"))].push_back({first, last});
+    range_of_scale[part.records.front().setting.id + " " + runners::shape_text(part.records.front().scale)] =
+        used;
+  }
+  REQUIRE(rounds.size() >= 4);  // every job has a round of groups side by side
+  for (auto& [round, ranges] : rounds) {
+    INFO(round);
+    CHECK(ranges.size() >= 2);
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i) CHECK(ranges[i - 1].second < ranges[i].first);
+  }
+  // The merged journal keeps each measurement's nodes; the sequential one has none, and both hold the same
+  // number of measurements (the job's own worker replayed the groups' instead of measuring them again).
+  const auto merged = search::load_journal(only_file(side, ".jsonl"));
+  const auto sequential = search::load_journal(only_file(turn, ".jsonl"));
+  CHECK(merged.records.size() == sequential.records.size());
+  size_t tagged = 0;
+  for (const auto& r : merged.records) {
+    if (r.nodes_used.empty()) continue;
+    ++tagged;
+    // A one-node copy counted for another setting says where the first job measured it.
+    const std::string& job = r.measured_under.empty() ? r.setting.id : r.measured_under;
+    CHECK(range_of_scale[job + " " + runners::shape_text(r.scale)] == r.nodes_used);
+  }
+  CHECK(tagged > merged.records.size() / 2);
+  for (const auto& r : sequential.records) CHECK(r.nodes_used.empty());
+}
