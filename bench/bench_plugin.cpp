@@ -372,9 +372,18 @@ int main(int argc, char** argv) {
   std::printf("\nSummary, in CPU time of the calling thread (plugin loaded with dlopen from %s):\n",
               AUTOTUNE_PLUGIN_PATH);
   bool all_met = true;
+  // A filtered run (--benchmark_filter) leaves some figures out: their targets are then not judged, and the
+  // last line must not say "all met" for them.
+  bool all_judged = true;
   for (int n : {10, 1000, 10000}) {
     auto p = g_ns.find("plugin/" + std::to_string(n)), s = g_ns.find("scan/" + std::to_string(n));
-    if (p == g_ns.end() || s == g_ns.end()) continue;
+    if (p == g_ns.end() || s == g_ns.end()) {
+      if (p != g_ns.end())
+        std::printf("  getCollInfo, %5d rules: %6.1f ns/call; linear scan not run%s\n", n, p->second,
+                    n == 10 ? "" : ": target not judged");
+      all_judged = all_judged && n == 10;  // 10 rules have no target
+      continue;
+    }
     std::printf("  getCollInfo, %5d rules: %6.1f ns/call; linear scan %8.1f ns; %6.1fx faster", n, p->second,
                 s->second, s->second / p->second);
     if (n == 1000) {
@@ -427,6 +436,10 @@ int main(int argc, char** argv) {
   const int cold_samples = cold_env ? std::atoi(cold_env) : 25;
   if (cold_samples > 0) all_met = cold_start_report(cold_samples) && all_met;
   std::printf("  zero allocations per call: checked by test_plugin_alloc\n");
-  std::printf("  targets: %s\n", all_met ? "all met" : "NOT all met");
+  if (warm == g_ns.end() || first == g_ns.end() || cold == g_ns.end()) all_judged = false;
+  if (cold_samples <= 0) all_judged = false;
+  std::printf("  targets: %s\n", !all_met     ? "NOT all met"
+                                 : all_judged ? "all met"
+                                              : "those judged met; others not run (filtered), not judged");
   return 0;
 }

@@ -116,15 +116,15 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
 
   RuleTable table;
   table.rules_.reserve(order.size());
-  table.min_bytes_.reserve(order.size());
   std::vector<CompiledRule> later;  // the chains' second and further rules, appended after all segments
   std::vector<char> reached(rules.size(), 0);
+  std::array<uint32_t, kNumCollectives + 1> segments_at{};  // collective c's segments start here
   auto by_start = [&](uint32_t a, uint32_t b) {
     return rules[a].min_bytes != rules[b].min_bytes ? rules[a].min_bytes < rules[b].min_bytes : a < b;
   };
   for (int c = 0; c < kNumCollectives; ++c) {
     const auto first = order.begin() + start[c], last = order.begin() + start[c + 1];
-    table.begin_[c] = static_cast<uint32_t>(table.rules_.size());
+    segments_at[c] = static_cast<uint32_t>(table.rules_.size());
     if (!std::is_sorted(first, last, by_start)) std::sort(first, last, by_start);
     bool disjoint = true;
     for (auto it = first; it != last && disjoint; ++it)
@@ -153,8 +153,11 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
       }
     }
   }
-  table.begin_[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
-  for (const CompiledRule& r : table.rules_) table.min_bytes_.push_back(r.min_bytes);
+  segments_at[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
+  // sum over levels of ceil(n / 16^l) <= n / 15 + levels: one allocation, no regrowth.
+  table.blocks_.reserve(segments_at[kNumCollectives] / 15 + kMaxLevels * kNumCollectives);
+  for (int c = 0; c < kNumCollectives; ++c)
+    table.build_tree(c, segments_at[c], segments_at[c + 1] - segments_at[c]);
   if (!later.empty()) {
     const int32_t base = static_cast<int32_t>(table.rules_.size());
     for (CompiledRule& r : table.rules_)
@@ -165,6 +168,29 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
   }
   table.rule_count_ = static_cast<size_t>(std::count(reached.begin(), reached.end(), 1));
   return table;
+}
+
+void RuleTable::build_tree(int collective, uint32_t first, uint32_t count) {
+  Tree& t = trees_[static_cast<size_t>(collective)];
+  t.first = first;
+  t.count = count;
+  // Bottom up: level 0 holds the segments' first bytes; each level above holds the first key of every block
+  // of the level below, until one block holds them all. Read in place (no copy of the keys: a cold init
+  // pays for every fresh page), from the segments, then from the level just written.
+  size_t n = count;  // keys of the level being written
+  for (uint32_t level = 0; n > 0; ++level) {
+    const size_t below = level == 0 ? 0 : t.level_at[level - 1];
+    auto key = [&](size_t i) { return level == 0 ? rules_[first + i].min_bytes : blocks_[below + i].key[0]; };
+    const size_t n_blocks = (n + kFanout - 1) / kFanout;
+    t.level_at[level] = static_cast<uint32_t>(blocks_.size());
+    t.levels = level + 1;
+    for (size_t b = 0; b < n_blocks; ++b) {
+      KeyBlock& block = blocks_.emplace_back();
+      for (size_t j = 0; j < kFanout; ++j)
+        block.key[j] = b * kFanout + j < n ? key(b * kFanout + j) : UINT64_MAX;
+    }
+    n = n_blocks == 1 ? 0 : n_blocks;
+  }
 }
 
 bool NamedScale::contains(const CommShape& c) const {
@@ -178,8 +204,11 @@ std::vector<NamedScale> named_scales(const std::vector<Rule>& rules) {
   std::vector<NamedScale> out;
   for (const Rule& r : rules) {
     if (!r.nodes && !r.ranks) continue;
-    out.push_back(NamedScale{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{}),
-                             r.ranks_per_node.value_or(CountRange{})});
+    NamedScale s{r.nodes.value_or(CountRange{}), r.ranks.value_or(CountRange{}),
+                 r.ranks_per_node.value_or(CountRange{})};
+    // A calibrated profile names a scale on every rule, a few scales in runs of many rules: skipping a repeat
+    // of the last one keeps the sort below to a handful of entries (the plugin's init calls this).
+    if (out.empty() || !(out.back() == s)) out.push_back(s);
   }
   auto key = [](const NamedScale& s) {
     return std::tie(s.nodes.min, s.nodes.max, s.ranks.min, s.ranks.max, s.ranks_per_node.min,
