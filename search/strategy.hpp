@@ -54,8 +54,8 @@ class Strategy {
 
 struct AdaptiveOptions {
   int coarse_stride = 5;         // measure every candidate at every this-many-th grid size first
-  double drop_ratio = 2.0;       // slower than the best by this factor at two coarse sizes in a row, and not
-                                 // catching up: dropped
+  double drop_ratio = 2.0;       // slower than the best by this factor at a bandwidth-bound coarse size, and
+                                 // losing ground since the coarse size before: dropped
   double contender_ratio = 1.3;  // within this factor of the best at either end of an interval: bisected with
 };
 

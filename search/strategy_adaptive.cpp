@@ -1,11 +1,13 @@
 // The adaptive strategy, in phases that run in order over all collectives, so that a budget that ends early
 // still leaves a usable coarse picture of everything rather than a perfect picture of one collective:
 //  1. coarse: NCCL's default and every live candidate at every coarse_stride-th grid size (and the last);
-//     candidates that fail are dropped, and so are those clearly beaten at two coarse sizes in a row and not
-//     catching up;
+//     candidates that fail are dropped, and so are those clearly beaten at a bandwidth-bound coarse size and
+//     losing ground since the one before;
 //  2. bisect: where the decided choice (or the algorithm and protocol NCCL's default runs) differs between
-//     two coarse sizes, measure the grid size halfway with the contenders of both ends, recursively, down
-//     to neighbouring grid sizes; between two sizes with the same choice nothing is measured;
+//     two coarse sizes, measure the grid size halfway with the contenders of both ends (only the winner
+//     where both ends share it), recursively, down to neighbouring grid sizes; between two sizes with the
+//     same choice nothing is measured but near misses; a difference that rests on a margin in doubt waits
+//     for phase 3 to settle it;
 //  3. repetitions: wherever the derivation's answer is still in doubt, rounds of fresh repetitions
 //     (repetition_rounds.hpp, as for the exhaustive strategy);
 //  4. where the rounds changed a decision so that two measured sizes now differ, 2-3 again between them,
@@ -53,6 +55,7 @@ class AdaptiveRun {
     SpentPoints spent;
     for (int pass = 0; pass < kRefinementPasses && !stopped_; ++pass) {
       const uint64_t before = report_.measurements;
+      defer_doubts_ = pass + 1 < kRefinementPasses;
       for (const auto& cs : in_.collectives) bisect_phase(cs);
       if (pass > 0 && report_.measurements == before) break;
       if (stopped_) break;
@@ -116,8 +119,10 @@ class AdaptiveRun {
   }
 
   // An operation takes no less time on more bytes: a candidate already slower at a smaller measured size
-  // than contender_ratio times NCCL's default here can neither win here nor be a contender, so it is not
-  // measured here.
+  // than NCCL's default here is slower than the default at every size from there to here, so it can win
+  // nowhere in between, and it is not measured here. Not being measured here, it is no contender for the
+  // intervals on either side of here from this end; it cannot win in the lower one, and the upper one's
+  // larger end judges it on its own measurement.
   bool outgrown(Collective c, uint64_t bytes, const Candidate& cand) const {
     const Samples* def = table_.find(c, bytes, Candidate{});
     if (!def || !def->ok()) return false;
@@ -126,7 +131,7 @@ class AdaptiveRun {
       if (smaller >= bytes) break;
       if (auto med = median_of(c, smaller, cand)) below = med;
     }
-    return below && *below > o_.contender_ratio * def->median();
+    return below && *below > def->median();
   }
 
   std::vector<size_t> coarse_indices() const {
@@ -159,9 +164,14 @@ class AdaptiveRun {
             auto key = std::make_pair(c, key_of(cand));
             auto prev = previous.find(key);
             // Only where both times have grown with size (bandwidth-bound) does the ratio show the trend: two
-            // latency-bound sizes say nothing about who wins at large sizes.
-            bool beaten = ratio > o_.drop_ratio && prev != previous.end() &&
-                          prev->second.second > o_.drop_ratio && ratio >= prev->second.second &&
+            // latency-bound sizes say nothing about who wins at large sizes. Beaten by drop_ratio here and
+            // losing ground since the previous coarse size, the candidate moves data at a lower bandwidth
+            // than the best (its latency is no longer what holds it back): more bytes widen the gap, so it
+            // is not measured at the larger coarse sizes. It need not have been beaten by as much at the
+            // previous size too: where it was close there, the ratio growing over coarse_stride doublings of
+            // the bytes is the trend itself (on GPUs: LL's half bandwidth once messages leave the
+            // latency-bound range).
+            bool beaten = ratio > o_.drop_ratio && prev != previous.end() && ratio >= prev->second.second &&
                           *med > 2.0 * prev->second.first && d.best_us() > 2.0 * previous_best[c];
             previous[key] = {*med, ratio};
             if (beaten) continue;
@@ -220,11 +230,48 @@ class AdaptiveRun {
     return out;
   }
 
+  // The same fastest candidate at both ends, and NCCL's default running the same algorithm and protocol at
+  // both: the ends can then differ only in whether that candidate's margin passes the threshold.
+  std::optional<Candidate> shared_winner(Collective c, uint64_t a, uint64_t b) const {
+    SizeDecision da = decide(table_, c, a, in_.derive);
+    SizeDecision db = decide(table_, c, b, in_.derive);
+    if (!da.winner || !db.winner || !(*da.winner == *db.winner)) return std::nullopt;
+    if (!da.choice || !db.choice || da.choice->algorithm != db.choice->algorithm ||
+        da.choice->protocol != db.choice->protocol)
+      return std::nullopt;
+    return da.winner;
+  }
+
+  // A shared winner that is a rule at one end and not at the other, with the margin's interval holding the
+  // threshold at one end at least: the difference may be noise that the repetition rounds at the ends erase
+  // (a 5-repetition +3.4% against a 3% threshold that is +2.6% on 80). The rounds run before the next pass,
+  // which bisects wherever the ends still differ; bisecting now would measure sizes in between for a
+  // difference that may not exist.
+  bool differs_only_in_doubt(Collective c, uint64_t a, uint64_t b) const {
+    if (!shared_winner(c, a, b)) return false;
+    SizeDecision da = decide(table_, c, a, in_.derive);
+    SizeDecision db = decide(table_, c, b, in_.derive);
+    auto in_doubt = [&](const SizeDecision& d) {
+      return !d.gain.measured() || d.gain.straddles(in_.derive.min_gain);
+    };
+    return da.provisional != db.provisional && (in_doubt(da) || in_doubt(db));
+  }
+
+  // What to measure in between two sizes that decide differently. Where they share the winner (and NCCL's
+  // choice), the rule's edge is where that winner's margin crosses the threshold: only it is measured in
+  // between. Another contender that wins at neither end could only win in between at a peak of its own
+  // margin, which bisection does not look for between sizes that agree either.
+  std::vector<Candidate> to_bisect_with(const CollectiveSpace& cs, uint64_t a, uint64_t b) const {
+    if (auto w = shared_winner(cs.collective, a, b)) return {*w};
+    return contenders(cs, a, b);
+  }
+
   void bisect(const CollectiveSpace& cs, size_t lo, size_t hi) {
     if (hi - lo <= 1) return;
+    if (defer_doubts_ && differs_only_in_doubt(cs.collective, in_.sizes[lo], in_.sizes[hi])) return;
     const bool same = same_choice(cs.collective, in_.sizes[lo], in_.sizes[hi]);
     const std::vector<Candidate> candidates = same ? near_misses(cs.collective, in_.sizes[lo], in_.sizes[hi])
-                                                   : contenders(cs, in_.sizes[lo], in_.sizes[hi]);
+                                                   : to_bisect_with(cs, in_.sizes[lo], in_.sizes[hi]);
     if (same && candidates.empty()) return;
     size_t mid = (lo + hi) / 2;
     measure_at(cs.collective, in_.sizes[mid], candidates, in_.repetitions,
@@ -250,6 +297,7 @@ class AdaptiveRun {
   std::map<Collective, std::vector<Candidate>> active_;
   StrategyReport report_;
   bool stopped_ = false;
+  bool defer_doubts_ = false;  // a later pass follows the rounds: differences in doubt wait for it
 };
 
 class AdaptiveStrategy : public Strategy {
