@@ -485,9 +485,7 @@ std::string rounds_note(const std::vector<ConcurrentRound>& rounds, size_t i) {
 std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, const CalibrationContext& c,
                                                  const CalibrationSetup& s, std::vector<std::string>& notes) {
   if (!r.concurrent) return {};
-  std::string why;
-  if (s.tune.budget) why = "--budget shares time between jobs, not groups";
-  if (s.tune.header.layout) why = "a layout's groups run across the whole job, as the job runs them";
+  std::string why = in_turn_reason(s.tune);
   int nodes = 0;
   const std::optional<TunePlan> plan = why.empty() ? orchestrated_plan(r, c, s, &nodes, &why) : std::nullopt;
   std::vector<ConcurrentRound> out;
