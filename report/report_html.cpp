@@ -276,6 +276,19 @@ void unsupported_section(std::string& o, const std::vector<JournalRecord>& recor
   o += "</table>\n</details>\n";
 }
 
+// A shape measured side by side with others (tune --concurrent): the nodes it ran on, since its figures were
+// taken while other communicators loaded the same fabric.
+void side_by_side_note(std::string& o, const std::vector<JournalRecord>& records, const Scale& scale) {
+  std::set<std::string> ranges;
+  for (const auto& r : records)
+    if (r.scale == scale && !r.nodes_used.empty() && r.measured_under.empty()) ranges.insert(r.nodes_used);
+  if (ranges.empty()) return;
+  std::string list;
+  for (const auto& range : ranges) list += (list.empty() ? "" : ", ") + range;
+  o += "<p class=\"note\">Measured side by side with other communicators, on node(s) " + esc(list) +
+       " of the allocation: they shared the fabric while these figures were taken.</p>\n";
+}
+
 // What every section of the page needs: the input, the header, and the rules derived from the records.
 struct Page {
   const ReportData& data;
@@ -461,6 +474,7 @@ void charts_section(std::string& o, const Page& pg) {
     for (const ChartKey& key : keys) shown_rules.emplace_back(key, rules_for(key));
     const auto p2p_here = p2p.find(scale);
     shape_heading(o, scale, shown_rules, pg.layout, p2p_here != p2p.end());
+    side_by_side_note(o, pg.data.records, scale);
     for (const auto& [key, rules] : shown_rules) {
       o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
            esc(runners::describe_shape(key.scale)) + "</h3>\n";

@@ -578,7 +578,8 @@ TEST_CASE(
       kBinary +
       " tune --simulate --example h100-8x --nodes 256 --collectives allreduce --max-bytes 64K "
       "--ignore-health --launcher env --store ";
-  REQUIRE(run(tune + side.string(), side / "out") == 0);
+  REQUIRE(run(tune + side.string() + " --report " + (tmp.path() / "report.html").string(), side / "out") ==
+          0);
   REQUIRE(run(tune + turn.string() + " --concurrent off", turn / "out") == 0);
   const std::string out = slurp(side / "out");
   INFO(out);
@@ -631,4 +632,8 @@ TEST_CASE(
   }
   CHECK(tagged > merged.records.size() / 2);
   for (const auto& r : sequential.records) CHECK(r.nodes_used.empty());
+  // The report says it beside the figures of a shape that shared the fabric.
+  const std::string report = slurp(tmp.path() / "report.html");
+  CHECK_THAT(report, Catch::Contains("Measured side by side with other communicators, on node(s) " +
+                                     range_of_scale["default 64x8"] + " of the allocation"));
 }
