@@ -212,22 +212,27 @@ void RuleTable::build_tree(int collective, uint32_t first, uint32_t count) {
   Tree& t = trees_[static_cast<size_t>(collective)];
   t.first = first;
   t.count = count;
+  t.root.fill(UINT64_MAX);
   // Bottom up: level 0 holds the segments' first bytes; each level above holds the first key of every block
-  // of the level below, until one block holds them all. Read in place (no copy of the keys: a cold init
-  // pays for every fresh page), from the segments, then from the level just written.
+  // of the level below, until at most kRootKeys keys remain: those are the root. Read in place (no copy of
+  // the keys: a cold init pays for every fresh page), from the segments, then from the level just written.
   size_t n = count;  // keys of the level being written
   for (uint32_t level = 0; n > 0; ++level) {
     const size_t below = level == 0 ? 0 : t.level_at[level - 1];
     auto key = [&](size_t i) { return level == 0 ? rules_[first + i].min_bytes : blocks_[below + i].key[0]; };
+    t.levels = level + 1;
+    if (n <= kRootKeys) {
+      for (size_t i = 0; i < n; ++i) t.root[i] = key(i);
+      return;
+    }
     const size_t n_blocks = (n + kFanout - 1) / kFanout;
     t.level_at[level] = static_cast<uint32_t>(blocks_.size());
-    t.levels = level + 1;
     for (size_t b = 0; b < n_blocks; ++b) {
       KeyBlock& block = blocks_.emplace_back();
       for (size_t j = 0; j < kFanout; ++j)
         block.key[j] = b * kFanout + j < n ? key(b * kFanout + j) : UINT64_MAX;
     }
-    n = n_blocks == 1 ? 0 : n_blocks;
+    n = n_blocks;
   }
 }
 

@@ -7,9 +7,10 @@
 // its CSV lines. A validated TOML profile has at most one rule per call, so there order cannot matter.
 // The search reads a static B+-tree of the segments' first bytes (an "S-tree"): nodes of 16 keys in 128-byte
 // aligned blocks (two cache lines), level 0 the keys themselves, each level above the first key of every
-// block below, up to one root block. A lookup counts, per level, the keys <= bytes in one block (eight
-// compares in two rounds, no data-dependent branch; see segment()) to pick the child: 1,000 segments take 3
-// levels and 10,000 take 4, where a binary search took a dependent chain of 10 and 14 load-compare steps.
+// block below, up to a root of at most 64 keys kept in the table itself. A lookup counts, per level, the keys
+// <= bytes in one node (two rounds of independent compares, no data-dependent branch; see segment()) to pick
+// the child: 1,000 segments take 2 levels and 10,000 take 3, where a binary search took a dependent chain of
+// 10 and 14 load-compare steps.
 // The segments tile all sizes: gap segments (no rule) fill the bytes no rule covers, from 0 to 2^64 - 1, so
 // the segment found always holds `bytes` and no range check follows the walk. Beside each segment sits an
 // 8-byte head (SegmentHead: algorithm, protocol, channels and whether the chain is one unconditioned rule):
@@ -115,9 +116,12 @@ class RuleTable {
   static constexpr size_t kMaxLevels = 8;
   // Collective c's segments are heads_ (and rules_) [first, first + count), sorted by min_bytes, the first
   // starting at 0 and the last ending at 2^64 - 1; its tree has `levels` levels (0 when count == 0), level
-  // l's blocks start at blocks_[level_at[l]], level 0 being the leaves (min_bytes of every segment) and
-  // levels - 1 the root (one block).
+  // l's blocks start at blocks_[level_at[l]] for l < levels - 1, level 0 being the leaves (min_bytes of
+  // every segment); the top level, up to kRootKeys keys, is `root`, kept here so the walk starts without a
+  // load of where it is.
+  static constexpr size_t kRootKeys = 64;
   struct Tree {
+    alignas(64) std::array<uint64_t, kRootKeys> root{};  // ascending, padded with UINT64_MAX
     uint32_t first = 0, count = 0, levels = 0;
     std::array<uint32_t, kMaxLevels> level_at{};
   };
@@ -142,19 +146,25 @@ inline const SegmentHead* RuleTable::segment(int collective_id, uint64_t bytes) 
   // Padding keys are UINT64_MAX, so the walk below would count them for this one size; the last segment
   // always holds it.
   if (bytes == UINT64_MAX) return &heads[t.count - 1];
-  // Top down: in the block picked so far, the number of keys <= bytes (at least 1: the first segment starts
-  // at 0 and each block's first key is its parent's key) picks the child; bytes < UINT64_MAX never counts a
-  // padding key. The count takes two rounds of four independent compares, not sixteen, and no branch: the
-  // keys are sorted, so the quarters' last keys that are <= bytes say how many quarters are full (q), and the
-  // four keys of quarter min(q, 3) give the rest (for q < 3 that quarter's last key is > bytes and adds
-  // nothing; for q == 4 all four count). Half the instructions of a plain count, which measured faster.
-  size_t pos = 0;
-  for (uint32_t l = t.levels; l-- > 0;) {
-    const uint64_t* k = blocks_[t.level_at[l] + pos].key;
-    const size_t q =
+  // Top down: at each level, the number of keys <= bytes among those picked so far (at least 1: the first
+  // segment starts at 0 and each block's first key is its parent's key) picks the child; bytes < UINT64_MAX
+  // never counts a padding key. A count takes two rounds of independent compares and no branch: the keys
+  // are sorted, so the quarters' last keys that are <= bytes say how many quarters are full (q), and the four
+  // keys of quarter min(q, last) give the rest (a quarter before the last with q pointing at it has its last
+  // key > bytes, adding nothing; q past the last counts all four). The root has 16 quarters (64 keys: 1,000
+  // segments need one level below it, 10,000 two), every other block 4.
+  const uint64_t* k = t.root.data();
+  size_t q = 0;
+  for (size_t j = 3; j < kRootKeys; j += 4) q += size_t{k[j] <= bytes};
+  q = q < kRootKeys / 4 - 1 ? q : kRootKeys / 4 - 1;
+  size_t pos = 4 * q + size_t{k[4 * q] <= bytes} + size_t{k[4 * q + 1] <= bytes} +
+               size_t{k[4 * q + 2] <= bytes} + size_t{k[4 * q + 3] <= bytes} - 1;
+  for (uint32_t l = t.levels - 1; l-- > 0;) {
+    k = blocks_[t.level_at[l] + pos].key;
+    const size_t b =
         size_t{k[3] <= bytes} + size_t{k[7] <= bytes} + size_t{k[11] <= bytes} + size_t{k[15] <= bytes};
-    const uint64_t* quarter = k + 4 * (q < 3 ? q : 3);
-    const size_t cnt = 4 * (q < 3 ? q : 3) + size_t{quarter[0] <= bytes} + size_t{quarter[1] <= bytes} +
+    const uint64_t* quarter = k + 4 * (b < 3 ? b : 3);
+    const size_t cnt = 4 * (b < 3 ? b : 3) + size_t{quarter[0] <= bytes} + size_t{quarter[1] <= bytes} +
                        size_t{quarter[2] <= bytes} + size_t{quarter[3] <= bytes};
     pos = pos * kFanout + cnt - 1;
   }
