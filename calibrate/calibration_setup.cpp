@@ -28,6 +28,29 @@ using runners::ProcessSetting;
   throw InputError("<arguments>", 0, what);
 }
 
+// The orchestrator's words to a concurrent group's worker: only with --worker, both given, the nodes a range
+// "FIRST-LAST" (or one node) as many as the scale's.
+void check_group_request(const CalibrationRequest& r) {
+  if (!r.group_scale && r.group_nodes.empty()) return;
+  if (!r.worker_job || !r.group_scale || r.group_nodes.empty())
+    bad_argument(
+        "--group-scale and --group-nodes: expected both, and only with --worker (the orchestrator "
+        "gives them to a concurrent group's worker)");
+  const std::string& text = r.group_nodes;
+  const size_t dash = text.find('-');
+  auto number = [&](std::string_view digits) {
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      bad_argument("--group-nodes: expected FIRST-LAST node numbers, found '" + text + "'");
+    return std::stoi(std::string(digits));
+  };
+  const int first = number(std::string_view(text).substr(0, dash));
+  const int last = dash == std::string::npos ? first : number(std::string_view(text).substr(dash + 1));
+  if (last - first + 1 != r.group_scale->nodes)
+    bad_argument("--group-nodes: expected " + std::to_string(r.group_scale->nodes) + " node(s) for " +
+                 runners::shape_text(*r.group_scale) + ", found '" + text + "'");
+}
+
 // Every value a request carries, checked before anything is set up or measured: a bad one found after
 // minutes of measuring costs the minutes.
 void check_request(const CalibrationRequest& r) {
@@ -61,6 +84,7 @@ void check_request(const CalibrationRequest& r) {
   if (!r.simulate && !r.dry_run && (r.plan_nodes || !r.plan_topology.empty()))
     bad_argument("--nodes and --topology describe the simulator or the plan: add --simulate or --dry-run");
   search::make_strategy(r.strategy);  // throws for a name it does not know
+  check_group_request(r);
 }
 
 // The simulated node, and the stem its cluster is named after; nothing on GPUs (what mpirun started is the
@@ -485,9 +509,7 @@ std::string rounds_note(const std::vector<ConcurrentRound>& rounds, size_t i) {
 std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, const CalibrationContext& c,
                                                  const CalibrationSetup& s, std::vector<std::string>& notes) {
   if (!r.concurrent) return {};
-  std::string why;
-  if (s.tune.budget) why = "--budget shares time between jobs, not groups";
-  if (s.tune.header.layout) why = "a layout's groups run across the whole job, as the job runs them";
+  std::string why = in_turn_reason(s.tune);
   int nodes = 0;
   const std::optional<TunePlan> plan = why.empty() ? orchestrated_plan(r, c, s, &nodes, &why) : std::nullopt;
   std::vector<ConcurrentRound> out;

@@ -41,6 +41,19 @@ std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& s
   return rounds;
 }
 
+std::vector<ConcurrentRound> schedule_in_turn(const std::vector<ScalePlan>& scales) {
+  std::vector<ConcurrentRound> rounds;
+  for (const auto& sp : scales)
+    if (sp.jobs > 0) rounds.push_back({{{sp.scale, 0}}, sp.estimated_s});
+  return rounds;
+}
+
+std::string in_turn_reason(const TuneOptions& tune) {
+  if (tune.header.layout) return "a layout's groups run across the whole job, as the job runs them";
+  if (tune.budget) return "--budget shares time between jobs, not groups";
+  return "";
+}
+
 ScheduleCost schedule_cost(const std::vector<ScalePlan>& scales, const std::vector<ConcurrentRound>& rounds,
                            int nodes) {
   ScheduleCost cost;

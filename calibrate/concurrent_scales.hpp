@@ -29,6 +29,13 @@ struct ConcurrentRound {
 // after those of every scale measured in full.
 std::vector<ConcurrentRound> schedule_concurrent(const std::vector<ScalePlan>& scales, int nodes);
 
+// Every scale in a round of its own, on the whole allocation, in the plan's order: what runs when the scales
+// cannot share it (a layout's groups span the whole job; a budget is shared between jobs, not groups).
+std::vector<ConcurrentRound> schedule_in_turn(const std::vector<ScalePlan>& scales);
+
+// Why the scales of this calibration run in turn, when they must (empty: they may run side by side).
+std::string in_turn_reason(const TuneOptions& tune);
+
 // What the schedule costs against one scale after another, with the whole allocation held throughout.
 struct ScheduleCost {
   int nodes = 0;

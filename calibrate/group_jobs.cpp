@@ -93,8 +93,17 @@ void run_round(const OrchestratorOptions& o, int job, size_t r, ProcessLauncher&
     tell(round + group.name + ": started (output: " + group.files.log.string() + ")");
     running.push_back(std::move(group));
   }
+  // Every running group's progress lines while any of them runs (a round of large scales takes minutes).
+  std::vector<std::function<void()>> watches;
+  for (const auto& group : running)
+    watches.push_back(progress_watch(
+        group.files.log, group.log_start, clock, o.progress_interval_s,
+        [&tell, &round, name = group.name](const std::string& line) { tell(round + name + ": " + line); }));
+  const auto tick = [&watches] {
+    for (const auto& watch : watches) watch();
+  };
   for (auto& group : running) {
-    const Ended end = wait_for_end(*group.child, clock, std::nullopt);
+    const Ended end = wait_for_end(*group.child, clock, std::nullopt, tick);
     if (launcher.stop_signal()) continue;
     if (end.status.ok()) {
       tell(round + group.name + ": finished");

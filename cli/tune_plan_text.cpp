@@ -15,6 +15,7 @@ struct PlanFigures {
   calibrate::TunePlan plan;
   int nodes = 1;
   std::vector<calibrate::ConcurrentRound> rounds;
+  std::string in_turn;  // why the scales cannot run side by side, when they cannot
   calibrate::ScheduleCost cost;
 };
 
@@ -23,7 +24,9 @@ PlanFigures figures(const calibrate::CalibrationSetup& s) {
   f.plan = calibrate::plan_tune(s.tune);
   f.nodes = std::max(1, s.tune.header.nodes);
   for (const auto& sp : f.plan.scales) f.nodes = std::max(f.nodes, sp.scale.nodes);
-  f.rounds = calibrate::schedule_concurrent(f.plan.scales, f.nodes);
+  f.in_turn = calibrate::in_turn_reason(s.tune);
+  f.rounds = f.in_turn.empty() ? calibrate::schedule_concurrent(f.plan.scales, f.nodes)
+                               : calibrate::schedule_in_turn(f.plan.scales);
   f.cost = calibrate::schedule_cost(f.plan.scales, f.rounds, f.nodes);
   return f;
 }
@@ -118,11 +121,15 @@ std::string plan_text(const calibrate::CalibrationSetup& s) {
       << (plan.strategy == "adaptive" ? " (estimate)" : "") << " on " << f.nodes << " node(s)\n";
   out << "  one scale after another: " << seconds_text(f.cost.sequential_s) << ", "
       << hours_text(f.cost.sequential_node_hours()) << " node-hours of the whole allocation\n";
-  out << "  concurrent scales (" << f.rounds.size()
-      << " round(s) on disjoint nodes): " << seconds_text(f.cost.concurrent_s) << ", "
-      << hours_text(f.cost.concurrent_node_hours()) << " node-hours; saves "
-      << hours_text(f.cost.sequential_node_hours() - f.cost.concurrent_node_hours()) << " node-hours\n";
-  out << rounds_text(f.rounds);
+  if (f.in_turn.empty()) {
+    out << "  concurrent scales (" << f.rounds.size()
+        << " round(s) on disjoint nodes): " << seconds_text(f.cost.concurrent_s) << ", "
+        << hours_text(f.cost.concurrent_node_hours()) << " node-hours; saves "
+        << hours_text(f.cost.sequential_node_hours() - f.cost.concurrent_node_hours()) << " node-hours\n";
+    out << rounds_text(f.rounds);
+  } else {
+    out << "  scales in turn: " << f.in_turn << "\n";
+  }
   out << "  journal: " << s.tune.journal.string() << "\n";
   if (s.mode == calibrate::CalibrationMode::orchestrator)
     out << "  jobs run: " << calibrate::describe(s.launcher) << "\n";
@@ -162,6 +169,7 @@ nlohmann::json plan_json(const calibrate::CalibrationSetup& s) {
           {{"shape", runners::shape_text(g.scale)}, {"first_node", g.first_node}, {"nodes", g.scale.nodes}});
     j["rounds"].push_back({{"estimated_s", r.estimated_s}, {"groups", groups}});
   }
+  if (!f.in_turn.empty()) j["in_turn"] = f.in_turn;  // why the rounds are one scale each
   return j;
 }
 

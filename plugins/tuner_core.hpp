@@ -99,16 +99,37 @@ class Communicator {
   std::unique_ptr<explore::Plan> explore_;         // its counters change per call; the plan itself does not
 };
 
+// Entry (algorithm, protocol) made to win, when NCCL left it usable; false (nothing changed) otherwise.
+inline bool apply_choice(int algorithm, int protocol, int channels, float (*t)[NCCL_NUM_PROTOCOLS],
+                         int num_algo, int* n_channels) noexcept {
+  if (algorithm < 0 || algorithm >= num_algo || protocol < 0 || protocol >= NCCL_NUM_PROTOCOLS) return false;
+  float& cell = t[algorithm][protocol];
+  if (!(cell >= 0.0f)) return false;  // unusable here (also catches NaN): never revive it
+  cell = 0.0f;
+  if (channels > 0) *n_channels = channels;
+  return true;
+}
+
 // The rule's entry made to win, when NCCL left it usable; false (nothing changed) otherwise.
 inline bool apply_rule(const profiles::CompiledRule& r, float (*t)[NCCL_NUM_PROTOCOLS], int num_algo,
                        int* n_channels) noexcept {
-  if (r.algorithm < 0 || r.algorithm >= num_algo || r.protocol < 0 || r.protocol >= NCCL_NUM_PROTOCOLS)
-    return false;
-  float& cell = t[r.algorithm][r.protocol];
-  if (!(cell >= 0.0f)) return false;  // unusable here (also catches NaN): never revive it
-  cell = 0.0f;
-  if (r.channels > 0) *n_channels = r.channels;
-  return true;
+  return apply_choice(r.algorithm, r.protocol, r.channels, t, num_algo, n_channels);
+}
+
+// What steer() does with the rules alone (no sweep, no exploration). A segment whose chain is one rule
+// without per-call conditions, the usual case, is decided from its 8-byte head: the rule's entry wins if
+// usable, and there is no next rule to fall to. Any other chain is walked rule by rule.
+inline void steer_by_rules(const profiles::RuleTable& rules, int collective, size_t bytes, int pipe_ops,
+                           int reg_buff, float (*t)[NCCL_NUM_PROTOCOLS], int num_algo,
+                           int* n_channels) noexcept {
+  const profiles::SegmentHead* h = rules.segment(collective, bytes);
+  if (h == nullptr) return;
+  if (h->kind == profiles::SegmentHead::one) {
+    apply_choice(h->algorithm, h->protocol, h->channels, t, num_algo, n_channels);
+    return;
+  }
+  for (const profiles::CompiledRule* r = rules.chain(h); r != nullptr; r = rules.next(r))
+    if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) return;
 }
 
 inline void Communicator::steer(int collective, size_t bytes, int pipe_ops, int reg_buff, float* table,
@@ -124,8 +145,7 @@ inline void Communicator::steer(int collective, size_t bytes, int pipe_ops, int 
     steer_exploring(collective, bytes, pipe_ops, reg_buff, table, num_algo, n_channels);
     return;
   }
-  for (const profiles::CompiledRule* r = table_->find(collective, bytes); r != nullptr; r = table_->next(r))
-    if (r->matches(pipe_ops, reg_buff) && apply_rule(*r, t, num_algo, n_channels)) return;
+  steer_by_rules(*table_, collective, bytes, pipe_ops, reg_buff, t, num_algo, n_channels);
 }
 
 // The rule as steer() finds it, or on the calls the exploration plan picks, its runner-up (exploration.hpp).

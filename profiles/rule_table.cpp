@@ -41,6 +41,22 @@ CompiledRule entry(const Rule& r, uint32_t source, uint64_t lo, uint64_t hi) {
   return c;
 }
 
+// A gap segment's placeholder rule (never returned: its head says none).
+CompiledRule gap_entry(uint64_t lo, uint64_t hi) {
+  CompiledRule c{};
+  c.min_bytes = lo;
+  c.max_bytes = hi;
+  c.next = -1;
+  c.algorithm = -1;
+  c.protocol = -1;
+  return c;
+}
+
+SegmentHead head_of(const CompiledRule& r, bool chained) {
+  const bool one = r.any_call && !chained;
+  return {r.algorithm, r.protocol, one ? SegmentHead::one : SegmentHead::chain, r.channels};
+}
+
 // One segment of bytes and the rules covering it, in priority order.
 struct Segment {
   uint64_t lo, hi;
@@ -115,16 +131,34 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
     if (applies(rules[i])) order[fill[static_cast<size_t>(rules[i].collective)]++] = static_cast<uint32_t>(i);
 
   RuleTable table;
-  table.rules_.reserve(order.size());
+  // Gap segments at most double the segments (one before each, one after the last).
+  table.rules_.reserve(2 * order.size() + kNumCollectives);
+  table.heads_.reserve(2 * order.size() + kNumCollectives);
   std::vector<CompiledRule> later;  // the chains' second and further rules, appended after all segments
   std::vector<char> reached(rules.size(), 0);
   std::array<uint32_t, kNumCollectives + 1> segments_at{};  // collective c's segments start here
   auto by_start = [&](uint32_t a, uint32_t b) {
     return rules[a].min_bytes != rules[b].min_bytes ? rules[a].min_bytes < rules[b].min_bytes : a < b;
   };
+  // Appends a segment's first rule and head, after a gap segment for the bytes since the previous one (or
+  // since 0), so a collective's segments tile the sizes.
+  uint64_t next_lo = 0;
+  bool covered_to_end = false;
+  auto place = [&](const CompiledRule& e, bool chained) {
+    if (e.min_bytes > next_lo) {
+      table.rules_.push_back(gap_entry(next_lo, e.min_bytes - 1));
+      table.heads_.push_back({-1, -1, SegmentHead::none, 0});
+    }
+    table.rules_.push_back(e);
+    table.heads_.push_back(head_of(e, chained));
+    covered_to_end = e.max_bytes == UINT64_MAX;
+    next_lo = e.max_bytes + 1;
+  };
   for (int c = 0; c < kNumCollectives; ++c) {
     const auto first = order.begin() + start[c], last = order.begin() + start[c + 1];
     segments_at[c] = static_cast<uint32_t>(table.rules_.size());
+    next_lo = 0;
+    covered_to_end = false;
     if (!std::is_sorted(first, last, by_start)) std::sort(first, last, by_start);
     bool disjoint = true;
     for (auto it = first; it != last && disjoint; ++it)
@@ -133,24 +167,28 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
       // The usual case (a validated profile at one scale): one segment per rule, no chains.
       for (auto it = first; it != last; ++it) {
         const Rule& r = rules[*it];
-        table.rules_.push_back(entry(r, *it, r.min_bytes, r.max_bytes));
+        place(entry(r, *it, r.min_bytes, r.max_bytes), false);
         reached[*it] = 1;
       }
-      continue;
-    }
-    std::vector<Item> items;
-    for (auto it = first; it != last; ++it)
-      items.push_back({rules[*it].min_bytes, rules[*it].max_bytes, *it});
-    for (Segment& seg : split_overlapping(std::move(items), kMaxChain, &table.dropped_)) {
-      table.rules_.push_back(entry(rules[seg.chain[0]], seg.chain[0], seg.lo, seg.hi));
-      reached[seg.chain[0]] = 1;
-      int32_t* link = &table.rules_.back().next;
-      for (size_t k = 1; k < seg.chain.size(); ++k) {
-        *link = static_cast<int32_t>(later.size());  // rebased below, once the segments are all placed
-        later.push_back(entry(rules[seg.chain[k]], seg.chain[k], seg.lo, seg.hi));
-        reached[seg.chain[k]] = 1;
-        link = &later.back().next;
+    } else {
+      std::vector<Item> items;
+      for (auto it = first; it != last; ++it)
+        items.push_back({rules[*it].min_bytes, rules[*it].max_bytes, *it});
+      for (Segment& seg : split_overlapping(std::move(items), kMaxChain, &table.dropped_)) {
+        place(entry(rules[seg.chain[0]], seg.chain[0], seg.lo, seg.hi), seg.chain.size() > 1);
+        reached[seg.chain[0]] = 1;
+        int32_t* link = &table.rules_.back().next;
+        for (size_t k = 1; k < seg.chain.size(); ++k) {
+          *link = static_cast<int32_t>(later.size());  // rebased below, once the segments are all placed
+          later.push_back(entry(rules[seg.chain[k]], seg.chain[k], seg.lo, seg.hi));
+          reached[seg.chain[k]] = 1;
+          link = &later.back().next;
+        }
       }
+    }
+    if (first != last && !covered_to_end) {
+      table.rules_.push_back(gap_entry(next_lo, UINT64_MAX));
+      table.heads_.push_back({-1, -1, SegmentHead::none, 0});
     }
   }
   segments_at[kNumCollectives] = static_cast<uint32_t>(table.rules_.size());
@@ -174,22 +212,27 @@ void RuleTable::build_tree(int collective, uint32_t first, uint32_t count) {
   Tree& t = trees_[static_cast<size_t>(collective)];
   t.first = first;
   t.count = count;
+  t.root.fill(UINT64_MAX);
   // Bottom up: level 0 holds the segments' first bytes; each level above holds the first key of every block
-  // of the level below, until one block holds them all. Read in place (no copy of the keys: a cold init
-  // pays for every fresh page), from the segments, then from the level just written.
+  // of the level below, until at most kRootKeys keys remain: those are the root. Read in place (no copy of
+  // the keys: a cold init pays for every fresh page), from the segments, then from the level just written.
   size_t n = count;  // keys of the level being written
   for (uint32_t level = 0; n > 0; ++level) {
     const size_t below = level == 0 ? 0 : t.level_at[level - 1];
     auto key = [&](size_t i) { return level == 0 ? rules_[first + i].min_bytes : blocks_[below + i].key[0]; };
+    t.levels = level + 1;
+    if (n <= kRootKeys) {
+      for (size_t i = 0; i < n; ++i) t.root[i] = key(i);
+      return;
+    }
     const size_t n_blocks = (n + kFanout - 1) / kFanout;
     t.level_at[level] = static_cast<uint32_t>(blocks_.size());
-    t.levels = level + 1;
     for (size_t b = 0; b < n_blocks; ++b) {
       KeyBlock& block = blocks_.emplace_back();
       for (size_t j = 0; j < kFanout; ++j)
         block.key[j] = b * kFanout + j < n ? key(b * kFanout + j) : UINT64_MAX;
     }
-    n = n_blocks == 1 ? 0 : n_blocks;
+    n = n_blocks;
   }
 }
 

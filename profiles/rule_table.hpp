@@ -7,11 +7,15 @@
 // its CSV lines. A validated TOML profile has at most one rule per call, so there order cannot matter.
 // The search reads a static B+-tree of the segments' first bytes (an "S-tree"): nodes of 16 keys in 128-byte
 // aligned blocks (two cache lines), level 0 the keys themselves, each level above the first key of every
-// block below, up to one root block. A lookup counts, per level, the keys <= bytes in one block (eight
-// compares in two rounds, no data-dependent branch; see find()) to pick the child: 1,000 segments take 3
-// levels and 10,000 take 4, where a binary search took a dependent chain of 10 and 14 load-compare steps. It
-// touches the segment itself once, at the end. A segment with one unconditioned rule, the usual case, costs
-// two compares more than a plain range check. Every size is found exactly, 2^64 - 1 included.
+// block below, up to a root of at most 64 keys kept in the table itself. A lookup counts, per level, the keys
+// <= bytes in one node (two rounds of independent compares, no data-dependent branch; see segment()) to pick
+// the child: 1,000 segments take 2 levels and 10,000 take 3, where a binary search took a dependent chain of
+// 10 and 14 load-compare steps.
+// The segments tile all sizes: gap segments (no rule) fill the bytes no rule covers, from 0 to 2^64 - 1, so
+// the segment found always holds `bytes` and no range check follows the walk. Beside each segment sits an
+// 8-byte head (SegmentHead: algorithm, protocol, channels and whether the chain is one unconditioned rule):
+// the usual call reads the tree's blocks and one head, and the 48-byte CompiledRule only when the chain has
+// per-call conditions or more than one rule. At 1,000 segments keys and heads take 17 KB, inside L1.
 // Immutable after compile(): find() may be called from any number of threads at once.
 
 #include <array>
@@ -47,6 +51,19 @@ struct CompiledRule {
 // regBuff as the ABI versions without it report it to CompiledRule::matches.
 inline constexpr int kRegBuffUnknown = -1;
 
+// What a per-collective call needs of a segment in the usual case, 8 bytes, kept apart from the rules so the
+// lookup touches little memory. `kind` says how far to read: none (a gap: no rule covers these bytes), one
+// (a single rule without per-call conditions: algorithm, protocol and channels here are all of it) or chain
+// (read the CompiledRules, RuleTable::chain; the other fields are then the first rule's, unused).
+struct SegmentHead {
+  enum Kind : uint8_t { none = 0, one = 1, chain = 2 };
+  int8_t algorithm;
+  int8_t protocol;
+  Kind kind;
+  int32_t channels;  // 0 = NCCL decides
+};
+static_assert(sizeof(SegmentHead) == 8);
+
 class RuleTable {
  public:
   // The most rules one segment keeps; rules beyond it in a pile of overlapping CSV lines are never reached.
@@ -57,11 +74,21 @@ class RuleTable {
   // `rules` comes first in the chain.
   static RuleTable compile(const std::vector<Rule>& rules, const CommShape& at);
 
-  // O(log16 n), no allocation, noexcept: the first rule of the chain covering (collective id, bytes),
-  // whatever its conditions; nullptr when none does. collective_id is NCCL's ncclFunc_t; out-of-range ids
-  // return nullptr. Pointers stay valid as long as the table. Defined below, in the header, so the plugin's
-  // getCollInfo inlines it.
-  [[gnu::always_inline]] inline const CompiledRule* find(int collective_id, uint64_t bytes) const noexcept;
+  // O(log16 n), no allocation, noexcept: the head of the segment holding (collective id, bytes), a gap's
+  // included; nullptr only when the collective has no rule at all. collective_id is NCCL's ncclFunc_t;
+  // out-of-range ids return nullptr. Pointers stay valid as long as the table. Defined below, in the header,
+  // so the plugin's getCollInfo inlines it.
+  [[gnu::always_inline]] inline const SegmentHead* segment(int collective_id, uint64_t bytes) const noexcept;
+  // The first rule of a segment's chain, nullptr for a gap. Reads only the head (no rule) to decide.
+  const CompiledRule* chain(const SegmentHead* h) const noexcept {
+    return h->kind == SegmentHead::none ? nullptr : &rules_[static_cast<size_t>(h - heads_.data())];
+  }
+  // The first rule of the chain covering (collective id, bytes), whatever its conditions; nullptr when none
+  // does.
+  const CompiledRule* find(int collective_id, uint64_t bytes) const noexcept {
+    const SegmentHead* h = segment(collective_id, bytes);
+    return h ? chain(h) : nullptr;
+  }
   // The next rule of the same chain, or nullptr.
   const CompiledRule* next(const CompiledRule* r) const noexcept {
     return r->next < 0 ? nullptr : &rules_[static_cast<size_t>(r->next)];
@@ -87,10 +114,14 @@ class RuleTable {
   static constexpr size_t kFanout = 16;
   // 16^8 = 2^32 leaves: enough for any segment count a uint32_t indexes.
   static constexpr size_t kMaxLevels = 8;
-  // Collective c's segments are rules_[first, first + count), sorted by min_bytes; its tree has `levels`
-  // levels (0 when count == 0), level l's blocks start at blocks_[level_at[l]], level 0 being the leaves
-  // (min_bytes of every segment) and levels - 1 the root (one block).
+  // Collective c's segments are heads_ (and rules_) [first, first + count), sorted by min_bytes, the first
+  // starting at 0 and the last ending at 2^64 - 1; its tree has `levels` levels (0 when count == 0), level
+  // l's blocks start at blocks_[level_at[l]] for l < levels - 1, level 0 being the leaves (min_bytes of
+  // every segment); the top level, up to kRootKeys keys, is `root`, kept here so the walk starts without a
+  // load of where it is.
+  static constexpr size_t kRootKeys = 64;
   struct Tree {
+    alignas(64) std::array<uint64_t, kRootKeys> root{};  // ascending, padded with UINT64_MAX
     uint32_t first = 0, count = 0, levels = 0;
     std::array<uint32_t, kMaxLevels> level_at{};
   };
@@ -98,46 +129,47 @@ class RuleTable {
 
   std::array<Tree, nccl::kNumCollectives> trees_{};
   std::vector<KeyBlock> blocks_;
-  // Every chain's first rule is its segment (rules_[i] for segment i); the later rules of every chain follow
-  // all segments.
+  std::vector<SegmentHead> heads_;  // one per segment, gaps included
+  // Every chain's first rule is its segment (rules_[i] for segment i, a placeholder for a gap); the later
+  // rules of every chain follow all segments.
   std::vector<CompiledRule> rules_;
   size_t rule_count_ = 0;
   size_t dropped_ = 0;
 };
 
-inline const CompiledRule* RuleTable::find(int collective_id, uint64_t bytes) const noexcept {
+inline const SegmentHead* RuleTable::segment(int collective_id, uint64_t bytes) const noexcept {
   // One unsigned compare rejects negative ids too.
   if (static_cast<unsigned>(collective_id) >= static_cast<unsigned>(nccl::kNumCollectives)) return nullptr;
   const Tree& t = trees_[static_cast<size_t>(collective_id)];
   if (t.levels == 0) return nullptr;
-  const CompiledRule* segments = rules_.data() + t.first;
-  if (bytes == UINT64_MAX) {
-    // Padding keys are UINT64_MAX, so the walk below would count them for this one size; only the last
-    // segment (they are disjoint and sorted) can hold it.
-    const CompiledRule& last = segments[t.count - 1];
-    return last.max_bytes == UINT64_MAX ? &last : nullptr;
-  }
-  // Below the first segment: the root's first key is the smallest.
-  if (bytes < blocks_[t.level_at[t.levels - 1]].key[0]) return nullptr;
-  // Top down: in the block picked so far, the number of keys <= bytes (at least 1, by the check above and
-  // since each block's first key is its parent's key) picks the child; bytes < UINT64_MAX never counts a
-  // padding key. The count takes two rounds of four independent compares, not sixteen, and no branch: the
-  // keys are sorted, so the quarters' last keys that are <= bytes say how many quarters are full (q), and the
-  // four keys of quarter min(q, 3) give the rest (for q < 3 that quarter's last key is > bytes and adds
-  // nothing; for q == 4 all four count). Half the instructions of a plain count, which measured faster.
-  size_t pos = 0;
-  for (uint32_t l = t.levels; l-- > 0;) {
-    const uint64_t* k = blocks_[t.level_at[l] + pos].key;
-    const size_t q =
+  const SegmentHead* heads = heads_.data() + t.first;
+  // Padding keys are UINT64_MAX, so the walk below would count them for this one size; the last segment
+  // always holds it.
+  if (bytes == UINT64_MAX) return &heads[t.count - 1];
+  // Top down: at each level, the number of keys <= bytes among those picked so far (at least 1: the first
+  // segment starts at 0 and each block's first key is its parent's key) picks the child; bytes < UINT64_MAX
+  // never counts a padding key. A count takes two rounds of independent compares and no branch: the keys
+  // are sorted, so the quarters' last keys that are <= bytes say how many quarters are full (q), and the four
+  // keys of quarter min(q, last) give the rest (a quarter before the last with q pointing at it has its last
+  // key > bytes, adding nothing; q past the last counts all four). The root has 16 quarters (64 keys: 1,000
+  // segments need one level below it, 10,000 two), every other block 4.
+  const uint64_t* k = t.root.data();
+  size_t q = 0;
+  for (size_t j = 3; j < kRootKeys; j += 4) q += size_t{k[j] <= bytes};
+  q = q < kRootKeys / 4 - 1 ? q : kRootKeys / 4 - 1;
+  size_t pos = 4 * q + size_t{k[4 * q] <= bytes} + size_t{k[4 * q + 1] <= bytes} +
+               size_t{k[4 * q + 2] <= bytes} + size_t{k[4 * q + 3] <= bytes} - 1;
+  for (uint32_t l = t.levels - 1; l-- > 0;) {
+    k = blocks_[t.level_at[l] + pos].key;
+    const size_t b =
         size_t{k[3] <= bytes} + size_t{k[7] <= bytes} + size_t{k[11] <= bytes} + size_t{k[15] <= bytes};
-    const uint64_t* quarter = k + 4 * (q < 3 ? q : 3);
-    const size_t cnt = 4 * (q < 3 ? q : 3) + size_t{quarter[0] <= bytes} + size_t{quarter[1] <= bytes} +
+    const uint64_t* quarter = k + 4 * (b < 3 ? b : 3);
+    const size_t cnt = 4 * (b < 3 ? b : 3) + size_t{quarter[0] <= bytes} + size_t{quarter[1] <= bytes} +
                        size_t{quarter[2] <= bytes} + size_t{quarter[3] <= bytes};
     pos = pos * kFanout + cnt - 1;
   }
-  // Segments are disjoint, so the one starting at the last key <= bytes is the only candidate.
-  const CompiledRule& r = segments[pos];
-  return bytes <= r.max_bytes ? &r : nullptr;
+  // Segments tile the sizes, so the one starting at the last key <= bytes holds them.
+  return &heads[pos];
 }
 
 // The scales the rules name explicitly: each distinct (nodes, ranks, ranks per node) bound triple of a rule

@@ -1,7 +1,8 @@
 // RuleTable::find's tree walk (rule_table.hpp) against a plain scan of the input rules: random rule sets of
-// 1, 15, 16, 17, 255, 256, 257 and 5,000 segments (one level, a full block, one past it, two and three levels
-// and their edges, four levels), asked for every segment's edges, the sizes either side, gaps, 0, the
-// largest size and random sizes; then random overlapping rules, whose chains the scan must also predict.
+// 1, 15, 16, 17, 255, 256, 257 and 5,000 rules with random gaps between them, and touching rules of 63-65,
+// 1,023-1,025 and 16,384-16,385 segments (a root of 64 keys full or one past, and the levels below it full or
+// one past), asked for every segment's edges, the sizes either side, gaps, 0, the largest size and random
+// sizes; then random overlapping rules, whose chains the scan must also predict.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <limits>
@@ -115,6 +116,22 @@ TEST_CASE("rule table tree: overlapping random rules chain as a scan orders them
                                 static_cast<int>(i % 64)));
     }
     const RuleTable t = RuleTable::compile(rules, CommShape::of(2, 16));
+    check_sizes(t, rules, Collective::allreduce, rng);
+  }
+}
+
+TEST_CASE("rule table tree: segment counts at the root's and the levels' edges", "[rule_table]") {
+  // Touching ranges from 0, the last reaching the largest size: exactly `count` segments, no gap, so the
+  // root of 64 keys is full, one past full, and the levels below it full or one past.
+  std::mt19937_64 rng(2028);
+  for (size_t count : {63u, 64u, 65u, 1023u, 1024u, 1025u, 16384u, 16385u}) {
+    INFO(count << " touching segments");
+    std::vector<Rule> rules;
+    for (uint64_t i = 0; i < count; ++i)
+      rules.push_back(tree_rule(Collective::allreduce, 100 * i, 100 * i + 99, static_cast<int>(i % 64)));
+    rules.back().max_bytes = kTreeMaxBytes;
+    const RuleTable t = RuleTable::compile(rules, CommShape::of(2, 16));
+    REQUIRE(t.size() == rules.size());
     check_sizes(t, rules, Collective::allreduce, rng);
   }
 }
