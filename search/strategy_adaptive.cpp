@@ -16,7 +16,7 @@
 // placed by the derivation, interpolated where the margins cross (derive.hpp). A candidate that is the same
 // operation as NCCL's default at a size (same algorithm and protocol as NCCL reported using, channels left to
 // NCCL or forced to the count it used) is not measured again there, nor is one that a smaller size already
-// showed slower than a contender can be here (times only grow with size).
+// showed slower than NCCL's default here (times only grow with size).
 
 #include <algorithm>
 #include <map>
