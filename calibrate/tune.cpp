@@ -234,6 +234,7 @@ class Calibration {
   JobResult run_unit(const runners::ProcessSetting& setting, const runners::Scale& scale, int scale_index);
   bool take_shared(Unit& u);
   bool predict(Unit& u);
+  uint64_t planned_here() const;
   std::optional<std::vector<runners::Measurement>> measure(Unit& u,
                                                            const std::vector<runners::MeasureRequest>& batch);
   bool out_of_budget(const Unit& u, size_t requests) const;
@@ -313,6 +314,14 @@ void Calibration::journal(const search::JournalJobEvent& event) {
   if (writer_) writer_->write(event);
 }
 
+// What this process plans to measure: the whole plan, or a concurrent group's one scale of it.
+uint64_t Calibration::planned_here() const {
+  if (!o_.only_scale) return result_.plan.measurements;
+  for (const auto& sp : result_.plan.scales)
+    if (sp.scale == *o_.only_scale) return sp.measurements;
+  return 0;
+}
+
 void Calibration::report(const Unit& u, bool finished, const std::string& measuring) const {
   if (!progress_) return;
   TuneProgress p;
@@ -321,7 +330,7 @@ void Calibration::report(const Unit& u, bool finished, const std::string& measur
   p.jobs_total = units_total_;
   p.job = u.setting.id + " at " + runners::describe_shape(u.scale);
   p.measurements_done = result_.measured + result_.replayed + u.job.measured + u.job.replayed;
-  p.measurements_planned = std::max<uint64_t>(result_.plan.measurements, p.measurements_done);
+  p.measurements_planned = std::max<uint64_t>(planned_here(), p.measurements_done);
   p.sizes_done = u.points.size();
   p.elapsed_s = elapsed();
   if (measured_total_ > 0 && p.measurements_planned > p.measurements_done)

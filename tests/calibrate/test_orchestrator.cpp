@@ -632,6 +632,16 @@ TEST_CASE(
   }
   CHECK(tagged > merged.records.size() / 2);
   for (const auto& r : sequential.records) CHECK(r.nodes_used.empty());
+  // A group's progress counts its own scale's planned measurements, not the whole plan's.
+  const fs::path parts = search::journal_parts_dir(only_file(side, ".jsonl"));
+  auto planned = [](const std::string& log) {
+    const size_t at = log.find("\"planned\":");
+    return at == std::string::npos ? -1L : std::stol(log.substr(at + 10));
+  };
+  const long group_planned = planned(slurp(parts / "job0.round1.group1.log"));
+  const long job_planned = planned(slurp(parts / "job0.log"));
+  CHECK(group_planned > 0);
+  CHECK(group_planned < job_planned);
   // The report says it beside the figures of a shape that shared the fabric.
   const std::string report = slurp(tmp.path() / "report.html");
   CHECK_THAT(report, Catch::Contains("Measured side by side with other communicators, on node(s) " +
