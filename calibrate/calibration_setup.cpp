@@ -487,6 +487,10 @@ std::optional<TunePlan> orchestrated_plan(const CalibrationRequest& r, const Cal
   return plan_tune(scratch.tune);
 }
 
+bool is_srun(const Launcher& l) {
+  return !l.words.empty() && std::filesystem::path(l.words.front()).filename() == "srun";
+}
+
 // Whether every group of the rounds can be started on its own nodes.
 bool narrowable(const Launcher& launcher, const std::vector<ConcurrentRound>& rounds) {
   for (const auto& round : rounds)
@@ -519,6 +523,14 @@ std::vector<ConcurrentRound> side_by_side_rounds(const CalibrationRequest& r, co
     }
   if (!out.empty() && !r.simulate && !narrowable(s.launcher, out)) {
     why = "the launcher cannot start a group on its own nodes (srun can, and mpirun with -H host:slots,...)";
+    out.clear();
+  }
+  // srun places a group with --relative inside the allocation; outside one every srun is an allocation of
+  // its own, on nodes Slurm picks, which no group could name.
+  if (!out.empty() && !r.simulate && is_srun(s.launcher) && !c.env.count("SLURM_JOB_ID")) {
+    why =
+        "srun outside an allocation makes each job an allocation of its own (run tune inside salloc or "
+        "sbatch to place groups on the allocation's nodes)";
     out.clear();
   }
   if (!why.empty()) notes.push_back("scales run in turn: " + why);

@@ -67,6 +67,9 @@ size_t seed_part(const OrchestratorOptions& o, int job, size_t before,
         if (rec.setting.id == o.settings[job].id && rec.scale == o.rounds[r].groups[k].scale)
           records.push_back(rec);
     }
+  // Nothing to hand over (every group failed): no part, so the worker starts as it would have without them
+  // (a header from here would say what the orchestrator assumed, not what the workers run on).
+  if (records.empty()) return 0;
   std::sort(header.scales.begin(), header.scales.end());
   search::JournalWriter writer(part_path);
   writer.write(header);

@@ -57,9 +57,10 @@ std::optional<Launcher> launcher_for_group(const Launcher& whole, const ScaleGro
   if (name == "srun") {
     std::vector<std::string> words =
         without(whole.words, {"-N", "--nodes", "-r", "--relative", "-n", "--ntasks", "--ntasks-per-node"});
-    words.insert(words.begin() + 1,
-                 {"-N", std::to_string(g.scale.nodes), "--ntasks-per-node",
-                  std::to_string(g.scale.ranks_per_node()), "--relative=" + std::to_string(g.first_node)});
+    // The task count too: inside salloc/sbatch srun inherits the allocation's (SLURM_NTASKS) otherwise.
+    words.insert(words.begin() + 1, {"-N", std::to_string(g.scale.nodes), "-n", std::to_string(g.scale.ranks),
+                                     "--ntasks-per-node", std::to_string(g.scale.ranks_per_node()),
+                                     "--relative=" + std::to_string(g.first_node)});
     return Launcher{words, whole.origin + ", " + runners::shape_text(g.scale) + " on " + node_range_text(g)};
   }
   if (name == "mpirun" || name == "mpiexec") return narrowed_mpirun(whole, g);

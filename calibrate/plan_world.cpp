@@ -45,6 +45,27 @@ void count_nodes(const PlanWorldInput& in, PlanWorld& out) {
   }
 }
 
+// Ranks per node a launcher line asks for: srun's --ntasks-per-node, the slots of mpirun's first -H host.
+std::optional<int> launcher_ranks_per_node(const std::vector<std::string>& words) {
+  auto number = [](const std::string& text) -> std::optional<int> {
+    int n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < 1) return std::nullopt;
+    return n;
+  };
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--ntasks-per-node" && i + 1 < words.size()) return number(words[i + 1]);
+    if (w.rfind("--ntasks-per-node=", 0) == 0) return number(w.substr(18));
+    if ((w == "-H" || w == "--host") && i + 1 < words.size()) {
+      const std::string first = words[i + 1].substr(0, words[i + 1].find(','));
+      const size_t colon = first.find(':');
+      if (colon != std::string::npos) return number(first.substr(colon + 1));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 PlanWorld plan_world(const PlanWorldInput& in) {
@@ -55,10 +76,17 @@ PlanWorld plan_world(const PlanWorldInput& in) {
     out.gpu_origin = "this job's ranks per node";
     return out;
   }
+  // The launcher's tasks per node are the ranks each node runs, whatever this node has.
+  const int per_node = in.orchestrator ? launcher_ranks_per_node(in.launcher).value_or(0) : 0;
   const bool recorded = !in.topology_file.empty();
   const topology::Topology node = recorded   ? topology::read_topology_file(in.topology_file)
                                   : in.probe ? in.probe()
                                              : topology::Topology{};
+  if (per_node > 0 && static_cast<int>(node.gpus.size()) != per_node) {
+    out.world.gpus_per_node = per_node;
+    out.gpu_origin = "the launcher's ranks per node";
+    return out;
+  }
   if (node.gpus.empty())
     cannot_plan(
         std::string(recorded ? "the node in " + in.topology_file.string() : "the probe of this node") +

@@ -514,6 +514,15 @@ TEST_CASE("set-up: a dry run on GPUs plans this node's probe at the launcher's, 
   CHECK(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
     return n == "planned for 16 node(s) (the launcher) of 8 GPUs (the probe of this node)";
   }));
+  // A launcher that runs fewer ranks per node than the node has GPUs: its ranks are the plan's.
+  r.launcher = "srun -N 4 --ntasks-per-node 2";
+  auto fewer = set_up_calibration(r, probed(h100_node));
+  CHECK(fewer.tune.header.gpus_per_node == 2);
+  CHECK(std::find(fewer.tune.space.scales.begin(), fewer.tune.space.scales.end(), runners::Scale{4, 8}) !=
+        fewer.tune.space.scales.end());
+  CHECK(std::any_of(fewer.notes.begin(), fewer.notes.end(), [](const std::string& n) {
+    return n == "planned for 4 node(s) (the launcher) of 2 GPUs (the launcher's ranks per node)";
+  }));
   // Inside a Slurm allocation the default launcher says the node count; --nodes says it for any launcher.
   CalibrationContext slurm = probed(h100_node);
   slurm.env = {{"SLURM_JOB_ID", "77"}, {"SLURM_NNODES", "4"}};
@@ -559,7 +568,10 @@ TEST_CASE("set-up: on GPUs scales run side by side where the launcher can start 
   r.command = "nccl-autotune tune";
   r.ignore_health = true;
   r.launcher = "srun -N 16 --ntasks-per-node 8";
-  auto s = set_up_calibration(r, probed(h100_node));
+  // Inside an allocation (salloc, sbatch): srun places each group on its nodes with --relative.
+  CalibrationContext allocation = probed(h100_node);
+  allocation.env = {{"SLURM_JOB_ID", "42"}, {"SLURM_NNODES", "16"}};
+  auto s = set_up_calibration(r, allocation);
   REQUIRE(s.mode == CalibrationMode::orchestrator);
   REQUIRE_FALSE(s.orchestration.rounds.empty());
   CHECK(s.orchestration.narrow_launcher);
@@ -583,7 +595,12 @@ TEST_CASE("set-up: on GPUs scales run side by side where the launcher can start 
   CHECK(turn.orchestration.rounds.empty());
   CHECK(std::any_of(turn.notes.begin(), turn.notes.end(),
                     [](const std::string& n) { return n.find("scales run in turn: ") == 0; }));
-  r.concurrent = false;
+  // Outside an allocation every srun is an allocation of its own, on nodes no group can name.
   r.launcher = "srun -N 16 --ntasks-per-node 8";
-  CHECK(set_up_calibration(r, probed(h100_node)).orchestration.rounds.empty());
+  auto outside = set_up_calibration(r, probed(h100_node));
+  CHECK(outside.orchestration.rounds.empty());
+  CHECK(std::any_of(outside.notes.begin(), outside.notes.end(),
+                    [](const std::string& n) { return n.find("scales run in turn: srun outside") == 0; }));
+  r.concurrent = false;
+  CHECK(set_up_calibration(r, allocation).orchestration.rounds.empty());
 }

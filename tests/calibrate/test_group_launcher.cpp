@@ -12,8 +12,8 @@ TEST_CASE("group launcher: srun runs a group on its own nodes of the allocation,
   const ScaleGroup four_by_one{{4, 4}, 8};
   const auto s = launcher_for_group(srun, four_by_one);
   REQUIRE(s);
-  CHECK(s->words ==
-        std::vector<std::string>{"srun", "-N", "4", "--ntasks-per-node", "1", "--relative=8", "--mpi=pmix"});
+  CHECK(s->words == std::vector<std::string>{"srun", "-N", "4", "-n", "4", "--ntasks-per-node", "1",
+                                             "--relative=8", "--mpi=pmix"});
   CHECK(s->origin == "--launcher, 4x1 on nodes 8-11");
   CHECK(launcher_nodes(s->words) == 4);
 

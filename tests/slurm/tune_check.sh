@@ -9,7 +9,10 @@
 #             interrupted, writes no profile, and its journal holds only whole records, every measurement of
 #             its parts; `--resume` in a new allocation (salloc) measures only what is left and ends with
 #             the rules and [env] of an uninterrupted calibration.
-# Usage: tune_check.sh BUILD_DIR salloc|launcher|resume
+#   side:     inside `salloc -N 4 --ntasks-per-node 2`, the default shapes: the round of 2x1 and 2x2 runs side
+#             by side, each group a step of its own on its own nodes (2x1 on n1-n2 with one task each, 2x2
+#             on n3-n4 with two), at the same time; the journal keeps each group's node range.
+# Usage: tune_check.sh BUILD_DIR salloc|launcher|resume|side
 . "$(dirname "$0")/lib.sh"
 use_standin
 record_tasks
@@ -144,9 +147,34 @@ EOF
   echo "OK: scancel of job $job left a whole journal ($n measurements); --resume in a new allocation gave the uninterrupted calibration's profile"
 }
 
+side_case() {
+  salloc -N 4 -w n1,n2,n3,n4 --ntasks-per-node 2 --gpus-per-node 2 "$exe" tune --name slurmcal --collectives allreduce \
+    --min-bytes 256K --max-bytes 256K --strategy exhaustive --reps 2 --check-bytes 1M --cross-nic 1 "${store[@]}" \
+    >tune.txt 2>&1 || { rc=$?; cat tune.txt; fail "tune in salloc -N 4 exited with $rc"; }
+  cat tune.txt
+  grep -q "side by side, sharing the fabric, round 1: 2x1 (nodes 0-1), 2x2 (nodes 2-3)" tune.txt ||
+    fail "tune did not plan 2x1 and 2x2 side by side"
+  grep -q "failed" tune.txt && fail "a group or a job failed"
+  the_profile "$NCCL_AUTOTUNE_STORE" >/dev/null
+  steps >steps.txt
+  cat steps.txt
+  # Per job: the 2x1 group on n1-n2 (a task each), the 2x2 group on n3-n4 (two each), besides the job's own.
+  [ "$(grep -cE '^[0-9]+\.[0-9]+ 2 n1:0 n2:0( |$)' steps.txt)" = 2 ] || fail "not two 2x1 group steps on n1 and n2"
+  [ "$(grep -cE '^[0-9]+\.[0-9]+ 4 n3:0,1 n4:0,1( |$)' steps.txt)" = 2 ] || fail "not two 2x2 group steps on n3 and n4"
+  python3 - "$NCCL_AUTOTUNE_STORE"/slurmcal*.journal.jsonl <<'PY' || fail "the journal's node ranges"
+import json, sys
+m = [json.loads(l) for l in open(sys.argv[1]) if '"measurement"' in l]
+used = {(r["scale"]["nodes"], r["scale"]["ranks"], r.get("nodes_used", "")) for r in m if not r.get("measured_under")}
+assert (2, 2, "0-1") in used and (2, 4, "2-3") in used, used
+assert all(u == "" for n, k, u in used if (n, k) not in ((2, 2), (2, 4))), used
+PY
+  echo "OK: in salloc -N 4, 2x1 (n1-n2) and 2x2 (n3-n4) ran side by side as steps of their own, per job"
+}
+
 case "${2:-}" in
   salloc) salloc_case ;;
+  side) side_case ;;
   launcher) launcher_case ;;
   resume) resume_case ;;
-  *) fail "usage: tune_check.sh BUILD_DIR salloc|launcher|resume" ;;
+  *) fail "usage: tune_check.sh BUILD_DIR salloc|launcher|resume|side" ;;
 esac
