@@ -111,12 +111,11 @@ std::vector<Segment> split_overlapping(std::vector<Item> items, size_t max_chain
   return out;
 }
 
-}  // namespace
-
-RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at) {
-  // The rules applying at this scale, grouped by collective (a counting sort of their indices): a cold init
-  // pays for every fresh page it touches, so nothing here is copied twice or grown by doubling.
-  std::array<uint32_t, kNumCollectives + 1> start{};
+// The indices of the rules applying at `at`, grouped by collective (a counting sort): collective c's are
+// [start[c], start[c + 1]). A cold init pays for every fresh page it touches, so nothing here is copied twice
+// or grown by doubling.
+std::vector<uint32_t> indices_by_collective(const std::vector<Rule>& rules, const CommShape& at,
+                                            std::array<uint32_t, kNumCollectives + 1>& start) {
   auto applies = [&](const Rule& r) {
     const int c = static_cast<int>(r.collective);
     return r.applies_to(at) && r.min_bytes <= r.max_bytes && c >= 0 && c < kNumCollectives;
@@ -129,6 +128,26 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
   for (int c = 0; c < kNumCollectives; ++c) fill[c] = start[c];
   for (size_t i = 0; i < rules.size(); ++i)
     if (applies(rules[i])) order[fill[static_cast<size_t>(rules[i].collective)]++] = static_cast<uint32_t>(i);
+  return order;
+}
+
+// Appends the chains' later rules after every segment, their links (indices into `later`) rebased onto
+// `rules`.
+void append_chains(std::vector<CompiledRule>& rules, std::vector<CompiledRule>& later) {
+  if (later.empty()) return;
+  const int32_t base = static_cast<int32_t>(rules.size());
+  for (CompiledRule& r : rules)
+    if (r.next >= 0) r.next += base;
+  for (CompiledRule& r : later)
+    if (r.next >= 0) r.next += base;
+  rules.insert(rules.end(), later.begin(), later.end());
+}
+
+}  // namespace
+
+RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at) {
+  std::array<uint32_t, kNumCollectives + 1> start{};
+  std::vector<uint32_t> order = indices_by_collective(rules, at, start);
 
   RuleTable table;
   // Gap segments at most double the segments (one before each, one after the last).
@@ -196,14 +215,7 @@ RuleTable RuleTable::compile(const std::vector<Rule>& rules, const CommShape& at
   table.blocks_.reserve(segments_at[kNumCollectives] / 15 + kMaxLevels * kNumCollectives);
   for (int c = 0; c < kNumCollectives; ++c)
     table.build_tree(c, segments_at[c], segments_at[c + 1] - segments_at[c]);
-  if (!later.empty()) {
-    const int32_t base = static_cast<int32_t>(table.rules_.size());
-    for (CompiledRule& r : table.rules_)
-      if (r.next >= 0) r.next += base;
-    for (CompiledRule& r : later)
-      if (r.next >= 0) r.next += base;
-    table.rules_.insert(table.rules_.end(), later.begin(), later.end());
-  }
+  append_chains(table.rules_, later);
   table.rule_count_ = static_cast<size_t>(std::count(reached.begin(), reached.end(), 1));
   return table;
 }
