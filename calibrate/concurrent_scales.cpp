@@ -63,10 +63,18 @@ ScheduleCost schedule_cost(const std::vector<ScalePlan>& scales, const std::vect
   return cost;
 }
 
+std::string node_range(const ScaleGroup& group) {
+  const int last = group.first_node + group.scale.nodes - 1;
+  return last == group.first_node ? std::to_string(group.first_node)
+                                  : std::to_string(group.first_node) + "-" + std::to_string(last);
+}
+
 std::string node_range_text(const ScaleGroup& group) {
-  if (group.scale.nodes == 1) return "node " + std::to_string(group.first_node);
-  return "nodes " + std::to_string(group.first_node) + "-" +
-         std::to_string(group.first_node + group.scale.nodes - 1);
+  return (group.scale.nodes == 1 ? "node " : "nodes ") + node_range(group);
+}
+
+std::string group_text(const ScaleGroup& group) {
+  return runners::shape_text(group.scale) + " on " + node_range_text(group);
 }
 
 }  // namespace autotune::calibrate

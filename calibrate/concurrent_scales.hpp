@@ -47,7 +47,10 @@ struct ScheduleCost {
 ScheduleCost schedule_cost(const std::vector<ScalePlan>& scales, const std::vector<ConcurrentRound>& rounds,
                            int nodes);
 
-// "nodes 512-1023" for people and the journal.
+// "512-1023" (or "3" for one node), as the journal keeps it (nodes_used); "nodes 512-1023" for people; and
+// "512x8 on nodes 512-1023".
+std::string node_range(const ScaleGroup& group);
 std::string node_range_text(const ScaleGroup& group);
+std::string group_text(const ScaleGroup& group);
 
 }  // namespace autotune::calibrate

@@ -19,13 +19,6 @@ struct RunningGroup {
   std::unique_ptr<ChildProcess> child;
 };
 
-// The group's range as the journal keeps it: "512-767", or "3" for one node.
-std::string nodes_used_text(const ScaleGroup& g) {
-  const int last = g.first_node + g.scale.nodes - 1;
-  return last == g.first_node ? std::to_string(g.first_node)
-                              : std::to_string(g.first_node) + "-" + std::to_string(last);
-}
-
 // A group this job measures now: its setting can change the scale (one-node shapes are shared otherwise,
 // orchestrator.hpp) and its part is not finished.
 bool group_to_run(const OrchestratorOptions& o, int job, const ScaleGroup& g, const JobFiles& files) {
@@ -39,8 +32,7 @@ bool group_to_run(const OrchestratorOptions& o, int job, const ScaleGroup& g, co
 
 ProcessSpec group_spec(const OrchestratorOptions& o, int job, const ScaleGroup& g, const JobFiles& files) {
   std::vector<std::string> args = worker_arguments(o, job, files.part, std::nullopt);
-  args.insert(args.end(),
-              {"--group-scale", runners::shape_text(g.scale), "--group-nodes", nodes_used_text(g)});
+  args.insert(args.end(), {"--group-scale", runners::shape_text(g.scale), "--group-nodes", node_range(g)});
   // Checked when the rounds were chosen: every group's launcher narrows where it must.
   const Launcher launcher =
       o.narrow_launcher ? launcher_for_group(o.launcher, g).value_or(o.launcher) : o.launcher;
@@ -84,8 +76,7 @@ void run_round(const OrchestratorOptions& o, int job, size_t r, ProcessLauncher&
   std::vector<RunningGroup> running;
   for (size_t k = 0; k < o.rounds[r].groups.size(); ++k) {
     const ScaleGroup& g = o.rounds[r].groups[k];
-    RunningGroup group{runners::shape_text(g.scale) + " on " + node_range_text(g),
-                       group_files(o.journal, job, r, k), 0, nullptr};
+    RunningGroup group{group_text(g), group_files(o.journal, job, r, k), 0, nullptr};
     if (!group_to_run(o, job, g, group.files)) continue;
     std::error_code ec;
     group.log_start =

@@ -47,7 +47,7 @@ std::optional<Launcher> narrowed_mpirun(const Launcher& whole, const ScaleGroup&
     slice += (slice.empty() ? "" : ",") + host + ":" + std::to_string(g.scale.ranks_per_node());
   }
   words.insert(words.begin() + 1, {"-np", std::to_string(g.scale.ranks), "-H", slice});
-  return Launcher{words, whole.origin + ", " + runners::shape_text(g.scale) + " on " + node_range_text(g)};
+  return Launcher{words, whole.origin + ", " + group_text(g)};
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ std::optional<Launcher> launcher_for_group(const Launcher& whole, const ScaleGro
     words.insert(words.begin() + 1, {"-N", std::to_string(g.scale.nodes), "-n", std::to_string(g.scale.ranks),
                                      "--ntasks-per-node", std::to_string(g.scale.ranks_per_node()),
                                      "--relative=" + std::to_string(g.first_node)});
-    return Launcher{words, whole.origin + ", " + runners::shape_text(g.scale) + " on " + node_range_text(g)};
+    return Launcher{words, whole.origin + ", " + group_text(g)};
   }
   if (name == "mpirun" || name == "mpiexec") return narrowed_mpirun(whole, g);
   return std::nullopt;

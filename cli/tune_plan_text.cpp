@@ -72,8 +72,7 @@ std::string rounds_text(const std::vector<calibrate::ConcurrentRound>& rounds) {
   std::string out;
   for (size_t r = 0; r < rounds.size(); ++r) {
     out += "  round " + std::to_string(r + 1) + " (" + seconds_text(rounds[r].estimated_s) + "):";
-    for (const auto& g : rounds[r].groups)
-      out += " " + runners::shape_text(g.scale) + " on " + calibrate::node_range_text(g) + ";";
+    for (const auto& g : rounds[r].groups) out += " " + calibrate::group_text(g) + ";";
     out.back() = '\n';
   }
   return out;
