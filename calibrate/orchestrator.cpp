@@ -1,5 +1,6 @@
 #include "calibrate/orchestrator.hpp"
 
+#include "calibrate/group_spread.hpp"
 #include "calibrate/p2p_summary.hpp"
 
 #include <signal.h>
@@ -512,6 +513,7 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
   result.derivation = search::derive(records, search::DeriveOptions{o.min_gain});
   result.profile = build_profile(result.derivation, result.header);
   result.point_to_point = summarize_point_to_point(records, result.header.layout);
+  result.slow_groups = slow_groups(records, result.header);
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "calibrate/group_spread.hpp"
 #include "calibrate/p2p_summary.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
@@ -565,6 +566,7 @@ TuneResult Calibration::run() {
   result_.derivation = search::derive(records_, derive);
   result_.profile = build_profile(result_.derivation, result_.header);
   result_.point_to_point = summarize_point_to_point(records_, result_.header.layout);
+  result_.slow_groups = slow_groups(records_, result_.header);
   return std::move(result_);
 }
 
@@ -585,6 +587,7 @@ TuneResult tune_from_journal(const std::filesystem::path& journal, const search:
   result.derivation = search::derive(all.records, options);
   result.profile = build_profile(result.derivation, result.header);
   result.point_to_point = summarize_point_to_point(all.records, result.header.layout);
+  result.slow_groups = slow_groups(all.records, result.header);
   return result;
 }
 

@@ -128,6 +128,9 @@ struct TuneResult {
   // Per shape and point-to-point operation, what was measured of it (calibrate/p2p_summary.hpp): no rule
   // comes of those.
   std::vector<std::string> point_to_point;
+  // Groups of a shape measured several at once that ran slower than the shape's median group
+  // (calibrate/group_spread.hpp): a straggler node, GPU or NIC; empty when none did.
+  std::vector<std::string> slow_groups;
 };
 
 // The plan without measuring anything (--dry-run). The time estimate assumes 100 GB/s of bus bandwidth,

@@ -33,6 +33,10 @@ constexpr CheckKind kKinds[] = {
     {"fabric_setup_differs", "warn",
      "the node's NCCL_IB_GID_INDEX or NCCL_SOCKET_IFNAME choice differs from the other nodes'"},
     {"check_failed", "block", "a pass could not measure (NCCL error, wrong result, timeout)"},
+    {"calibration_group_slow", "block below 80% of the median, warn below 90%",
+     "a group of a shape a calibration measured as several groups at once (a --parallelism layout) against "
+     "the shape's median group: per measurement of 1 MiB and up its time over the median group's, the median "
+     "over the shape's measurements; named on each node of the group (`check --journal`, tune's summary)"},
 };
 
 struct Judge {

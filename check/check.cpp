@@ -147,7 +147,10 @@ CheckReport run_check(const CheckOptions& o, const CheckContext& c, const CheckP
 
 check::ClusterHealth cluster_health(const CheckReport& report) {
   check::ClusterHealth h;
-  h.checked_by = "check (" + report.source + (report.measured ? "" : ", health only") + ")";
+  const char* what = report.measured          ? ""
+                     : report.journal.empty() ? ", health only"
+                                              : ", calibration journal";
+  h.checked_by = "check (" + report.source + what + ")";
   for (const auto& n : report.nodes) h.nodes.push_back(n.health);
   h.fabric_env = report.fabric_env;
   return h;

@@ -73,8 +73,12 @@ struct CheckReport {
   Baselines baselines;
   std::vector<NodeReport> nodes;
   std::map<std::string, std::string> fabric_env;  // the settings every node agrees on
-  bool blocks() const;                            // some node may not be calibrated on
-  std::string_view status() const;                // "ok", "warn" or "block": the worst node's
+  // `check --journal`: the calibration journal the findings come from and how many groups of its shapes
+  // measured several at once it judged (calibrate/journal_check.hpp); empty and 0 otherwise.
+  std::string journal;
+  int journal_groups = 0;
+  bool blocks() const;              // some node may not be calibrated on
+  std::string_view status() const;  // "ok", "warn" or "block": the worst node's
 };
 
 // Throws InputError for a context that cannot work (no nodes, a node whose GPU count differs from

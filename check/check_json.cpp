@@ -71,6 +71,7 @@ std::string to_json(const CheckReport& r) {
   j["gpus_per_node"] = r.gpus_per_node;
   j["bytes"] = r.bytes;
   j["measured"] = r.measured;
+  if (!r.journal.empty()) j["journal"] = {{"file", r.journal}, {"groups", r.journal_groups}};
   j["passes"] = json::array();
   for (const auto& p : r.passes) {
     json e = {{"kind", std::string(pass_kind_name(p.pass.kind))},

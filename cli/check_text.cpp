@@ -37,6 +37,9 @@ std::string check_text(const check::CheckReport& r) {
   out << "check: " << r.nodes.size() << " node(s) x " << r.gpus_per_node << " GPU(s), " << r.source;
   if (r.measured)
     out << ", " << r.passes.size() << " pass(es) of all-reduce at " << report::human_size(r.bytes);
+  else if (!r.journal.empty())
+    out << ", from the calibration journal " << r.journal << " (" << r.journal_groups
+        << " group(s) of shapes measured several at once)";
   else
     out << ", health only";
   out << "\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "calibrate/journal_check.hpp"
 #include "check/check_context.hpp"
 #include "check/check_json.hpp"
 #include "cli/check_slurm_health.hpp"
@@ -22,7 +23,7 @@ namespace autotune::cli {
 namespace {
 
 struct CheckArgs {
-  std::string bytes = "256M", format = "text", output;
+  std::string bytes = "256M", format = "text", output, journal;
   int reps = 5;
   double watchdog_scale = 1.0;
   SimulatorArgs simulator;
@@ -33,6 +34,7 @@ void describe_check(CommandSpec& spec, CheckArgs& a) {
   spec.usage = "nccl-autotune check " + std::string(kSimulatorUsage) +
                " [--bytes 256M] [--reps 5] [--health-only] [--watchdog-scale X] [--format text|json] "
                "[--output FILE]\n"
+               "       nccl-autotune check --journal FILE [--format text|json] [--output FILE]\n"
                "       nccl-autotune check --slurm-health [--node NAME] [--input FILE] [--store DIR] "
                "[--health-only] [--bytes 64M]";
   spec.description =
@@ -43,7 +45,11 @@ void describe_check(CommandSpec& spec, CheckArgs& a) {
       "Exit status 0 when no node blocks, 1 when one does, 2 on bad input. See docs/health.md.\n"
       "--slurm-health checks this node alone, as Slurm's HealthCheckProgram: a blocking finding drains it "
       "(scontrol, reason \"nccl-autotune: <finding>\"); a node this check drained is resumed once healthy; a "
-      "node drained for another reason is left alone. See docs/operations.md.";
+      "node drained for another reason is left alone. See docs/operations.md.\n"
+      "--journal FILE reads a calibration's journal instead of measuring: a group of a shape measured "
+      "several "
+      "at once (--parallelism) that ran below 90% (warn) or 80% (block) of its shape's median group is a "
+      "calibration_group_slow finding on each of its nodes.";
   add_simulator_options(spec.options, a.simulator, "check the labelled simulator instead of GPUs");
   spec.options.add_options()("bytes", po::value(&a.bytes)->default_value(a.bytes),
                              "all-reduce size of every pass")(
@@ -52,7 +58,10 @@ void describe_check(CommandSpec& spec, CheckArgs& a) {
       "watchdog-scale", po::value(&a.watchdog_scale)->default_value(1.0),
       "multiplies how long a pass's operation may take before it is declared hung (tune passes its own)")(
       "format", po::value(&a.format)->default_value(a.format), "text or json")(
-      "output", po::value(&a.output), "also write the JSON report to FILE");
+      "output", po::value(&a.output), "also write the JSON report to FILE")(
+      "journal", po::value(&a.journal),
+      "measure nothing: report per node the groups a calibration journal shows slower than their shape's "
+      "median group");
   add_slurm_health_options(spec.options, a.slurm);
 }
 
@@ -64,6 +73,14 @@ check::CheckProgressFn progress_printer(bool tty) {
     std::fprintf(stderr, tty ? "" : "\n");
     std::fflush(stderr);
   };
+}
+
+// The report in the format asked for, also as JSON in --output; the exit status.
+int report_check(const check::CheckReport& report, const CheckArgs& a) {
+  const std::string json = check::to_json(report);
+  if (!a.output.empty()) write_file_atomically(a.output, json);
+  std::cout << (a.format == "json" ? json : check_text(report));
+  return report.blocks() ? kExitFailed : kExitOk;
 }
 
 }  // namespace
@@ -80,6 +97,11 @@ int cmd_check(const Args& args) {
     throw InputError("<arguments>", 0, "--reps: expected 1 to 10000, found " + std::to_string(a.reps));
   if (!vm->count("slurm-health") && (vm->count("node") || vm->count("input") || vm->count("store")))
     throw InputError("<arguments>", 0, "--node, --input, --store: expected with --slurm-health only");
+  if (vm->count("journal") &&
+      (vm->count("slurm-health") || vm->count("simulate") || vm->count("health-only")))
+    throw InputError("<arguments>", 0,
+                     "--journal: expected without --slurm-health, --simulate and --health-only");
+  if (vm->count("journal")) return report_check(calibrate::check_journal(a.journal), a);
   if (vm->count("slurm-health")) {
     const uint64_t bytes =
         require_byte_size(vm->count("bytes") && !(*vm)["bytes"].defaulted() ? a.bytes : "64M", "--bytes");
@@ -101,10 +123,7 @@ int cmd_check(const Args& args) {
       check::run_check(options, context, root ? progress_printer(tty) : check::CheckProgressFn{});
   if (tty) std::fprintf(stderr, "\r\033[K");
   if (!root) return report.blocks() ? kExitFailed : kExitOk;
-  const std::string json = check::to_json(report);
-  if (!a.output.empty()) write_file_atomically(a.output, json);
-  std::cout << (a.format == "json" ? json : check_text(report));
-  return report.blocks() ? kExitFailed : kExitOk;
+  return report_check(report, a);
 }
 
 }  // namespace autotune::cli

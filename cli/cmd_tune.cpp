@@ -99,6 +99,7 @@ nlohmann::json summary_json(const calibrate::TuneResult& r, const std::string& p
                          {"skipped", job.skipped},
                          {"given_up", job.given_up}});
   j["point_to_point"] = r.point_to_point;
+  j["slow_groups"] = r.slow_groups;
   j["notes"] = r.derivation.notes;
   return j;
 }
@@ -138,6 +139,11 @@ void print_summary(const calibrate::TuneResult& r, const std::string& path) {
   if (!r.point_to_point.empty()) {
     std::cout << "\npoint-to-point (NCCL's default at every size; NCCL asks no tuner for these):\n";
     for (const auto& line : r.point_to_point) std::cout << "  " << line << "\n";
+  }
+  if (!r.slow_groups.empty()) {
+    std::cout << "\nslow groups (against the shape's median group; `nccl-autotune check --journal` names "
+                 "their nodes):\n";
+    for (const auto& line : r.slow_groups) std::cout << "  " << line << "\n";
   }
   std::cout << "\n[env]: ";
   if (r.profile.env.empty()) std::cout << "none (NCCL's defaults)\n";

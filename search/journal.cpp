@@ -273,6 +273,7 @@ JournalRecord parse_record(const Fields& f) {
   m.detail = f.get_or<std::string>("detail", "");
   m.times_us = f.get_or<std::vector<double>>("times_us", {});
   m.mean_times_us = f.get_or<std::vector<double>>("mean_times_us", {});
+  m.group_times_us = f.get_or<std::vector<double>>("group_times_us", {});
   m.algbw_gbps = f.get_or<double>("algbw_gbps", 0.0);
   m.busbw_gbps = f.get_or<double>("busbw_gbps", 0.0);
   if (f.raw().contains("used") && f.raw()["used"].is_object()) {
@@ -319,6 +320,7 @@ std::optional<std::string> record_problem(const JournalRecord& r) {
            " and " + std::to_string(r.attempt);
   if (auto p = numbers_problem("times_us", m.times_us, kMaxTimeUs)) return p;
   if (auto p = numbers_problem("mean_times_us", m.mean_times_us, kMaxTimeUs)) return p;
+  if (auto p = numbers_problem("group_times_us", m.group_times_us, kMaxTimeUs)) return p;
   if (auto p = numbers_problem("busbw_gbps", {m.algbw_gbps, m.busbw_gbps}, kMaxBandwidth)) return p;
   if (auto p = numbers_problem("published_busbw_gbps", r.published_busbw_gbps, kMaxBandwidth)) return p;
   if (r.source.empty()) return std::string("field \"source\": expected the record's source, found none");
@@ -473,6 +475,8 @@ std::string to_json_line(const JournalRecord& r) {
   if (!r.learn_id.empty()) j["learn"] = r.learn_id;
   if (!r.measured_under.empty()) j["measured_under"] = r.measured_under;
   if (!r.nodes_used.empty()) j["nodes_used"] = r.nodes_used;
+  // One group's time says nothing beside median_us: only several groups measured at once show a straggler.
+  if (m.group_times_us.size() >= 2) j["group_times_us"] = m.group_times_us;
   return j.dump();
 }
 

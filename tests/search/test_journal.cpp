@@ -292,3 +292,26 @@ TEST_CASE("journal: a fresh calibration keeps the previous journal aside, named 
   CHECK_FALSE(fs::exists(journal));
   fs::remove_all(dir);
 }
+
+TEST_CASE("journal: a measurement's per-group times are kept when two or more groups ran, absent otherwise") {
+  JournalRecord several = sample_record(4 << 20);
+  several.measurement.group_times_us = {10.0, 13.5, 10.25};
+  const std::string line = to_json_line(several);
+  CHECK(line.find("\"group_times_us\":[10.0,13.5,10.25]") != std::string::npos);
+  auto back = parse_journal_line(line, "j.jsonl", 2);
+  REQUIRE(back);
+  REQUIRE(back->record());
+  CHECK(back->record()->measurement.group_times_us == several.measurement.group_times_us);
+  // One group is the measurement itself: nothing is written, and an older line without the field reads.
+  JournalRecord one = sample_record(4 << 20);
+  one.measurement.group_times_us = {10.0};
+  CHECK(to_json_line(one).find("group_times_us") == std::string::npos);
+  back = parse_journal_line(to_json_line(one), "j.jsonl", 3);
+  REQUIRE(back);
+  CHECK(back->record()->measurement.group_times_us.empty());
+  // A group time no measurement can have is refused with the file and line.
+  std::string bad = line;
+  bad.replace(bad.find("13.5"), 4, "-1.0");
+  CHECK_THROWS_WITH(parse_journal_line(bad, "j.jsonl", 7),
+                    Catch::Contains("j.jsonl:7") && Catch::Contains("group_times_us"));
+}

@@ -1,0 +1,170 @@
+#include "calibrate/group_spread.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/input_error.hpp"
+#include "runners/group_layout.hpp"
+#include "search/gain_interval.hpp"
+
+namespace autotune::calibrate {
+namespace {
+
+// Where a shape took its groups from: the whole allocation, or the part a scale measured side by side with
+// others ran on (the record's nodes_used, "512-767" or "3").
+struct NodeSpan {
+  int first = 0;
+  int count = 0;
+};
+
+std::optional<NodeSpan> spread_node_span(const search::JournalRecord& r, const GroupGeometry& g) {
+  if (r.nodes_used.empty()) return NodeSpan{0, g.nodes};
+  const std::string& t = r.nodes_used;
+  const size_t dash = t.find('-');
+  int first = 0, last = 0;
+  const char* end = t.data() + (dash == std::string::npos ? t.size() : dash);
+  if (std::from_chars(t.data(), end, first).ptr != end) return std::nullopt;
+  last = first;
+  if (dash != std::string::npos &&
+      std::from_chars(t.data() + dash + 1, t.data() + t.size(), last).ptr != t.data() + t.size())
+    return std::nullopt;
+  if (last < first) return std::nullopt;
+  return NodeSpan{first, last - first + 1};
+}
+
+// A measurement whose groups can be compared: it ran, at a size where bandwidth and not latency decides
+// (below about 1 MiB a group's time is mostly launch and network latency, whose noise swamps a slow link),
+// with every group timed.
+bool spread_counts(const runners::Measurement& m) {
+  if (m.outcome != runners::Outcome::ok || m.request.bytes < kSpreadMinBytes) return false;
+  if (m.group_times_us.size() < 2) return false;
+  return std::all_of(m.group_times_us.begin(), m.group_times_us.end(), [](double t) { return t > 0.0; });
+}
+
+// One shape at one place: its layout, and per group every measurement's time over its median group's.
+struct ShapeSpread {
+  runners::Scale shape;
+  std::optional<runners::GroupLayout> layout;  // nullopt: the shape does not fit (a journal of elsewhere)
+  int first_node = 0;
+  int gpus_per_node = 0;
+  std::vector<std::vector<double>> time_ratios;
+};
+
+std::optional<runners::GroupLayout> spread_layout(const runners::Scale& shape, const NodeSpan& span,
+                                                  int gpus) {
+  try {
+    return runners::GroupLayout(shape, span.count, gpus);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+void add_measurement(ShapeSpread& s, const runners::Measurement& m) {
+  if (!s.layout || static_cast<size_t>(s.layout->groups()) != m.group_times_us.size()) return;
+  const double median = search::median_of(m.group_times_us);
+  s.time_ratios.resize(m.group_times_us.size());
+  for (size_t g = 0; g < m.group_times_us.size(); ++g)
+    s.time_ratios[g].push_back(m.group_times_us[g] / median);
+}
+
+GroupSpread spread_of(const ShapeSpread& s, int group) {
+  GroupSpread out;
+  out.shape = s.shape;
+  out.group = group;
+  for (int n : s.layout->nodes_of(group)) out.nodes.push_back(s.first_node + n);
+  out.gpus = s.layout->local_ranks_of(group);
+  for (auto* v : {&out.nodes, &out.gpus}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  if (static_cast<int>(out.gpus.size()) == s.gpus_per_node) out.gpus.clear();
+  const auto& ratios = s.time_ratios[static_cast<size_t>(group)];
+  out.measurements = static_cast<int>(ratios.size());
+  out.ratio = 1.0 / search::median_of(ratios);
+  return out;
+}
+
+// "node 3", "nodes 6-7", or "nodes 0,5" when a group's nodes are not consecutive.
+std::string spread_nodes_text(const std::vector<int>& nodes) {
+  if (nodes.size() == 1) return "node " + std::to_string(nodes.front());
+  if (nodes.back() - nodes.front() + 1 == static_cast<int>(nodes.size()))
+    return fmt::format("nodes {}-{}", nodes.front(), nodes.back());
+  return fmt::format("nodes {}", fmt::join(nodes, ","));
+}
+
+// "nodes 0-3", or "nodes 0-3, GPU 1" / "node 2, GPUs 4,5" when the group takes part of each node.
+std::string spread_place_text(const GroupSpread& s) {
+  std::string out = spread_nodes_text(s.nodes);
+  if (!s.gpus.empty())
+    out += fmt::format(", GPU{} {}", s.gpus.size() == 1 ? "" : "s", fmt::join(s.gpus, ","));
+  return out;
+}
+
+}  // namespace
+
+std::string GroupSpread::describe() const {
+  return fmt::format("{} group {} ({}): {:.2f} of the median group over {} measurement{}",
+                     runners::shape_text(shape), group, spread_place_text(*this), ratio, measurements,
+                     measurements == 1 ? "" : "s");
+}
+
+std::vector<GroupSpread> group_spreads(std::span<const search::JournalRecord> records,
+                                       const GroupGeometry& geometry) {
+  std::vector<ShapeSpread> shapes;  // in the order they first appear
+  std::map<std::pair<runners::Scale, std::string>, size_t> index;
+  for (const auto& r : records) {
+    if (!spread_counts(r.measurement)) continue;
+    const auto span = spread_node_span(r, geometry);
+    if (!span) continue;
+    auto [it, added] = index.try_emplace({r.scale, r.nodes_used}, shapes.size());
+    if (added)
+      shapes.push_back({r.scale,
+                        spread_layout(r.scale, *span, geometry.gpus_per_node),
+                        span->first,
+                        geometry.gpus_per_node,
+                        {}});
+    add_measurement(shapes[it->second], r.measurement);
+  }
+  std::vector<GroupSpread> out;
+  for (const auto& s : shapes)
+    for (size_t g = 0; g < s.time_ratios.size(); ++g) out.push_back(spread_of(s, static_cast<int>(g)));
+  return out;
+}
+
+std::vector<std::vector<topology::HealthFinding>> group_findings(std::span<const GroupSpread> spreads,
+                                                                 int nodes,
+                                                                 const check::Thresholds& thresholds,
+                                                                 const std::string& source) {
+  std::vector<std::vector<topology::HealthFinding>> out(static_cast<size_t>(std::max(0, nodes)));
+  for (const auto& s : spreads) {
+    if (s.ratio >= thresholds.warn) continue;
+    const auto severity = s.ratio < thresholds.block ? topology::Severity::block : topology::Severity::warn;
+    const std::string device = fmt::format("{} group {}", runners::shape_text(s.shape), s.group);
+    const std::string message = fmt::format(
+        "{} ran at {:.0f}% of its shape's median group's bandwidth over the calibration's {} measurements: "
+        "one of its nodes, GPUs or NICs is a straggler; run `nccl-autotune check` on {} to find which",
+        device, s.ratio * 100.0, s.measurements, spread_place_text(s));
+    for (int n : s.nodes)
+      if (n >= 0 && n < nodes)
+        out[static_cast<size_t>(n)].push_back(
+            {"calibration_group_slow", severity, device, s.describe(), source, message});
+  }
+  return out;
+}
+
+std::vector<std::string> slow_groups(std::span<const search::JournalRecord> records,
+                                     const search::JournalHeader& header) {
+  const check::Thresholds thresholds;
+  std::vector<std::string> out;
+  for (const auto& s : group_spreads(records, {header.nodes, header.gpus_per_node}))
+    if (s.ratio < thresholds.warn)
+      out.push_back(s.describe() + (s.ratio < thresholds.block ? " (block)" : " (warn)"));
+  return out;
+}
+
+}  // namespace autotune::calibrate
