@@ -465,13 +465,14 @@ void plan_gpu_cluster(const CalibrationRequest& r, const CalibrationContext& c, 
                     planned.gpu_origin + ")");
 }
 
-// The plan of the cluster the workers will run on: the simulator's, or on GPUs the dry run's (the probe of
-// this node and the launcher's node count, plan_world.hpp); nullopt with the reason when it cannot be told.
+// The plan of the cluster the workers will run on: set-up's where it made one (simulated, a dry run), else
+// on GPUs the one a dry run would make (the probe of this node and the launcher's node count,
+// plan_world.hpp); nullopt with the reason when it cannot be told.
 std::optional<TunePlan> orchestrated_plan(const CalibrationRequest& r, const CalibrationContext& c,
                                           const CalibrationSetup& s, int* nodes, std::string* why) {
-  if (r.simulate) {
+  if (s.plan) {
     *nodes = s.tune.header.nodes;
-    return plan_tune(s.tune);
+    return s.plan;
   }
   CalibrationSetup scratch;
   scratch.mode = s.mode;
@@ -548,7 +549,7 @@ OrchestratorOptions orchestration(const CalibrationSetup& s, const CalibrationCo
   oo.resume = s.tune.resume;
   oo.budget = s.tune.budget;
   oo.min_gain = s.tune.min_gain;
-  oo.header = calibration_header(s.tune, plan_tune(s.tune));
+  oo.header = calibration_header(s.tune, s.plan ? *s.plan : plan_tune(s.tune));
   if (!simulate) oo.header.scales.clear();  // what the workers measured, from their parts
   // The simulated workers leave out what the gate left out (on GPUs the launcher does).
   if (simulate && !s.health.excluded.empty()) {
@@ -606,6 +607,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   if (!r.simulate && r.dry_run) plan_gpu_cluster(r, c, s);
   keep_group_scale(r, s);
   leave_out_shared_shapes(s);
+  if (r.simulate || r.dry_run) s.plan = plan_tune(s.tune);
   if (r.simulate) {
     // What measures, for the journal's header: the simulator of the whole cluster under NCCL's defaults.
     measure::RunnerOptions whole = s.runner;
@@ -656,7 +658,7 @@ TuneResult run_calibration(CalibrationSetup& s, const ProgressFn& progress, cons
     TuneResult result = orchestrate(s.orchestration, notice);
     carry_previous(s, result);
     // On GPUs the scales were not known ahead: the plan's count is the simulator's only.
-    if (s.runner.simulate) result.plan.measurements = plan_tune(s.tune).measurements;
+    if (s.plan) result.plan.measurements = s.plan->measurements;
     result.derivation.notes.insert(result.derivation.notes.end(), s.notes.begin(), s.notes.end());
     result.derivation.notes.push_back("jobs run: " + describe(s.launcher));
     return result;

@@ -133,6 +133,10 @@ struct CalibrationSetup {
   std::vector<std::string> notes;     // said beside the result
   // What each shape runs and what of it is measured (empty on GPUs before the runner says what it runs on).
   std::vector<ShapePlan> shapes;
+  // The plan of the cluster this calibration measures, made once where set-up can tell the cluster (the
+  // simulator's, or a dry run's from the probe and the launcher): the orchestrator's header, the rounds run
+  // side by side, the dry run's text and the result's planned count all read it. Empty on GPUs otherwise.
+  std::optional<TunePlan> plan;
   // The store's current version of the profile this calibration writes (calibrate/previous_shapes.hpp).
   std::optional<PreviousVersion> previous;
   bool add_shapes = false;

@@ -21,7 +21,7 @@ struct PlanFigures {
 
 PlanFigures figures(const calibrate::CalibrationSetup& s) {
   PlanFigures f;
-  f.plan = calibrate::plan_tune(s.tune);
+  f.plan = s.plan ? *s.plan : calibrate::plan_tune(s.tune);
   f.nodes = std::max(1, s.tune.header.nodes);
   for (const auto& sp : f.plan.scales) f.nodes = std::max(f.nodes, sp.scale.nodes);
   f.in_turn = calibrate::in_turn_reason(s.tune);

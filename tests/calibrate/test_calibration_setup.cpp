@@ -538,6 +538,28 @@ TEST_CASE("set-up: a dry run on GPUs plans this node's probe at the launcher's, 
   CHECK(plan.measurements > 0);
 }
 
+TEST_CASE("set-up: a dry run on GPUs probes this node once and plans once, for the plan and the rounds") {
+  CalibrationRequest r = gpu_dry_run();
+  r.launcher = "srun -N 16 --ntasks-per-node 8";
+  int probes = 0;
+  CalibrationContext c = probed([&probes] {
+    ++probes;
+    return h100_node();
+  });
+  c.env = {{"SLURM_JOB_ID", "42"}, {"SLURM_NNODES", "16"}};
+  auto s = set_up_calibration(r, c);
+  CHECK(probes == 1);
+  REQUIRE(s.plan);
+  CHECK(s.plan->scales.size() == s.tune.space.scales.size());
+  CHECK(s.plan->measurements == plan_tune(s.tune).measurements);
+  // The rounds come from that plan: every scale of a round is one of the plan's.
+  REQUIRE_FALSE(s.orchestration.rounds.empty());
+  for (const auto& round : s.orchestration.rounds)
+    for (const auto& g : round.groups)
+      CHECK(std::any_of(s.plan->scales.begin(), s.plan->scales.end(),
+                        [&g](const ScalePlan& sp) { return sp.scale == g.scale; }));
+}
+
 TEST_CASE("set-up: a dry run on GPUs without GPUs to plan for, or plan options without --dry-run, refused") {
   CalibrationRequest r = gpu_dry_run();
   CHECK_THROWS_WITH(set_up_calibration(r, probed([] { return topology::Topology{}; })),
