@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "calibrate/concurrent_scales.hpp"
 #include "calibrate/group_launcher.hpp"
 #include "calibrate/plan_world.hpp"
 #include "calibrate/shape_plan.hpp"
@@ -37,16 +38,9 @@ void check_group_request(const CalibrationRequest& r) {
         "--group-scale and --group-nodes: expected both, and only with --worker (the orchestrator "
         "gives them to a concurrent group's worker)");
   const std::string& text = r.group_nodes;
-  const size_t dash = text.find('-');
-  auto number = [&](std::string_view digits) {
-    if (digits.empty() || digits.size() > 9 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      bad_argument("--group-nodes: expected FIRST-LAST node numbers, found '" + text + "'");
-    return std::stoi(std::string(digits));
-  };
-  const int first = number(std::string_view(text).substr(0, dash));
-  const int last = dash == std::string::npos ? first : number(std::string_view(text).substr(dash + 1));
-  if (last - first + 1 != r.group_scale->nodes)
+  const std::optional<NodeSpan> span = parse_node_range(text);
+  if (!span) bad_argument("--group-nodes: expected FIRST-LAST node numbers, found '" + text + "'");
+  if (span->count != r.group_scale->nodes)
     bad_argument("--group-nodes: expected " + std::to_string(r.group_scale->nodes) + " node(s) for " +
                  runners::shape_text(*r.group_scale) + ", found '" + text + "'");
 }

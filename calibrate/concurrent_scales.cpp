@@ -69,6 +69,20 @@ std::string node_range(const ScaleGroup& group) {
                                   : std::to_string(group.first_node) + "-" + std::to_string(last);
 }
 
+std::optional<NodeSpan> parse_node_range(std::string_view text) {
+  auto number = [](std::string_view digits) -> std::optional<int> {
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return std::stoi(std::string(digits));
+  };
+  const size_t dash = text.find('-');
+  const auto first = number(text.substr(0, dash));
+  const auto last = dash == std::string_view::npos ? first : number(text.substr(dash + 1));
+  if (!first || !last || *last < *first) return std::nullopt;
+  return NodeSpan{*first, *last - *first + 1};
+}
+
 std::string node_range_text(const ScaleGroup& group) {
   return (group.scale.nodes == 1 ? "node " : "nodes ") + node_range(group);
 }

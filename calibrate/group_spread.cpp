@@ -1,13 +1,13 @@
 #include "calibrate/group_spread.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "calibrate/concurrent_scales.hpp"
 #include "common/input_error.hpp"
 #include "runners/group_layout.hpp"
 #include "search/gain_interval.hpp"
@@ -17,24 +17,9 @@ namespace {
 
 // Where a shape took its groups from: the whole allocation, or the part a scale measured side by side with
 // others ran on (the record's nodes_used, "512-767" or "3").
-struct NodeSpan {
-  int first = 0;
-  int count = 0;
-};
-
 std::optional<NodeSpan> spread_node_span(const search::JournalRecord& r, const GroupGeometry& g) {
   if (r.nodes_used.empty()) return NodeSpan{0, g.nodes};
-  const std::string& t = r.nodes_used;
-  const size_t dash = t.find('-');
-  int first = 0, last = 0;
-  const char* end = t.data() + (dash == std::string::npos ? t.size() : dash);
-  if (std::from_chars(t.data(), end, first).ptr != end) return std::nullopt;
-  last = first;
-  if (dash != std::string::npos &&
-      std::from_chars(t.data() + dash + 1, t.data() + t.size(), last).ptr != t.data() + t.size())
-    return std::nullopt;
-  if (last < first) return std::nullopt;
-  return NodeSpan{first, last - first + 1};
+  return parse_node_range(r.nodes_used);
 }
 
 // A measurement whose groups can be compared: it ran, at a size where bandwidth and not latency decides,
