@@ -47,8 +47,10 @@ std::vector<GroupSpread> group_spreads(std::span<const search::JournalRecord> re
                                        const GroupGeometry& geometry);
 
 // Per node of the geometry (nodes entries), a finding for every group on it whose ratio is below
-// thresholds.warn (block below thresholds.block). `source` goes into each finding ("calibration journal
-// FILE").
+// thresholds.warn. Below thresholds.block it blocks where the group can be blamed on the node: a group of one
+// node, or one across nodes where a slow group of another shape holds the node too (the straggler is what
+// the two share); on the other nodes of a group across nodes it warns. `source` goes into each finding
+// ("calibration journal FILE").
 std::vector<std::vector<topology::HealthFinding>> group_findings(std::span<const GroupSpread> spreads,
                                                                  int nodes,
                                                                  const check::Thresholds& thresholds,

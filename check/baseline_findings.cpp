@@ -36,7 +36,8 @@ constexpr CheckKind kKinds[] = {
     {"calibration_group_slow", "block below 80% of the median, warn below 90%",
      "a group of a shape a calibration measured as several groups at once (a --parallelism layout) against "
      "the shape's median group: per measurement of 1 MiB and up its time over the median group's, the median "
-     "over the shape's measurements; named on each node of the group (`check --journal`, tune's summary)"},
+     "over the shape's measurements; named on each node of the group, a block only where the group is one node or "
+     "a slow group of another shape shares the node (`check --journal`, tune's summary)"},
 };
 
 struct Judge {

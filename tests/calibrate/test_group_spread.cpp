@@ -113,6 +113,31 @@ TEST_CASE("group spread: warn between the thresholds, nothing from one group, sm
   CHECK(calibrate::group_spreads(placed, {8, 8})[2].nodes == std::vector<int>{6});
 }
 
+TEST_CASE(
+    "group spread: a slow group across nodes blocks only where a slow group of another shape shares the "
+    "node") {
+  // 4 nodes x 4 GPUs. 4x1 (one GPU on every node): group 3, the GPUs 3, at 0.70. 1x4 (one node each): group
+  // 2 at 0.85. Alone, the data-parallel group cannot say whose GPU 3 is slow: it warns on every node.
+  std::vector<search::JournalRecord> records;
+  for (int i = 0; i < 5; ++i)
+    records.push_back(spread_record({4, 4}, 8 << 20, {100.0, 100.0, 100.0, 100.0 / 0.7}));
+  const auto alone = calibrate::group_findings(calibrate::group_spreads(records, {4, 4}), 4, {}, "t");
+  for (int n = 0; n < 4; ++n)
+    CHECK(kinds_on(alone[static_cast<size_t>(n)]) ==
+          std::vector<std::string>{"calibration_group_slow 4x1 group 3 warn"});
+  // With node 2's own group slow too, the straggler is GPU 3 of node 2: a block there, warnings elsewhere.
+  for (int i = 0; i < 5; ++i)
+    records.push_back(spread_record({1, 4}, 8 << 20, {100.0, 100.0, 100.0 / 0.85, 100.0}));
+  const auto both = calibrate::group_findings(calibrate::group_spreads(records, {4, 4}), 4, {}, "t");
+  CHECK(kinds_on(both[2]) == std::vector<std::string>{"calibration_group_slow 4x1 group 3 block",
+                                                      "calibration_group_slow 1x4 group 2 warn"});
+  CHECK_THAT(both[2][0].message,
+             Catch::Contains("node 2 is also in the slow 1x4 group 2: the straggler is on node 2, GPU 3"));
+  for (int n : {0, 1, 3})
+    CHECK(kinds_on(both[static_cast<size_t>(n)]) ==
+          std::vector<std::string>{"calibration_group_slow 4x1 group 3 warn"});
+}
+
 TEST_CASE("group spread: check --journal refuses a bad journal naming the file and line, before any work") {
   const TempDir tmp("spread-bad");
   CHECK_THROWS_AS(calibrate::check_journal(tmp.path() / "missing.jsonl"), InputError);
@@ -160,8 +185,13 @@ TEST_CASE("group spread: a slow GPU under a simulated layout calibration is name
   for (const auto& f : report["nodes"][2]["findings"])
     if (f["kind"] == "calibration_group_slow") devices.push_back(f["device"]);
   CHECK(std::find(devices.begin(), devices.end(), "1x8 group 2") != devices.end());
-  for (int n : {0, 1, 3})
+  // Only node 2 blocks: the data-parallel group of GPU 3 spans every node, and only node 2 is in another
+  // slow group.
+  CHECK(report["nodes"][2]["status"] == "block");
+  for (int n : {0, 1, 3}) {
+    CHECK(report["nodes"][n]["status"] == "warn");
     for (const auto& f : report["nodes"][n]["findings"]) CHECK(f["device"] != "1x8 group 2");
+  }
   // The health gate reads it as it reads check's own JSON.
   const auto health = check::read_check_json(read_file(json), json.string());
   CHECK_FALSE(topology::may_calibrate(health.nodes.at(2)));
