@@ -38,7 +38,7 @@ void check_group_request(const CalibrationRequest& r) {
         "--group-scale and --group-nodes: expected both, and only with --worker (the orchestrator "
         "gives them to a concurrent group's worker)");
   const std::string& text = r.group_nodes;
-  const std::optional<NodeSpan> span = parse_node_range(text);
+  const std::optional<search::NodeSpan> span = search::parse_node_range(text);
   if (!span) bad_argument("--group-nodes: expected FIRST-LAST node numbers, found '" + text + "'");
   if (span->count != r.group_scale->nodes)
     bad_argument("--group-nodes: expected " + std::to_string(r.group_scale->nodes) + " node(s) for " +

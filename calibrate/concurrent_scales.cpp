@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "search/journal.hpp"
+
 namespace autotune::calibrate {
 
 namespace {
@@ -64,23 +66,7 @@ ScheduleCost schedule_cost(const std::vector<ScalePlan>& scales, const std::vect
 }
 
 std::string node_range(const ScaleGroup& group) {
-  const int last = group.first_node + group.scale.nodes - 1;
-  return last == group.first_node ? std::to_string(group.first_node)
-                                  : std::to_string(group.first_node) + "-" + std::to_string(last);
-}
-
-std::optional<NodeSpan> parse_node_range(std::string_view text) {
-  auto number = [](std::string_view digits) -> std::optional<int> {
-    if (digits.empty() || digits.size() > 9 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return std::nullopt;
-    return std::stoi(std::string(digits));
-  };
-  const size_t dash = text.find('-');
-  const auto first = number(text.substr(0, dash));
-  const auto last = dash == std::string_view::npos ? first : number(text.substr(dash + 1));
-  if (!first || !last || *last < *first) return std::nullopt;
-  return NodeSpan{*first, *last - *first + 1};
+  return search::node_range({group.first_node, group.scale.nodes});
 }
 
 std::string node_range_text(const ScaleGroup& group) {

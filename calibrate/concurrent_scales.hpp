@@ -5,9 +5,7 @@
 // of them instead of for all of them one after another. Rounds run one after another; the scales of a round
 // share the fabric (the spine), which the plan and the report say beside their figures.
 
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "calibrate/tune.hpp"
@@ -52,13 +50,7 @@ ScheduleCost schedule_cost(const std::vector<ScalePlan>& scales, const std::vect
 // "512-1023" (or "3" for one node), as the journal keeps it (nodes_used); "nodes 512-1023" for people; and
 // "512x8 on nodes 512-1023".
 std::string node_range(const ScaleGroup& group);
-// node_range's text read back: the first node and how many, or nullopt when it is not "FIRST-LAST" or one
-// node number (FIRST <= LAST, at most 9 digits each).
-struct NodeSpan {
-  int first = 0;
-  int count = 0;
-};
-std::optional<NodeSpan> parse_node_range(std::string_view text);
+
 std::string node_range_text(const ScaleGroup& group);
 std::string group_text(const ScaleGroup& group);
 

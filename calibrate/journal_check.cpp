@@ -1,6 +1,6 @@
 #include "calibrate/journal_check.hpp"
 
-#include "calibrate/group_spread.hpp"
+#include "calibrate/spread_findings.hpp"
 #include "common/input_error.hpp"
 #include "search/journal.hpp"
 
@@ -21,7 +21,7 @@ check::CheckReport check_journal(const std::filesystem::path& journal, const che
   std::vector<search::JournalRecord> records;
   for (const auto& e : entries)
     if (const auto* r = e.record()) records.push_back(*r);
-  const auto spreads = group_spreads(records, {header.nodes, header.gpus_per_node});
+  const auto spreads = search::group_spreads(records, {header.nodes, header.gpus_per_node});
   const auto found =
       group_findings(spreads, header.nodes, thresholds, "calibration journal: " + header.source);
   check::CheckReport report;

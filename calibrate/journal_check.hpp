@@ -1,6 +1,6 @@
 #pragma once
 // `nccl-autotune check --journal FILE`: what a calibration journal says of the nodes, as check's report, so
-// that the stragglers a calibration saw (calibrate/group_spread.hpp) are reported per node in check's text
+// that the stragglers a calibration saw (calibrate/spread_findings.hpp) are reported per node in check's text
 // and JSON (and its JSON read back as check's, by the health gate) like the findings of check's own passes.
 // Measures nothing; reads one file.
 

@@ -1,6 +1,6 @@
 #include "calibrate/orchestrator.hpp"
 
-#include "calibrate/group_spread.hpp"
+#include "calibrate/spread_findings.hpp"
 #include "calibrate/p2p_summary.hpp"
 
 #include <signal.h>

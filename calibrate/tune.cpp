@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "calibrate/group_spread.hpp"
+#include "calibrate/spread_findings.hpp"
 #include "calibrate/p2p_summary.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"

@@ -129,7 +129,7 @@ struct TuneResult {
   // comes of those.
   std::vector<std::string> point_to_point;
   // Groups of a shape measured several at once that ran slower than the shape's median group
-  // (calibrate/group_spread.hpp): a straggler node, GPU or NIC; empty when none did.
+  // (calibrate/spread_findings.hpp): a straggler node, GPU or NIC; empty when none did.
   std::vector<std::string> slow_groups;
 };
 

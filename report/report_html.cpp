@@ -14,6 +14,7 @@
 #include "runners/bandwidth.hpp"
 #include "search/derive.hpp"
 #include "search/gain_interval.hpp"
+#include "search/group_spread.hpp"
 #include "search/strategy_samples.hpp"
 
 namespace autotune::report {
@@ -289,6 +290,35 @@ void side_by_side_note(std::string& o, const std::vector<JournalRecord>& records
        " of the allocation: they shared the fabric while these figures were taken.</p>\n";
 }
 
+// A shape measured as several groups at once (a layout's): each group's bandwidth against the median
+// group's, so that a straggler shows as the group below the line at 1. tune's summary and `check --journal`
+// judge the same figures (calibrate/spread_findings.hpp); the report only draws them.
+void group_spread_chart(std::string& o, const Scale& scale, const std::vector<search::GroupSpread>& spreads) {
+  SvgSeries groups{"groups", "#1f77b4", false, {}};
+  const search::GroupSpread* slowest = nullptr;
+  for (const auto& g : spreads)
+    if (g.shape == scale) {
+      groups.points.emplace_back(g.group, g.ratio);
+      if (!slowest || g.ratio < slowest->ratio) slowest = &g;
+    }
+  if (!slowest) return;
+  SvgChart c;
+  c.title = fmt::format("each group's bus bandwidth against the median group's, {}",
+                        runners::describe_shape(scale));
+  c.x_label = "group (in the order NCCL's split gives them)";
+  c.y_label = "bandwidth / the median group's";
+  c.log_x = false;
+  c.reference_y = 1.0;
+  c.x_tick_label = [](double x) { return fmt::format("{:.0f}", x); };
+  c.series.push_back(std::move(groups));
+  o += fmt::format(
+      "<p class=\"note\">Measured as {} groups at once: each group over its shape's {} measurements of 1 MiB "
+      "and up. The slowest: {}. <code>tune</code>'s summary and <code>nccl-autotune check --journal</code> "
+      "judge these figures against check's thresholds.</p>\n",
+      c.series.front().points.size(), slowest->measurements, esc(slowest->describe()));
+  o += "<div class=\"chart-block\">\n" + render_svg(c) + "</div>\n";
+}
+
 // What every section of the page needs: the input, the header, and the rules derived from the records.
 struct Page {
   const ReportData& data;
@@ -300,6 +330,8 @@ struct Page {
   std::string chart_setting = "default";
   // The layout the calibration was given (the journal's, else the profile's): names the kinds a shape serves.
   const profiles::JobLayout* layout = nullptr;
+  // Each group of the shapes measured as several groups at once, against its shape's median group.
+  std::vector<search::GroupSpread> spreads;
 };
 
 void head_section(std::string& o, const Page& pg) {
@@ -475,6 +507,7 @@ void charts_section(std::string& o, const Page& pg) {
     const auto p2p_here = p2p.find(scale);
     shape_heading(o, scale, shown_rules, pg.layout, p2p_here != p2p.end());
     side_by_side_note(o, pg.data.records, scale);
+    group_spread_chart(o, scale, pg.spreads);
     for (const auto& [key, rules] : shown_rules) {
       o += "<h3>" + esc(std::string(nccl::nccl_name(key.collective))) + ", " +
            esc(runners::describe_shape(key.scale)) + "</h3>\n";
@@ -611,8 +644,9 @@ std::string render_report_html(const ReportData& given) {
   for (const auto& r : given.records)
     (r.source == "production" && r.measurement.times_us.size() == 5 ? production : data.records).push_back(r);
   const JournalHeader empty_header;
-  Page pg{data,   data.header ? *data.header : empty_header, {}, {}, {}, {}, std::nullopt, {}, "default",
-          nullptr};
+  Page pg{
+      data, data.header ? *data.header : empty_header, {}, {}, {}, {}, std::nullopt, {}, "default", nullptr,
+      {}};
   const JournalHeader& h = pg.h;
   if (h.layout)
     pg.layout = &*h.layout;
@@ -635,6 +669,7 @@ std::string render_report_html(const ReportData& given) {
     }
   }
   if (pg.derivation) pg.chart_setting = pg.derivation->setting.id;
+  pg.spreads = search::group_spreads(data.records, {h.nodes, h.gpus_per_node});
 
   std::string o;
   head_section(o, pg);

@@ -1,5 +1,7 @@
 #include "search/journal.hpp"
 
+#include <algorithm>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -603,6 +605,26 @@ void JournalWriter::write(std::span<const JournalRecord> batch) {
 
 void JournalWriter::write(const JournalJobEvent& event) {
   write_lines(to_json_line(event) + "\n");
+}
+
+std::string node_range(const NodeSpan& span) {
+  const int last = span.first + span.count - 1;
+  return last == span.first ? std::to_string(span.first)
+                            : std::to_string(span.first) + "-" + std::to_string(last);
+}
+
+std::optional<NodeSpan> parse_node_range(std::string_view text) {
+  auto number = [](std::string_view digits) -> std::optional<int> {
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return std::stoi(std::string(digits));
+  };
+  const size_t dash = text.find('-');
+  const auto first = number(text.substr(0, dash));
+  const auto last = dash == std::string_view::npos ? first : number(text.substr(dash + 1));
+  if (!first || !last || *last < *first) return std::nullopt;
+  return NodeSpan{*first, *last - *first + 1};
 }
 
 }  // namespace autotune::search

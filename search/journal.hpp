@@ -95,6 +95,15 @@ struct JournalRecord {
   std::string nodes_used = {};
 };
 
+// JournalRecord::nodes_used's text: "512-767" for nodes first .. first + count - 1, "3" for one node; and
+// read back, nullopt when the text is neither (FIRST <= LAST, at most 9 digits each).
+struct NodeSpan {
+  int first = 0;
+  int count = 0;
+};
+std::string node_range(const NodeSpan& span);
+std::optional<NodeSpan> parse_node_range(std::string_view text);
+
 // A job (one process-wide setting) started, finished or failed; `detail` holds the failed job's output.
 struct JournalJobEvent {
   std::string job;     // ProcessSetting::id

@@ -72,13 +72,13 @@ TEST_CASE(
 
 TEST_CASE("concurrent scales: a group's node range reads back as it was written, and nothing else reads") {
   const ScaleGroup wide{{256, 2048}, 512};
-  const auto span = parse_node_range(node_range(wide));
+  const auto span = search::parse_node_range(node_range(wide));
   REQUIRE(span);
   CHECK(span->first == 512);
   CHECK(span->count == 256);
-  const auto one = parse_node_range(node_range(ScaleGroup{{1, 8}, 3}));
+  const auto one = search::parse_node_range(node_range(ScaleGroup{{1, 8}, 3}));
   REQUIRE(one);
   CHECK((one->first == 3 && one->count == 1));
   for (const char* bad : {"", "-", "3-", "-3", "7-3", "a-b", "1-2-3", " 1-2", "1234567890"})
-    CHECK_FALSE(parse_node_range(bad));
+    CHECK_FALSE(search::parse_node_range(bad));
 }

@@ -1,6 +1,7 @@
-// Stragglers a calibration saw (calibrate/group_spread.hpp): each group of a shape measured several at once
-// against the shape's median group over its measurements, against hand-made records; and end to end, a
-// simulated layout calibration with a slow GPU on one node, which `tune` names in its summary and `check
+// Stragglers a calibration saw (search/group_spread.hpp, calibrate/spread_findings.hpp): each group of a
+// shape measured several at once against the shape's median group over its measurements, against hand-made
+// records; and end to end, a simulated layout calibration with a slow GPU on one node, which `tune` names in
+// its summary and `check
 // --journal` per node, and which the same run without the fault does not.
 #include <sys/wait.h>
 
@@ -10,12 +11,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "calibrate/group_spread.hpp"
 #include "calibrate/journal_check.hpp"
+#include "calibrate/spread_findings.hpp"
 #include "check/check_json.hpp"
 #include "cli_test_support.hpp"
 #include "common/input_error.hpp"
 #include "common/input_file.hpp"
+#include "search/group_spread.hpp"
 #include "search/journal.hpp"
 #include "support/temp_dir.hpp"
 
@@ -66,7 +68,7 @@ int spread_cli(const std::string& args, const fs::path& out) {
 
 TEST_CASE("group spread: a group 25% slow in most measurements blocks on its node, one slow once does not") {
   const auto records = straggler_records();
-  const auto spreads = calibrate::group_spreads(records, {4, 8});
+  const auto spreads = search::group_spreads(records, {4, 8});
   REQUIRE(spreads.size() == 4);
   CHECK(spreads[2].nodes == std::vector<int>{2});
   CHECK(spreads[2].gpus.empty());  // the whole node
@@ -90,7 +92,7 @@ TEST_CASE("group spread: warn between the thresholds, nothing from one group, sm
     records.push_back(spread_record({2, 4}, 8 << 20, {100.0, 100.0, 100.0 / 0.85, 100.0}));
   // 4 nodes x 4 GPUs, 2x2 (2 nodes, 4 ranks): groups 0 and 1 on nodes 0-1 (GPUs 0-1, 2-3), groups 2 and 3 on
   // nodes 2-3.
-  const auto spreads = calibrate::group_spreads(records, {4, 4});
+  const auto spreads = search::group_spreads(records, {4, 4});
   REQUIRE(spreads.size() == 4);
   CHECK(spreads[2].describe() ==
         "2x2 group 2 (nodes 2-3, GPUs 0,1): 0.85 of the median group over 5 measurements");
@@ -100,17 +102,17 @@ TEST_CASE("group spread: warn between the thresholds, nothing from one group, sm
   CHECK(kinds_on(found[2]) == std::vector<std::string>{"calibration_group_slow 2x2 group 2 warn"});
   CHECK(kinds_on(found[3]) == kinds_on(found[2]));
   // A geometry the records' group count does not fit (3 nodes: two groups) gives nothing.
-  CHECK(calibrate::group_spreads(records, {3, 4}).empty());
+  CHECK(search::group_spreads(records, {3, 4}).empty());
   // One communicator (no per-group times), latency-bound sizes, a failed measurement: nothing to judge.
   std::vector<search::JournalRecord> none = {spread_record({4, 32}, 8 << 20, {100.0}),
                                              spread_record({1, 8}, 64 << 10, {100.0, 100.0, 200.0, 100.0})};
   none.push_back(spread_record({1, 8}, 8 << 20, {100.0, 100.0, 200.0, 100.0}));
   none.back().measurement.outcome = runners::Outcome::timed_out;
-  CHECK(calibrate::group_spreads(none, {4, 8}).empty());
+  CHECK(search::group_spreads(none, {4, 8}).empty());
   // A scale measured side by side on part of the allocation: its groups' nodes are that part's.
   auto placed = straggler_records();
   for (auto& r : placed) r.nodes_used = "4-7";
-  CHECK(calibrate::group_spreads(placed, {8, 8})[2].nodes == std::vector<int>{6});
+  CHECK(search::group_spreads(placed, {8, 8})[2].nodes == std::vector<int>{6});
 }
 
 TEST_CASE(
@@ -121,14 +123,14 @@ TEST_CASE(
   std::vector<search::JournalRecord> records;
   for (int i = 0; i < 5; ++i)
     records.push_back(spread_record({4, 4}, 8 << 20, {100.0, 100.0, 100.0, 100.0 / 0.7}));
-  const auto alone = calibrate::group_findings(calibrate::group_spreads(records, {4, 4}), 4, {}, "t");
+  const auto alone = calibrate::group_findings(search::group_spreads(records, {4, 4}), 4, {}, "t");
   for (int n = 0; n < 4; ++n)
     CHECK(kinds_on(alone[static_cast<size_t>(n)]) ==
           std::vector<std::string>{"calibration_group_slow 4x1 group 3 warn"});
   // With node 2's own group slow too, the straggler is GPU 3 of node 2: a block there, warnings elsewhere.
   for (int i = 0; i < 5; ++i)
     records.push_back(spread_record({1, 4}, 8 << 20, {100.0, 100.0, 100.0 / 0.85, 100.0}));
-  const auto both = calibrate::group_findings(calibrate::group_spreads(records, {4, 4}), 4, {}, "t");
+  const auto both = calibrate::group_findings(search::group_spreads(records, {4, 4}), 4, {}, "t");
   CHECK(kinds_on(both[2]) == std::vector<std::string>{"calibration_group_slow 4x1 group 3 block",
                                                       "calibration_group_slow 1x4 group 2 warn"});
   CHECK_THAT(both[2][0].message,

@@ -449,3 +449,21 @@ TEST_CASE("point-to-point operations get a chart per shape, one line per process
   const std::string first = html.substr(html.find("id=\"shape-1x8\""));
   CHECK(first.substr(0, first.find("</section>")).find("alltoall") == std::string::npos);
 }
+
+TEST_CASE("a shape measured as several groups at once charts each group against the median group") {
+  ReportData d = sample();
+  d.header->nodes = 4;
+  // 1x8 over 4 nodes: four groups at once, group 2 a quarter slower at every size from 1 MiB.
+  for (auto& r : d.records)
+    if (r.measurement.outcome == Outcome::ok) {
+      const double t = r.measurement.times_us[2];
+      r.measurement.group_times_us = {t, t, r.measurement.request.bytes >= (1u << 20) ? t / 0.75 : t, t};
+    }
+  const std::string html = render_report_html(d);
+  const size_t chart = html.find("each group&#39;s bus bandwidth against the median group&#39;s");
+  REQUIRE(chart != std::string::npos);
+  CHECK(html.find("Measured as 4 groups at once") != std::string::npos);
+  CHECK(html.find("The slowest: 1x8 group 2 (node 2): 0.75 of the median group") != std::string::npos);
+  // Without per-group times (one communicator) there is no such chart.
+  CHECK(render_report_html(sample()).find("groups at once") == std::string::npos);
+}
