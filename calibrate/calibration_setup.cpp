@@ -212,6 +212,19 @@ CalibrationRequest gate_on_health(const CalibrationRequest& given, const Calibra
   return r;
 }
 
+// The host of every node the calibration measures, in its node order (the gate's, without the nodes it left
+// out), so that what the journal says of node n (a straggler, calibrate/spread_findings.hpp) names a host;
+// empty unless the gate named every host.
+std::vector<std::string> calibrated_hosts(const check::ClusterHealth& seen,
+                                          const std::vector<int>& excluded) {
+  std::vector<std::string> hosts;
+  for (const auto& n : seen.nodes) {
+    if (n.host.empty()) return {};
+    if (std::find(excluded.begin(), excluded.end(), n.node) == excluded.end()) hosts.push_back(n.host);
+  }
+  return hosts;
+}
+
 TuneOptions tune_options(const CalibrationRequest& r) {
   TuneOptions o;
   o.strategy = r.strategy;
@@ -592,6 +605,7 @@ CalibrationSetup set_up_calibration(const CalibrationRequest& given, const Calib
   s.tune.header.excluded_nodes = s.health.excluded_text;
   s.tune.header.health_findings = s.health.findings;
   s.tune.header.fabric_env = health.fabric_env;
+  s.tune.header.hosts = calibrated_hosts(health, s.health.excluded);
   if (!health.fabric_env.empty()) {
     std::string settings;
     for (const auto& [name, value] : health.fabric_env) settings += " " + name + "=" + value;

@@ -32,7 +32,10 @@ check::CheckReport check_journal(const std::filesystem::path& journal, const che
   report.journal_groups = static_cast<int>(spreads.size());
   for (int n = 0; n < header.nodes; ++n) {
     check::NodeReport node;
-    node.health = {n, "", found[static_cast<size_t>(n)]};
+    // The host where the calibration's gate named it, as check names a node it measured.
+    const std::string host =
+        header.hosts.size() == static_cast<size_t>(header.nodes) ? header.hosts[static_cast<size_t>(n)] : "";
+    node.health = {n, host, found[static_cast<size_t>(n)]};
     report.nodes.push_back(std::move(node));
   }
   return report;

@@ -254,6 +254,7 @@ JournalHeader parse_header(const Fields& f) {
   h.excluded_nodes = f.get_or<std::vector<std::string>>("excluded_nodes", {});
   h.health_findings = f.get_or<std::vector<std::string>>("health_findings", {});
   h.fabric_env = f.get_or<std::map<std::string, std::string>>("fabric_env", {});
+  h.hosts = f.get_or<std::vector<std::string>>("hosts", {});
   if (f.raw().contains("layout")) h.layout = parse_layout(f.sub("layout"));
   return h;
 }
@@ -440,6 +441,7 @@ std::string to_json_line(const JournalHeader& h) {
   if (!h.excluded_nodes.empty()) j["excluded_nodes"] = h.excluded_nodes;
   if (!h.health_findings.empty()) j["health_findings"] = h.health_findings;
   if (!h.fabric_env.empty()) j["fabric_env"] = h.fabric_env;
+  if (!h.hosts.empty()) j["hosts"] = h.hosts;
   if (h.layout) j["layout"] = layout_json(*h.layout);
   return j.dump();
 }

@@ -65,6 +65,9 @@ struct JournalHeader {
   std::vector<std::string> excluded_nodes;
   std::vector<std::string> health_findings;
   std::map<std::string, std::string> fabric_env;
+  // Each node's host name, in the calibration's node order (after the nodes the gate left out), where the
+  // health gate learned them all; empty otherwise (--ignore-health, the simulator, older journals).
+  std::vector<std::string> hosts;
   // The parallel layout the calibration was given (--parallelism): its group kinds, their shapes and
   // operations; absent for shapes named otherwise and in journals written before it was kept.
   std::optional<profiles::JobLayout> layout;

@@ -626,3 +626,20 @@ TEST_CASE("set-up: on GPUs scales run side by side where the launcher can start 
   r.concurrent = false;
   CHECK(set_up_calibration(r, allocation).orchestration.rounds.empty());
 }
+
+TEST_CASE("health: the journal header keeps each calibrated node's host, without the nodes left out") {
+  auto c = world();
+  c.check_health = check_finding(8, {3, 5});
+  auto r = simulated(8);
+  r.exclude_unhealthy = true;
+  auto s = set_up_calibration(r, c);
+  CHECK(s.tune.header.hosts == std::vector<std::string>{"h0", "h1", "h2", "h4", "h6", "h7"});
+  // A gate that could not name every host names none: node n must mean one host or none.
+  c.check_health = [](const HealthCheckRequest&) {
+    check::ClusterHealth h;
+    h.checked_by = "check (test)";
+    h.nodes = {{0, "h0", {}}, {1, "", {}}};
+    return h;
+  };
+  CHECK(set_up_calibration(simulated(2), c).tune.header.hosts.empty());
+}

@@ -140,6 +140,26 @@ TEST_CASE(
           std::vector<std::string>{"calibration_group_slow 4x1 group 3 warn"});
 }
 
+TEST_CASE("group spread: check --journal names each node's host where the calibration's gate named them") {
+  const TempDir tmp("spread-hosts");
+  const fs::path file = tmp.path() / "j.jsonl";
+  {
+    search::JournalWriter w(file);
+    search::JournalHeader h;
+    h.source = "simulated";
+    h.nodes = 4;
+    h.gpus_per_node = 8;
+    h.hosts = {"gpu-a01", "gpu-a02", "gpu-a03", "gpu-a04"};
+    w.write(h);
+    w.write(straggler_records());
+  }
+  const auto report = calibrate::check_journal(file);
+  REQUIRE(report.nodes.size() == 4);
+  CHECK(report.nodes[2].health.host == "gpu-a03");
+  CHECK(report.nodes[2].health.findings.at(0).kind == "calibration_group_slow");
+  CHECK(report.blocks());
+}
+
 TEST_CASE("group spread: check --journal refuses a bad journal naming the file and line, before any work") {
   const TempDir tmp("spread-bad");
   CHECK_THROWS_AS(calibrate::check_journal(tmp.path() / "missing.jsonl"), InputError);

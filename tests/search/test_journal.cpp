@@ -65,6 +65,7 @@ TEST_CASE("journal: header, records and job events round-trip through the file")
   h.runner = "simulator: 2 x 8 H100";
   h.health = "2 node(s) checked by check (simulated): none blocks";
   h.health_findings = {"node 1 (h1): GPU0 clocks_throttled (warn): SM clock at 80%"};
+  h.hosts = {"gpu-a01", "gpu-a02"};
   JournalRecord failed = sample_record(64);
   failed.measurement.outcome = Outcome::wrong_result;
   failed.measurement.detail = "3 wrong elements";
@@ -93,6 +94,7 @@ TEST_CASE("journal: header, records and job events round-trip through the file")
   CHECK(hr.runner == h.runner);
   CHECK(hr.health == h.health);
   CHECK(hr.health_findings == h.health_findings);
+  CHECK(hr.hosts == h.hosts);
 
   REQUIRE(entries[1].record());
   const JournalRecord& r = *entries[1].record();
