@@ -77,9 +77,9 @@ GroupSpread spread_of(const ShapeSpread& s, int group) {
 
 // "node 3", "nodes 6-7", or "nodes 0,5" when a group's nodes are not consecutive.
 std::string spread_nodes_text(const std::vector<int>& nodes) {
-  if (nodes.size() == 1) return "node " + std::to_string(nodes.front());
-  if (nodes.back() - nodes.front() + 1 == static_cast<int>(nodes.size()))
-    return fmt::format("nodes {}-{}", nodes.front(), nodes.back());
+  const int count = static_cast<int>(nodes.size());
+  if (nodes.back() - nodes.front() + 1 == count)
+    return (count == 1 ? "node " : "nodes ") + node_range({nodes.front(), count});
   return fmt::format("nodes {}", fmt::join(nodes, ","));
 }
 
