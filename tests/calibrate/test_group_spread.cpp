@@ -59,6 +59,19 @@ std::vector<std::string> kinds_on(const std::vector<topology::HealthFinding>& fi
   return out;
 }
 
+// A simulated calibration's journal of 4 nodes x 8 GPUs: its header (with `hosts`), then `records`.
+void write_spread_journal(const fs::path& file, std::vector<std::string> hosts,
+                          const std::vector<search::JournalRecord>& records) {
+  search::JournalWriter w(file);
+  search::JournalHeader h;
+  h.source = "simulated";
+  h.nodes = 4;
+  h.gpus_per_node = 8;
+  h.hosts = std::move(hosts);
+  w.write(h);
+  if (!records.empty()) w.write(records);
+}
+
 int spread_cli(const std::string& args, const fs::path& out) {
   const int status = std::system((test::kBinary + " " + args + " >" + out.string() + " 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -143,16 +156,7 @@ TEST_CASE(
 TEST_CASE("group spread: check --journal names each node's host where the calibration's gate named them") {
   const TempDir tmp("spread-hosts");
   const fs::path file = tmp.path() / "j.jsonl";
-  {
-    search::JournalWriter w(file);
-    search::JournalHeader h;
-    h.source = "simulated";
-    h.nodes = 4;
-    h.gpus_per_node = 8;
-    h.hosts = {"gpu-a01", "gpu-a02", "gpu-a03", "gpu-a04"};
-    w.write(h);
-    w.write(straggler_records());
-  }
+  write_spread_journal(file, {"gpu-a01", "gpu-a02", "gpu-a03", "gpu-a04"}, straggler_records());
   const auto report = calibrate::check_journal(file);
   REQUIRE(report.nodes.size() == 4);
   CHECK(report.nodes[2].health.host == "gpu-a03");
@@ -164,14 +168,7 @@ TEST_CASE("group spread: check --journal refuses a bad journal naming the file a
   const TempDir tmp("spread-bad");
   CHECK_THROWS_AS(calibrate::check_journal(tmp.path() / "missing.jsonl"), InputError);
   const fs::path bad = tmp.path() / "bad.jsonl";
-  {
-    search::JournalWriter w(bad);
-    search::JournalHeader h;
-    h.source = "simulated";
-    h.nodes = 4;
-    h.gpus_per_node = 8;
-    w.write(h);
-  }
+  write_spread_journal(bad, {}, {});
   std::FILE* f = std::fopen(bad.c_str(), "a");
   std::fputs("{\"type\":\"measurement\"}\n", f);
   std::fclose(f);
