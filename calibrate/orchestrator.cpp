@@ -1,8 +1,5 @@
 #include "calibrate/orchestrator.hpp"
 
-#include "calibrate/spread_findings.hpp"
-#include "calibrate/p2p_summary.hpp"
-
 #include <signal.h>
 
 #include <algorithm>
@@ -510,10 +507,7 @@ TuneResult orchestrate(const OrchestratorOptions& o, const JobNoticeFn& notice) 
     }
     if (!left.empty()) throw std::runtime_error(search::budget_undecided_message(left, records.size()));
   }
-  result.derivation = search::derive(records, search::DeriveOptions{o.min_gain});
-  result.profile = build_profile(result.derivation, result.header);
-  result.point_to_point = summarize_point_to_point(records, result.header.layout);
-  result.slow_groups = slow_groups(records, result.header);
+  conclude(result, records, search::DeriveOptions{o.min_gain});
   return result;
 }
 

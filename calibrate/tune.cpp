@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "calibrate/spread_findings.hpp"
 #include "calibrate/p2p_summary.hpp"
+#include "calibrate/spread_findings.hpp"
 #include "common/byte_size.hpp"
 #include "common/input_error.hpp"
 #include "common/utc_time.hpp"
@@ -561,12 +561,7 @@ TuneResult Calibration::run() {
     }
     if (!left.empty()) throw std::runtime_error(search::budget_undecided_message(left, records_.size()));
   }
-  search::DeriveOptions derive;
-  derive.min_gain = o_.min_gain;
-  result_.derivation = search::derive(records_, derive);
-  result_.profile = build_profile(result_.derivation, result_.header);
-  result_.point_to_point = summarize_point_to_point(records_, result_.header.layout);
-  result_.slow_groups = slow_groups(records_, result_.header);
+  conclude(result_, records_, search::DeriveOptions{o_.min_gain});
   return std::move(result_);
 }
 
@@ -584,11 +579,16 @@ TuneResult tune_from_journal(const std::filesystem::path& journal, const search:
   result.journal_skipped = all.skipped;
   result.plan.strategy = all.header->strategy;
   result.replayed = all.records.size();
-  result.derivation = search::derive(all.records, options);
-  result.profile = build_profile(result.derivation, result.header);
-  result.point_to_point = summarize_point_to_point(all.records, result.header.layout);
-  result.slow_groups = slow_groups(all.records, result.header);
+  conclude(result, all.records, options);
   return result;
+}
+
+void conclude(TuneResult& result, std::span<const search::JournalRecord> records,
+              const search::DeriveOptions& options) {
+  result.derivation = search::derive(records, options);
+  result.profile = build_profile(result.derivation, result.header);
+  result.point_to_point = summarize_point_to_point(records, result.header.layout);
+  result.slow_groups = slow_groups(records, result.header);
 }
 
 }  // namespace autotune::calibrate

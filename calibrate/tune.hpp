@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -151,5 +152,11 @@ TuneResult tune_from_journal(const std::filesystem::path& journal, const search:
 
 // The profile for a derivation: rules, [env], provenance and cluster from the journal header.
 profiles::Profile build_profile(const search::Derivation& derivation, const search::JournalHeader& header);
+
+// What every calibration ends with, from all its records and result.header: the derivation, the profile
+// built from it, what was measured of point-to-point operations, and the groups that ran slow. In process,
+// orchestrated and from a journal alike.
+void conclude(TuneResult& result, std::span<const search::JournalRecord> records,
+              const search::DeriveOptions& options);
 
 }  // namespace autotune::calibrate
