@@ -1,9 +1,8 @@
 #include "calibrate/plan_world.hpp"
 
-#include <charconv>
-
 #include "calibrate/orchestrator.hpp"
 #include "common/input_error.hpp"
+#include "common/text.hpp"
 #include "topology/reader.hpp"
 
 namespace autotune::calibrate {
@@ -16,10 +15,7 @@ namespace {
 std::optional<int> slurm_nodes(const std::map<std::string, std::string>& env) {
   auto it = env.find("SLURM_NNODES");
   if (it == env.end()) return std::nullopt;
-  int n = 0;
-  auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
-  if (ec != std::errc() || end != it->second.data() + it->second.size() || n < 1) return std::nullopt;
-  return n;
+  return parse_positive(it->second);
 }
 
 void count_nodes(const PlanWorldInput& in, PlanWorld& out) {
@@ -47,20 +43,14 @@ void count_nodes(const PlanWorldInput& in, PlanWorld& out) {
 
 // Ranks per node a launcher line asks for: srun's --ntasks-per-node, the slots of mpirun's first -H host.
 std::optional<int> launcher_ranks_per_node(const std::vector<std::string>& words) {
-  auto number = [](const std::string& text) -> std::optional<int> {
-    int n = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || end != text.data() + text.size() || n < 1) return std::nullopt;
-    return n;
-  };
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
-    if (w == "--ntasks-per-node" && i + 1 < words.size()) return number(words[i + 1]);
-    if (w.rfind("--ntasks-per-node=", 0) == 0) return number(w.substr(18));
+    if (w == "--ntasks-per-node" && i + 1 < words.size()) return parse_positive(words[i + 1]);
+    if (w.rfind("--ntasks-per-node=", 0) == 0) return parse_positive(w.substr(18));
     if ((w == "-H" || w == "--host") && i + 1 < words.size()) {
       const std::string first = words[i + 1].substr(0, words[i + 1].find(','));
       const size_t colon = first.find(':');
-      if (colon != std::string::npos) return number(first.substr(colon + 1));
+      if (colon != std::string::npos) return parse_positive(first.substr(colon + 1));
     }
   }
   return std::nullopt;

@@ -1,7 +1,6 @@
 #include "calibrate/shapes.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,13 +16,6 @@ using runners::Scale;
 
 [[noreturn]] void bad(const std::string& option, const std::string& what) {
   throw InputError("<arguments>", 0, option + ": " + what);
-}
-
-std::optional<int> positive(std::string_view s) {
-  int v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 1) return std::nullopt;
-  return v;
 }
 
 // The groups a partition of the world's ranks forms, each as the set of global ranks; their shape is read
@@ -139,8 +131,8 @@ std::vector<ShapeRequest> parse_shapes(std::string_view text, const std::string&
     const size_t colon = item.find(':');
     const std::string_view shape = item.substr(0, colon);
     size_t x = shape.find('x');
-    auto nodes = x == std::string_view::npos ? std::nullopt : positive(shape.substr(0, x));
-    auto per_node = x == std::string_view::npos ? std::nullopt : positive(shape.substr(x + 1));
+    auto nodes = x == std::string_view::npos ? std::nullopt : parse_positive(shape.substr(0, x));
+    auto per_node = x == std::string_view::npos ? std::nullopt : parse_positive(shape.substr(x + 1));
     if (!nodes || !per_node)
       bad(option, "expected shapes NODESxRANKS_PER_NODE[:OPERATION+...] such as 4x8,4x1:alltoall, found '" +
                       std::string(item) + "'");
@@ -180,7 +172,7 @@ ParallelLayout parse_parallelism(std::string_view text) {
     }
     size_t eq = item.find('=');
     const std::string_view key = item.substr(0, eq);
-    auto value = eq == std::string_view::npos ? std::nullopt : positive(item.substr(eq + 1));
+    auto value = eq == std::string_view::npos ? std::nullopt : parse_positive(item.substr(eq + 1));
     int* slot = key == "tp"     ? &l.tp
                 : key == "cp"   ? &l.cp
                 : key == "ep"   ? &l.ep

@@ -3,6 +3,7 @@
 // ("a,,b" gives "a", "", "b"; "" gives one empty part), or at runs of whitespace (no empty parts); and text
 // from outside made fit for a one-line message. Pure functions: thread-safe.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,5 +35,9 @@ std::string three_digits(double value);
 
 // The parts with `separator` between them: {"a", "b"} and ", " give "a, b".
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+// `text` as a count: a whole decimal number from 1 up that is all of it ("8"; not "", "0", "8x", "-2" or
+// " 8"), nullopt otherwise.
+std::optional<int> parse_positive(std::string_view text);
 
 }  // namespace autotune
