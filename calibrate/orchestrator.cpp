@@ -14,6 +14,7 @@
 #include "common/input_error.hpp"
 #include "common/input_file.hpp"
 #include "common/process_launcher.hpp"
+#include "common/text.hpp"
 #include "common/utc_time.hpp"
 #include "profiles/profile.hpp"
 #include "search/derive.hpp"
@@ -214,21 +215,42 @@ std::string describe(const Launcher& launcher) {
   return out;
 }
 
+namespace {
+
+// What `flag` at words[i] gives: the next word, or for a long flag written "--flag=VALUE" what follows "=".
+std::optional<std::string> launcher_flag_value(const std::vector<std::string>& words, size_t i,
+                                               const std::string& flag) {
+  const std::string& w = words[i];
+  if (w == flag && i + 1 < words.size()) return words[i + 1];
+  if (flag.size() > 2 && w.rfind(flag + "=", 0) == 0) return w.substr(flag.size() + 1);
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<int> launcher_nodes(const std::vector<std::string>& words) {
   for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    auto value = [&](const std::string& flag) -> std::optional<std::string> {
-      if (w == flag && i + 1 < words.size()) return words[i + 1];
-      if (flag.size() > 2 && w.rfind(flag + "=", 0) == 0) return w.substr(flag.size() + 1);
-      return std::nullopt;
-    };
     for (const char* flag : {"-N", "--nodes"})
-      if (auto v = value(flag)) {
+      if (auto v = launcher_flag_value(words, i, flag)) {
         int n = std::atoi(v->c_str());
         if (n > 0) return n;
       }
     for (const char* flag : {"-H", "--host"})
-      if (auto v = value(flag)) return static_cast<int>(std::count(v->begin(), v->end(), ',')) + 1;
+      if (auto v = launcher_flag_value(words, i, flag))
+        return static_cast<int>(std::count(v->begin(), v->end(), ',')) + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> launcher_ranks_per_node(const std::vector<std::string>& words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (auto v = launcher_flag_value(words, i, "--ntasks-per-node")) return parse_positive(*v);
+    for (const char* flag : {"-H", "--host"})
+      if (auto v = launcher_flag_value(words, i, flag)) {
+        const std::string first = v->substr(0, v->find(','));
+        const size_t colon = first.find(':');
+        if (colon != std::string::npos) return parse_positive(first.substr(colon + 1));
+      }
   }
   return std::nullopt;
 }

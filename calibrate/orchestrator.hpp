@@ -50,6 +50,9 @@ int local_gpu_count(const std::map<std::string, std::string>& env);
 
 // Nodes a launcher line asks for (srun -N/--nodes, mpirun -H/--host list), when it says.
 std::optional<int> launcher_nodes(const std::vector<std::string>& words);
+// Ranks per node a launcher line asks for (srun --ntasks-per-node, the slots of mpirun's first -H/--host
+// host), when it says.
+std::optional<int> launcher_ranks_per_node(const std::vector<std::string>& words);
 
 // The command line of one job: the launcher (under mpirun/mpiexec with `-x NAME` for every variable of the
 // setting, so that it reaches every rank; srun exports the whole environment by default), then the worker.

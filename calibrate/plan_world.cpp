@@ -41,21 +41,6 @@ void count_nodes(const PlanWorldInput& in, PlanWorld& out) {
   }
 }
 
-// Ranks per node a launcher line asks for: srun's --ntasks-per-node, the slots of mpirun's first -H host.
-std::optional<int> launcher_ranks_per_node(const std::vector<std::string>& words) {
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if (w == "--ntasks-per-node" && i + 1 < words.size()) return parse_positive(words[i + 1]);
-    if (w.rfind("--ntasks-per-node=", 0) == 0) return parse_positive(w.substr(18));
-    if ((w == "-H" || w == "--host") && i + 1 < words.size()) {
-      const std::string first = words[i + 1].substr(0, words[i + 1].find(','));
-      const size_t colon = first.find(':');
-      if (colon != std::string::npos) return parse_positive(first.substr(colon + 1));
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 PlanWorld plan_world(const PlanWorldInput& in) {

@@ -102,6 +102,12 @@ TEST_CASE("job command lines: mpirun is told which variables to forward and srun
   CHECK(calibrate::launcher_nodes({"srun", "--nodes=3"}) == 3);
   CHECK(calibrate::launcher_nodes({"mpirun", "-np", "16", "-H", "a:8,b:8"}) == 2);
   CHECK_FALSE(calibrate::launcher_nodes({"mpirun", "-np", "16"}));
+  CHECK(calibrate::launcher_ranks_per_node({"srun", "-N", "4", "--ntasks-per-node", "2"}) == 2);
+  CHECK(calibrate::launcher_ranks_per_node({"srun", "--ntasks-per-node=4"}) == 4);
+  CHECK(calibrate::launcher_ranks_per_node({"mpirun", "-np", "16", "-H", "a:8,b:8"}) == 8);
+  CHECK_FALSE(calibrate::launcher_ranks_per_node({"mpirun", "-np", "16", "-H", "a,b"}));
+  CHECK_FALSE(calibrate::launcher_ranks_per_node({"srun", "--ntasks-per-node", "0"}));
+  CHECK_FALSE(calibrate::launcher_ranks_per_node({"srun", "-N", "4"}));
 }
 
 TEST_CASE("the launcher: the given one or srun inside a Slurm allocation or none") {
