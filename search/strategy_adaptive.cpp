@@ -183,20 +183,29 @@ class AdaptiveRun {
       }
   }
 
+  // Two measured sizes of one collective and what the derivation decides at each: every question bisect()
+  // asks of the interval between them reads these, decided once.
+  struct Ends {
+    uint64_t a, b;
+    SizeDecision da, db;
+  };
+  Ends ends(Collective c, uint64_t a, uint64_t b) const {
+    return {a, b, decide(table_, c, a, in_.derive), decide(table_, c, b, in_.derive)};
+  }
+
   // Candidates worth measuring between two measured sizes: near the best at either end, plus the operation
   // NCCL's default ran at either end (the default may switch later or earlier than it should).
-  std::vector<Candidate> contenders(const CollectiveSpace& cs, uint64_t a, uint64_t b) const {
+  std::vector<Candidate> contenders(const CollectiveSpace& cs, const Ends& e) const {
     std::vector<Candidate> out;
     auto add = [&](const Candidate& cand) {
       if (std::find(out.begin(), out.end(), cand) == out.end()) out.push_back(cand);
     };
-    for (uint64_t bytes : {a, b}) {
-      SizeDecision d = decide(table_, cs.collective, bytes, in_.derive);
-      if (d.best_us() <= 0) continue;
+    for (const auto& [bytes, d] : {std::pair{e.a, &e.da}, std::pair{e.b, &e.db}}) {
+      if (d->best_us() <= 0) continue;
       for (const auto& cand : cs.candidates) {
         if (table_.banned(cs.collective, cand)) continue;
         auto med = median_of(cs.collective, bytes, cand);
-        if (med && *med <= d.best_us() * o_.contender_ratio) add(cand);
+        if (med && *med <= d->best_us() * o_.contender_ratio) add(cand);
       }
     }
     return out;
@@ -205,9 +214,8 @@ class AdaptiveRun {
   // The same decision at both sizes, and NCCL's default running the same algorithm and protocol at both
   // (as far as the runner reported it; its channel count may drift with size): where NCCL switches in
   // between, the winner's margin changes there, so a rule may end or begin there, and that is bisected too.
-  bool same_choice(Collective c, uint64_t a, uint64_t b) const {
-    SizeDecision da = decide(table_, c, a, in_.derive);
-    SizeDecision db = decide(table_, c, b, in_.derive);
+  static bool same_choice(const Ends& e) {
+    const SizeDecision &da = e.da, &db = e.db;
     if (da.provisional != db.provisional) return false;
     if (da.provisional && !(*da.winner == *db.winner)) return false;
     if (da.choice.has_value() != db.choice.has_value()) return false;
@@ -219,22 +227,19 @@ class AdaptiveRun {
   // interval reaches the threshold (a near miss): its margin may pass the threshold in between (h100-8x
   // broadcast ring/LL128: +1.4% on 5 repetitions at 8 MiB, a rule at 16 MiB, under NCCL's default again at
   // 256 MiB). Only those are measured in between.
-  std::vector<Candidate> near_misses(Collective c, uint64_t a, uint64_t b) const {
+  std::vector<Candidate> near_misses(const Ends& e) const {
     std::vector<Candidate> out;
-    for (uint64_t bytes : {a, b}) {
-      SizeDecision d = decide(table_, c, bytes, in_.derive);
-      if (d.winner && !d.provisional && d.gain.measured() && d.gain.gain > 0 &&
-          d.gain.high > in_.derive.min_gain && std::find(out.begin(), out.end(), *d.winner) == out.end())
-        out.push_back(*d.winner);
-    }
+    for (const SizeDecision* d : {&e.da, &e.db})
+      if (d->winner && !d->provisional && d->gain.measured() && d->gain.gain > 0 &&
+          d->gain.high > in_.derive.min_gain && std::find(out.begin(), out.end(), *d->winner) == out.end())
+        out.push_back(*d->winner);
     return out;
   }
 
   // The same fastest candidate at both ends, and NCCL's default running the same algorithm and protocol at
   // both: the ends can then differ only in whether that candidate's margin passes the threshold.
-  std::optional<Candidate> shared_winner(Collective c, uint64_t a, uint64_t b) const {
-    SizeDecision da = decide(table_, c, a, in_.derive);
-    SizeDecision db = decide(table_, c, b, in_.derive);
+  static std::optional<Candidate> shared_winner(const Ends& e) {
+    const SizeDecision &da = e.da, &db = e.db;
     if (!da.winner || !db.winner || !(*da.winner == *db.winner)) return std::nullopt;
     if (!da.choice || !db.choice || da.choice->algorithm != db.choice->algorithm ||
         da.choice->protocol != db.choice->protocol)
@@ -247,31 +252,29 @@ class AdaptiveRun {
   // (a 5-repetition +3.4% against a 3% threshold that is +2.6% on 80). The rounds run before the next pass,
   // which bisects wherever the ends still differ; bisecting now would measure sizes in between for a
   // difference that may not exist.
-  bool differs_only_in_doubt(Collective c, uint64_t a, uint64_t b) const {
-    if (!shared_winner(c, a, b)) return false;
-    SizeDecision da = decide(table_, c, a, in_.derive);
-    SizeDecision db = decide(table_, c, b, in_.derive);
+  bool differs_only_in_doubt(const Ends& e) const {
+    if (!shared_winner(e)) return false;
     auto in_doubt = [&](const SizeDecision& d) {
       return !d.gain.measured() || d.gain.straddles(in_.derive.min_gain);
     };
-    return da.provisional != db.provisional && (in_doubt(da) || in_doubt(db));
+    return e.da.provisional != e.db.provisional && (in_doubt(e.da) || in_doubt(e.db));
   }
 
   // What to measure in between two sizes that decide differently. Where they share the winner (and NCCL's
   // choice), the rule's edge is where that winner's margin crosses the threshold: only it is measured in
   // between. Another contender that wins at neither end could only win in between at a peak of its own
   // margin, which bisection does not look for between sizes that agree either.
-  std::vector<Candidate> to_bisect_with(const CollectiveSpace& cs, uint64_t a, uint64_t b) const {
-    if (auto w = shared_winner(cs.collective, a, b)) return {*w};
-    return contenders(cs, a, b);
+  std::vector<Candidate> to_bisect_with(const CollectiveSpace& cs, const Ends& e) const {
+    if (auto w = shared_winner(e)) return {*w};
+    return contenders(cs, e);
   }
 
   void bisect(const CollectiveSpace& cs, size_t lo, size_t hi) {
     if (hi - lo <= 1) return;
-    if (defer_doubts_ && differs_only_in_doubt(cs.collective, in_.sizes[lo], in_.sizes[hi])) return;
-    const bool same = same_choice(cs.collective, in_.sizes[lo], in_.sizes[hi]);
-    const std::vector<Candidate> candidates = same ? near_misses(cs.collective, in_.sizes[lo], in_.sizes[hi])
-                                                   : to_bisect_with(cs, in_.sizes[lo], in_.sizes[hi]);
+    const Ends e = ends(cs.collective, in_.sizes[lo], in_.sizes[hi]);
+    if (defer_doubts_ && differs_only_in_doubt(e)) return;
+    const bool same = same_choice(e);
+    const std::vector<Candidate> candidates = same ? near_misses(e) : to_bisect_with(cs, e);
     if (same && candidates.empty()) return;
     size_t mid = (lo + hi) / 2;
     measure_at(cs.collective, in_.sizes[mid], candidates, in_.repetitions,
